@@ -1,0 +1,370 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Wait for training jobs to reach a phase: small pure functions and one loop over them.
+
+Nothing here does I/O. ``wait_for_jobs`` is given a ``poll(keys, deadline)`` callable, a monotonic
+``clock``, a ``sleeper`` and a wall-clock ``now``, so tests drive it with a fake clock and
+recorded phase sequences, and never really sleep.
+
+Rules, all measured on ``clock``:
+
+* One deadline for the whole call: ``start + timeout``, shared by every job.
+* Each round polls every job that is not yet in a ``wait_for`` phase; a job that is stops being
+  polled. The interval between rounds starts at ``sleep`` and is multiplied by ``GROWTH_FACTOR``
+  (1.5) after every sleep, up to ``max(sleep, sleep_max)``.
+* No sleep runs past the deadline: a nap is ``min(interval, time left)``. When a nap reaches the
+  deadline, one last round is polled right at it, so a job that finished during that nap is seen.
+  That last round (and only it) is polled with ``deadline=None``: its requests are bounded by the
+  client's own timeouts, which is the one overrun the deadline allows. A round that itself runs
+  past the deadline is not followed by another.
+* ``timeout=0`` means "look once, do not wait": that single round is the last round.
+* The wait ends at once, with outcome ``failed``, when any job is in a ``fail_on`` phase, or is in a
+  final phase (``TERMINAL_PHASES``) that is outside ``wait_for``: such a job can never reach
+  ``wait_for``, so waiting for it would only spin until the deadline.
+* Errors: ``getattr(exc, 'transient', False)`` errors are tolerated until the deadline;
+  ``getattr(exc, 'not_found', False)`` errors are tolerated during a job's first
+  ``not_found_tolerance`` polls (a job just created may not be visible yet), and end the wait with
+  outcome ``error`` afterwards; any other error ends it at once with outcome ``error``.
+* Only a job whose last item is in ``wait_for`` counts as done; the outcome is ``satisfied`` only
+  when every job is.
+"""
+
+from __future__ import annotations
+
+import datetime
+import time
+
+OUTCOME_SATISFIED = 'satisfied'
+OUTCOME_FAILED = 'failed'
+OUTCOME_TIMEOUT = 'timeout'
+OUTCOME_ERROR = 'error'
+
+# Verdicts on one job after one observation.
+JOB_DONE = 'done'
+JOB_FAILED = 'failed'
+JOB_UNREACHABLE = 'unreachable'
+JOB_WAITING = 'waiting'
+JOB_TOLERATED = 'tolerated'
+JOB_FATAL = 'fatal'
+
+# Verdicts that end the whole wait at once.
+ENDING_VERDICTS = frozenset((JOB_FAILED, JOB_UNREACHABLE, JOB_FATAL))
+
+GROWTH_FACTOR = 1.5
+DEFAULT_NOT_FOUND_TOLERANCE = 3
+
+# Phases a training job never leaves. The module may pass its own table (jobs.py owns the phases).
+TERMINAL_PHASES = frozenset(('Completed', 'Failed', 'Terminated', 'Abnormal'))
+
+
+class MissingResult(Exception):
+    """``poll`` returned nothing for a key it was asked about: a bug in the caller, so fatal."""
+
+
+def utc_now():
+    """Return the current wall-clock time as an aware UTC datetime (the default ``now``)."""
+    return datetime.datetime.now(datetime.timezone.utc)
+
+
+def format_utc(moment):
+    """Format a datetime as ISO 8601 UTC to the second, e.g. ``2026-01-31T12:00:05Z``.
+
+    A naive datetime is taken to be UTC already.
+    """
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+    return moment.replace(microsecond=0).isoformat() + 'Z'
+
+
+def validate_wait_options(wait_for, fail_on, timeout, sleep, sleep_max, not_found_tolerance=DEFAULT_NOT_FOUND_TOLERANCE):
+    """Return a list of problems with the wait options (empty when they are usable).
+
+    Modules can call this to fail with a clear message before any request; ``wait_for_jobs``
+    raises ``ValueError`` with the same text.
+    """
+    problems = []
+    if not wait_for:
+        problems.append('wait_for must name at least one phase')
+    overlap = sorted(set(wait_for or ()) & set(fail_on or ()))
+    if overlap:
+        problems.append('wait_for and fail_on must not share phases, both contain: %s' % ', '.join(overlap))
+    if timeout is None or timeout < 0:
+        problems.append('wait_timeout must be 0 or more seconds, got %r' % (timeout,))
+    if sleep is None or sleep <= 0:
+        problems.append('wait_sleep must be more than 0 seconds, got %r' % (sleep,))
+    if sleep_max is None or sleep_max <= 0:
+        problems.append('wait_sleep_max must be more than 0 seconds, got %r' % (sleep_max,))
+    if not_found_tolerance is None or not_found_tolerance < 0:
+        problems.append('not_found_tolerance must be 0 or more, got %r' % (not_found_tolerance,))
+    return problems
+
+
+def next_interval(interval, cap, growth=GROWTH_FACTOR):
+    """Return the interval to use after sleeping ``interval``: grown by ``growth``, at most ``cap``."""
+    return min(interval * growth, cap)
+
+
+def nap_length(interval, now, deadline):
+    """Return how long to sleep now: the interval, cut short so as not to pass the deadline."""
+    return max(0.0, min(interval, deadline - now))
+
+
+def judge(observation, poll_number, wait_for, fail_on, terminal_phases=TERMINAL_PHASES, not_found_tolerance=DEFAULT_NOT_FOUND_TOLERANCE):
+    """Classify one job's latest observation; return ``(verdict, reason)``.
+
+    ``observation`` is an item dict or the exception its fetch raised; ``poll_number`` counts this
+    job's polls so far, this one included. ``reason`` is a short text for ending verdicts, else None.
+    """
+    if isinstance(observation, BaseException):
+        if getattr(observation, 'not_found', False):
+            if poll_number <= not_found_tolerance:
+                return JOB_TOLERATED, None
+            return JOB_FATAL, 'not found after %d poll%s: %s' % (poll_number, '' if poll_number == 1 else 's', observation)
+        if getattr(observation, 'transient', False):
+            return JOB_TOLERATED, None
+        return JOB_FATAL, str(observation)
+    phase = observation.get('phase')
+    if phase in wait_for:
+        return JOB_DONE, None
+    if phase in fail_on:
+        reason = observation.get('failure_reason')
+        return JOB_FAILED, 'reached phase %s: %s' % (phase, reason if reason else 'no failure reason given')
+    if phase in terminal_phases:
+        return JOB_UNREACHABLE, 'is %s, a final phase outside wait_for (%s), so it can never get there' % (phase, ', '.join(wait_for))
+    return JOB_WAITING, None
+
+
+def record_phase(history, phase, at):
+    """Append ``{phase, at}`` to ``history`` when ``phase`` differs from the last entry; return whether it did."""
+    if history and history[-1]['phase'] == phase:
+        return False
+    history.append({'phase': phase, 'at': at})
+    return True
+
+
+def wait_outcome(verdicts):
+    """Return the outcome for a set of verdicts, or None while the wait must go on.
+
+    A job in a fail_on or unreachable phase wins over an error on another job, because it is a
+    definite answer about the jobs themselves; every ending job is still named in the message.
+    """
+    values = set(verdicts.values())
+    if values & {JOB_FAILED, JOB_UNREACHABLE}:
+        return OUTCOME_FAILED
+    if JOB_FATAL in values:
+        return OUTCOME_ERROR
+    if values <= {JOB_DONE}:
+        return OUTCOME_SATISFIED
+    return None
+
+
+def describe_job(key, item):
+    """Name a job for a message: id, name and (v1) version from its item, else its key."""
+    if item:
+        text = 'training job %s' % (item.get('id'),)
+        if item.get('version_id') is not None:
+            text += ' version %s' % (item.get('version_id'),)
+        if item.get('name'):
+            text += ' (%s)' % (item.get('name'),)
+        return text
+    if isinstance(key, tuple):
+        return 'training job %s' % '/'.join(str(part) for part in key)
+    return 'training job %s' % (key,)
+
+
+def _seconds(value):
+    return '%.1fs' % (value,)
+
+
+class WaitResult:
+    """What a wait saw, per job and overall.
+
+    Attributes (dicts are keyed by job key and ordered like the keys given):
+
+    * ``outcome``: ``'satisfied'``, ``'failed'``, ``'timeout'`` or ``'error'``.
+    * ``items``: the last item seen per key, or None when none was ever fetched.
+    * ``polls``: requests made per key (those that failed included; the ``initial`` fetch counts).
+    * ``phase_history``: per key, a list of ``{'phase', 'at'}`` phase changes, the first
+      observation included; ``at`` is ISO 8601 UTC wall-clock time.
+    * ``waited_seconds``: seconds the whole wait took, on the monotonic clock.
+    * ``job_waited_seconds``: per key, seconds from the start to that job's last observation.
+    * ``verdicts``: per key, the verdict on its last observation (``JOB_*``).
+    * ``failures``: key -> reason, for the jobs that ended the wait (fail_on phase, unreachable
+      final phase, fatal error).
+    * ``errors``: key -> the exception raised by that key's latest poll, or None when it succeeded.
+    * ``wait_for``, ``fail_on``, ``timeout``: the options, for the message.
+    """
+
+    def __init__(self, keys, wait_for, fail_on, timeout):
+        self.outcome = None
+        self.items = dict((key, None) for key in keys)
+        self.polls = dict((key, 0) for key in keys)
+        self.phase_history = dict((key, []) for key in keys)
+        self.job_waited_seconds = dict((key, 0.0) for key in keys)
+        self.verdicts = dict((key, JOB_WAITING) for key in keys)
+        self.errors = dict((key, None) for key in keys)
+        self.failures = {}
+        self.waited_seconds = 0.0
+        self.wait_for = list(wait_for)
+        self.fail_on = list(fail_on)
+        self.timeout = timeout
+
+    @property
+    def ok(self):
+        """True when every job reached a wait_for phase."""
+        return self.outcome == OUTCOME_SATISFIED
+
+    def unsatisfied_keys(self):
+        """Keys not in a wait_for phase: those that ended the wait first, then the rest in key order."""
+        rest = [key for key, verdict in self.verdicts.items() if verdict != JOB_DONE and key not in self.failures]
+        return list(self.failures) + rest
+
+    def job_fields(self, key):
+        """Return the wait keys the module adds to one job's item: waited_seconds, polls, phase_history."""
+        return {
+            'waited_seconds': self.job_waited_seconds[key],
+            'polls': self.polls[key],
+            'phase_history': [dict(entry) for entry in self.phase_history[key]],
+        }
+
+    def job_message(self, key):
+        """One sentence on why a job is not satisfied (empty for a satisfied one)."""
+        item = self.items[key]
+        who = describe_job(key, item)
+        if key in self.failures:
+            separator = ': ' if self.verdicts[key] == JOB_FATAL else ' '
+            return who + separator + self.failures[key]
+        if self.verdicts[key] == JOB_DONE:
+            return ''
+        waited = _seconds(self.job_waited_seconds[key])
+        if item:
+            text = '%s: last phase seen %s, after waiting %s' % (who, item.get('phase'), waited)
+        else:
+            text = '%s: never seen, after waiting %s' % (who, waited)
+        if self.errors[key] is not None:
+            text += ' (last poll failed: %s)' % (self.errors[key],)
+        return text
+
+    def message(self, limit=None):
+        """Render a concise human message: what happened, then one sentence per unsatisfied job.
+
+        ``limit`` caps how many jobs are named (None names them all). Only item fields and
+        ``str(exc)`` of fetch errors are used, so the text holds no secrets.
+        """
+        total = len(self.items)
+        waited = _seconds(self.waited_seconds)
+        targets = ', '.join(self.wait_for)
+        if self.outcome == OUTCOME_SATISFIED:
+            return 'all %d training job%s reached %s after %s' % (total, '' if total == 1 else 's', targets, waited)
+        keys = self.unsatisfied_keys()
+        if self.outcome == OUTCOME_TIMEOUT:
+            head = 'timed out after %s (wait_timeout %s) waiting for %s' % (waited, self.timeout, targets)
+        elif self.outcome == OUTCOME_FAILED:
+            head = 'stopped waiting for %s after %s: a training job can no longer get there' % (targets, waited)
+        else:
+            head = 'stopped waiting for %s after %s on an error' % (targets, waited)
+        head += '; %d of %d training job%s not in %s' % (len(keys), total, '' if total == 1 else 's', targets)
+        shown = keys if limit is None else keys[:limit]
+        parts = [head] + [self.job_message(key) for key in shown]
+        if len(shown) < len(keys):
+            parts.append('and %d more' % (len(keys) - len(shown),))
+        return '; '.join(parts)
+
+    def observe(self, key, observation, elapsed, stamp, judged):
+        """Record one observation of ``key`` with its verdict ``judged`` = ``(verdict, reason)``."""
+        verdict, reason = judged
+        self.job_waited_seconds[key] = elapsed
+        self.verdicts[key] = verdict
+        if isinstance(observation, BaseException):
+            self.errors[key] = observation
+        else:
+            self.errors[key] = None
+            self.items[key] = observation
+            record_phase(self.phase_history[key], observation.get('phase'), stamp)
+        if verdict in ENDING_VERDICTS:
+            self.failures[key] = reason
+
+
+def _poll_safely(poll, keys, deadline):
+    try:
+        results = poll(list(keys), deadline)
+    except Exception as exc:
+        # A poll that fails as a whole fails for each job, so the usual error rules apply.
+        return dict((key, exc) for key in keys)
+    return dict((key, results[key] if key in results else MissingResult('poll returned no result for this job')) for key in keys)
+
+
+def _counts_as_poll(observation):
+    # A request the fan-out never sent (deadline already passed) or never answered is not a GET.
+    return not (getattr(observation, 'not_sent', False) or isinstance(observation, MissingResult))
+
+
+def wait_for_jobs(keys, poll, wait_for, fail_on, timeout, sleep, sleep_max, clock=time.monotonic, sleeper=time.sleep,
+                  now=utc_now, not_found_tolerance=DEFAULT_NOT_FOUND_TOLERANCE, initial=None,
+                  terminal_phases=TERMINAL_PHASES, growth=GROWTH_FACTOR, start=None):
+    """Poll jobs until all are in ``wait_for``, any fails, or the shared deadline passes.
+
+    ``poll(keys, deadline)`` returns a dict ``key -> item or Exception`` for the keys asked (the
+    module passes a closure over ``fanout.fetch_concurrently``). ``initial``, when given, is the
+    result of a first fetch already made (``key -> item or Exception``): it is judged as the first
+    round, counted as one poll per key, and keys it lacks are polled at once. ``start`` is the
+    ``clock`` reading the call began at, so that fetch counts against the deadline; it defaults to
+    ``clock()`` on entry. ``now()`` gives the wall-clock time for ``phase_history``.
+
+    Returns a ``WaitResult``; raises ``ValueError`` for unusable options (see
+    ``validate_wait_options``). The rules are in this module's docstring.
+    """
+    problems = validate_wait_options(wait_for, fail_on, timeout, sleep, sleep_max, not_found_tolerance)
+    if problems:
+        raise ValueError('; '.join(problems))
+    keys = list(dict.fromkeys(keys))
+    wait_for = frozenset(wait_for)
+    fail_on = frozenset(fail_on or ())
+    result = WaitResult(keys, sorted(wait_for), sorted(fail_on), timeout)
+    started = clock() if start is None else start
+    deadline = started + timeout
+    cap = max(sleep, sleep_max)
+    interval = sleep
+    last_round = timeout <= 0
+    pending = keys
+    first_round = initial is not None
+
+    while True:
+        round_deadline = None if last_round else deadline
+        if first_round:
+            observations = dict((key, initial[key]) for key in pending if key in initial)
+            missing = [key for key in pending if key not in initial]
+            if missing:
+                observations.update(_poll_safely(poll, missing, round_deadline))
+            observations = dict((key, observations[key]) for key in pending)
+            first_round = False
+        else:
+            observations = _poll_safely(poll, pending, round_deadline) if pending else {}
+        elapsed = clock() - started
+        stamp = format_utc(now())
+        for key, observation in observations.items():
+            if _counts_as_poll(observation):
+                result.polls[key] += 1
+            result.observe(key, observation, elapsed, stamp,
+                           judge(observation, result.polls[key], wait_for, fail_on, terminal_phases, not_found_tolerance))
+        pending = [key for key in pending if result.verdicts[key] != JOB_DONE]
+
+        outcome = wait_outcome(result.verdicts)
+        if outcome is None and last_round:
+            outcome = OUTCOME_TIMEOUT
+        if outcome is None:
+            current = clock()
+            remaining = deadline - current
+            if remaining <= 0:
+                outcome = OUTCOME_TIMEOUT
+            else:
+                nap = nap_length(interval, current, deadline)
+                sleeper(nap)
+                # Decided from the nap, not by re-reading the clock: float rounding could leave the
+                # clock a hair short of the deadline and skip the last look.
+                last_round = nap >= remaining
+                interval = next_interval(interval, cap, growth)
+                continue
+        result.outcome = outcome
+        result.waited_seconds = clock() - started
+        return result
