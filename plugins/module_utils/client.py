@@ -1,0 +1,445 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The HTTP client core: endpoints, authentication, retries with backoff, timeouts, TLS and proxies.
+
+One :class:`ModelArtsClient` holds one ``requests`` session (so concurrent
+calls share its connection pool) and is safe to use from several threads.
+Every call returns parsed JSON or raises
+:class:`~ansible_collections.modelarts.training.plugins.module_utils.errors.ModelArtsError`.
+"""
+
+from __future__ import annotations
+
+import datetime
+import email.utils
+import json
+import random
+import threading
+import time
+import traceback
+
+from urllib.parse import quote
+
+from ansible_collections.modelarts.training.plugins.module_utils import auth
+from ansible_collections.modelarts.training.plugins.module_utils.errors import (
+    ModelArtsError,
+    RETRYABLE_STATUS,
+    error_from_response,
+    excerpt,
+    redact,
+)
+from ansible_collections.modelarts.training.plugins.module_utils.options import (
+    CONNECTION_OPTIONS,
+    ConnectionConfigError,
+    SECRET_OPTIONS,
+    check_credentials,
+    describe,
+)
+
+try:
+    import requests
+    import requests.adapters
+    HAS_REQUESTS = True
+    REQUESTS_IMPORT_ERROR = None
+except ImportError:
+    HAS_REQUESTS = False
+    REQUESTS_IMPORT_ERROR = traceback.format_exc()
+
+COLLECTION_VERSION = "0.1.0"
+USER_AGENT = "modelarts.training/%s (Ansible collection; +https://github.com/modelarts-training/modelarts.training)" % COLLECTION_VERSION
+MAX_BODY_BYTES = 64 * 1024 * 1024
+TOKEN_RENEW_MARGIN = 300.0
+
+
+def modelarts_endpoint(region):
+    """Default ModelArts endpoint of a region."""
+    return "https://modelarts.%s.myhuaweicloud.com" % region
+
+
+def iam_endpoint(region):
+    """Default IAM endpoint of a region."""
+    return "https://iam.%s.myhuaweicloud.com" % region
+
+
+def escape(segment):
+    """Percent-encode one path segment so an id can never reach another URL (``/``, ``..``, ``?``, ``%``)."""
+    text = str(segment)
+    if text in (".", ".."):
+        # Dots are unreserved, so quote() keeps them; a bare "." or ".." would
+        # be collapsed by servers and proxies into a parent path.
+        return text.replace(".", "%2E")
+    return quote(text, safe="")
+
+
+def parse_retry_after(value, now=None):
+    """Seconds to wait from a ``Retry-After`` header (delta-seconds or HTTP date); None when absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        moment = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if moment is None:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.timezone.utc)
+    current = now or datetime.datetime.now(datetime.timezone.utc)
+    return max(0.0, (moment - current).total_seconds())
+
+
+def _parse_iso8601(value):
+    text = str(value).strip().replace("Z", "+00:00")
+    # fromisoformat() before Python 3.11 accepts only 3 or 6 fractional digits.
+    if "." in text:
+        head, _sep, tail = text.partition(".")
+        digits = "".join(ch for ch in tail if ch.isdigit())
+        zone = tail[len(digits):]
+        text = "%s.%s%s" % (head, (digits + "000000")[:6], zone)
+    moment = datetime.datetime.fromisoformat(text)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.timezone.utc)
+    return moment
+
+
+class Response(object):
+    """A successful API answer: parsed ``data``, HTTP ``status`` and the ``request_id``."""
+
+    __slots__ = ("data", "status", "request_id", "headers")
+
+    def __init__(self, data, status, request_id, headers):
+        self.data = data
+        self.status = status
+        self.request_id = request_id
+        self.headers = headers
+
+
+class ModelArtsClient(object):
+    """A client for the ModelArts and IAM APIs.
+
+    ``params`` is a dict holding the connection options (see
+    ``options.CONNECTION_OPTIONS``); missing keys take their defaults.  The
+    credential rules are checked at construction, before any request.
+
+    ``clock``, ``sleep``, ``rand`` and ``utcnow`` are injectable for tests:
+    a monotonic clock, a sleep function, ``random.random`` and a function
+    returning the aware UTC ``datetime``.  ``session`` may be any object with
+    a ``requests.Session``-like ``request()`` method.
+    """
+
+    def __init__(self, params, session=None, clock=time.monotonic, sleep=time.sleep, rand=random.random, utcnow=None, pool_size=16, trace=None):
+        self.params = dict((name, params.get(name)) for name in CONNECTION_OPTIONS)
+        for name, (spec, _env) in CONNECTION_OPTIONS.items():
+            if self.params[name] is None and "default" in spec:
+                self.params[name] = spec["default"]
+        self.kind = check_credentials(self.params)
+        region = self.params["region"]
+        self.endpoint = (self.params["endpoint"] or modelarts_endpoint(region)).rstrip("/")
+        self.iam_endpoint = (self.params["iam_endpoint"] or iam_endpoint(region or "")).rstrip("/")
+        self._secrets = tuple(self.params[name] for name in SECRET_OPTIONS if self.params.get(name))
+        self._clock = clock
+        self._sleep = sleep
+        self._rand = rand
+        self._utcnow = utcnow or (lambda: datetime.datetime.now(datetime.timezone.utc))
+        self._trace = trace
+        self._lock = threading.Lock()
+        self._token_lock = threading.RLock()
+        self._project_id = self.params["project_id"]
+        self._token = self.params["auth_token"] if self.kind == "auth_token" else None
+        self._token_renew_at = None
+        self._verify = self._tls_verify()
+        self._proxies = {"http": self.params["proxy"], "https": self.params["proxy"]} if self.params["proxy"] else None
+        self._session = session if session is not None else self._new_session(pool_size)
+
+    # -- set-up ---------------------------------------------------------
+
+    def _tls_verify(self):
+        # requests lets REQUESTS_CA_BUNDLE/CURL_CA_BUNDLE replace a session's
+        # verify setting; passing verify on every request keeps ca_bundle in charge.
+        if not self.params["validate_certs"]:
+            return False
+        return self.params["ca_bundle"] or True
+
+    @staticmethod
+    def _new_session(pool_size):
+        if not HAS_REQUESTS:
+            raise ConnectionConfigError("the Python library 'requests' is required")
+        session = requests.Session()
+        adapter = requests.adapters.HTTPAdapter(pool_connections=4, pool_maxsize=max(1, pool_size), max_retries=0)
+        session.mount("https://", adapter)
+        session.mount("http://", adapter)
+        session.headers["User-Agent"] = USER_AGENT
+        return session
+
+    def close(self):
+        """Close the pooled connections."""
+        closer = getattr(self._session, "close", None)
+        if closer:
+            closer()
+
+    def redact(self, text):
+        """``text`` with this client's secret values masked."""
+        return redact(text, self._secrets)
+
+    # -- authentication --------------------------------------------------
+
+    @property
+    def project_id(self):
+        """The project id: given, or resolved once from ``region`` through IAM."""
+        if self._project_id is None:
+            with self._lock:
+                if self._project_id is None:
+                    self._project_id = self._resolve_project_id()
+        return self._project_id
+
+    def _resolve_project_id(self, deadline=None):
+        region = self.params["region"]
+        if self.kind == "password":
+            self._ensure_token(deadline)
+            if self._project_id:
+                return self._project_id
+        operation = "look up the project of region %s in IAM" % region
+        response = self.request("GET", "/v3/projects", query=[("name", region)], operation=operation, service="iam", deadline=deadline)
+        projects = response.data.get("projects") if isinstance(response.data, dict) else None
+        if not isinstance(projects, list):
+            raise ModelArtsError("%s: the answer has no 'projects' list" % operation, operation=operation, request_id=response.request_id)
+        ids = [p.get("id") for p in projects if isinstance(p, dict) and p.get("name") == region and p.get("id")]
+        if not ids:
+            raise ModelArtsError("%s: no project named %r is visible to these credentials; set %s" % (operation, region, describe("project_id")),
+                                 operation=operation, request_id=response.request_id)
+        if len(ids) > 1:
+            raise ModelArtsError("%s: %d projects are named %r (%s); set %s to choose one" % (
+                operation, len(ids), region, ", ".join(sorted(ids)), describe("project_id")), operation=operation, request_id=response.request_id)
+        return ids[0]
+
+    def _ensure_token(self, deadline=None, stale=None):
+        """Return a valid IAM token for password auth, fetching it when absent, near expiry, or equal to ``stale``.
+
+        ``stale`` is a token the service refused: threads that saw the same
+        refusal renew it once between them.
+        """
+        with self._token_lock:
+            now = self._utcnow()
+            expiring = self._token_renew_at is not None and now >= self._token_renew_at
+            if self._token is None or expiring or (stale is not None and self._token == stale):
+                self._fetch_token(deadline)
+            return self._token
+
+    def _fetch_token(self, deadline):
+        scope = {"id": self.params["project_id"]} if self.params["project_id"] else {"name": self.params["region"]}
+        body = {"auth": {
+            "identity": {"methods": ["password"], "password": {"user": {
+                "name": self.params["username"], "password": self.params["password"], "domain": {"name": self.params["domain_name"]}}}},
+            "scope": {"project": scope},
+        }}
+        operation = "get an IAM token for user %s" % self.params["username"]
+        response = self.request("POST", "/v3/auth/tokens", body=body, operation=operation, service="iam", deadline=deadline, authenticate=False)
+        token = response.headers.get("X-Subject-Token")
+        if not token:
+            raise ModelArtsError("%s: the answer has no X-Subject-Token header" % operation, operation=operation, request_id=response.request_id)
+        self._secrets = self._secrets + (token,)
+        self._token = token
+        info = response.data.get("token") if isinstance(response.data, dict) else None
+        info = info if isinstance(info, dict) else {}
+        project = info.get("project")
+        if not self._project_id and isinstance(project, dict) and project.get("id"):
+            self._project_id = project["id"]
+        self._token_renew_at = self._renew_time(info.get("expires_at"))
+
+    def _renew_time(self, expires_at):
+        if not expires_at:
+            return None
+        try:
+            expiry = _parse_iso8601(expires_at)
+        except ValueError:
+            return None
+        now = self._utcnow()
+        lifetime = (expiry - now).total_seconds()
+        # Renew well before expiry, but not at once for short-lived tokens.
+        margin = min(TOKEN_RENEW_MARGIN, max(lifetime, 0) * 0.1)
+        return expiry - datetime.timedelta(seconds=margin)
+
+    def _auth_headers(self, method, url, headers, body, service):
+        """Return ``(url, headers)`` ready to send, authenticated with this client's credential kind."""
+        if self.kind == "aksk":
+            project = self._project_id if service == "modelarts" else None
+            return auth.sign_request(method, url, headers, body, self.params["access_key"], self.params["secret_key"],
+                                     project_id=project, security_token=self.params["security_token"], now=self._utcnow())
+        token = self._token if self.kind == "auth_token" else self._ensure_token()
+        headers = dict(headers)
+        headers["X-Auth-Token"] = token
+        return url, headers
+
+    # -- requests ----------------------------------------------------------
+
+    def request(self, method, path, query=None, body=None, operation=None, service="modelarts", deadline=None, authenticate=True):
+        """Send one API call with retries and return a :class:`Response` holding parsed JSON.
+
+        ``path`` must already be escaped (see :func:`escape`); ``query`` is a
+        list of ``(key, value)`` pairs; ``body`` is JSON-serialisable or None.
+        ``deadline`` is a value of the client's monotonic clock after which no
+        attempt starts and no backoff sleeps.  Retries 429, 500, 502, 503, 504,
+        connection errors, timeouts and unreadable 2xx bodies up to
+        ``backoff_retries`` times with full-jitter exponential backoff,
+        honouring ``Retry-After``.  A 401 with a password-issued token renews
+        the token once.
+        """
+        operation = operation or "%s %s" % (method, path)
+        base = self.endpoint if service == "modelarts" else self.iam_endpoint
+        url = base + path
+        if query:
+            url += "?" + auth.canonical_query(query)
+        payload = json.dumps(body, separators=(",", ":")).encode("utf-8") if body is not None else None
+        headers = {"Content-Type": "application/json;charset=UTF-8"} if payload is not None else {}
+        renewable = authenticate and self.kind == "password"
+        used = self._ensure_token(deadline) if renewable else None
+        try:
+            return self._with_retries(method, url, headers, payload, operation, service, deadline, authenticate)
+        except ModelArtsError as error:
+            if not (renewable and error.status == 401):
+                raise
+        self._ensure_token(deadline, stale=used)
+        return self._with_retries(method, url, headers, payload, operation, service, deadline, authenticate)
+
+    def _with_retries(self, method, url, headers, payload, operation, service, deadline, authenticate):
+        retries = max(0, int(self.params["backoff_retries"]))
+        attempt = 0
+        while True:
+            error, retry_after = self._attempt(method, url, headers, payload, operation, service, deadline, authenticate)
+            if not isinstance(error, ModelArtsError):
+                return error
+            if not error.transient or attempt >= retries:
+                if attempt:
+                    error.args = ("%s (gave up after %d attempts)" % (error.args[0], attempt + 1),)
+                raise error
+            delay = self._backoff(attempt, retry_after)
+            if deadline is not None and self._clock() + delay >= deadline:
+                error.args = ("%s (no time left before the deadline to retry)" % error.args[0],)
+                raise error
+            self._sleep(delay)
+            attempt += 1
+
+    def _backoff(self, attempt, retry_after):
+        if retry_after is not None:
+            return retry_after
+        ceiling = min(float(self.params["backoff_max_delay"]), float(self.params["backoff_delay"]) * (2 ** attempt))
+        return self._rand() * ceiling
+
+    def _timeouts(self, deadline):
+        connect = float(self.params["connect_timeout"])
+        read = float(self.params["request_timeout"])
+        if deadline is not None:
+            remaining = max(0.001, deadline - self._clock())
+            connect, read = min(connect, remaining), min(read, remaining)
+        return connect, read
+
+    def _attempt(self, method, url, headers, payload, operation, service, deadline, authenticate):
+        """One HTTP exchange. Returns ``(Response, None)`` or ``(ModelArtsError, retry_after)``."""
+        if deadline is not None and self._clock() >= deadline:
+            return ModelArtsError("%s: the deadline passed before the request could be sent" % operation, operation=operation, transient=True), None
+        send_url, send_headers = self._auth_headers(method, url, headers, payload, service) if authenticate else (url, dict(headers))
+        started = self._clock()
+        try:
+            raw = self._session.request(method, send_url, headers=send_headers, data=payload, timeout=self._timeouts(deadline),
+                                        verify=self._verify, proxies=self._proxies, stream=True, allow_redirects=False)
+            try:
+                content = self._read_body(raw)
+            finally:
+                raw.close()
+        except ModelArtsError as error:
+            error.operation = operation
+            error.args = ("%s: %s" % (operation, error.args[0]),)
+            return error, None
+        except Exception as exc:  # pylint: disable=broad-except
+            # Any transport failure (connection refused or reset, TLS, timeout,
+            # proxy) is reported by type and a redacted message, never a traceback.
+            return self._transport_error(exc, operation), None
+        finally:
+            self._note(method, url, started)
+        status = raw.status_code
+        request_id = raw.headers.get("X-Request-Id")
+        if not 200 <= status < 300:
+            retry_after = parse_retry_after(raw.headers.get("Retry-After"), self._utcnow()) if status in RETRYABLE_STATUS else None
+            return error_from_response(operation, status, raw.headers, content, self._secrets), retry_after
+        try:
+            data = json.loads(content.decode("utf-8")) if content else None
+        except (ValueError, RecursionError, UnicodeDecodeError):
+            # A complete 2xx with an unreadable body is what a gateway or a cut
+            # connection produces; a read-only call can safely try again.
+            message = "%s: HTTP %s but the body is not valid JSON (%d bytes): %r" % (operation, status, len(content), excerpt(content, self._secrets))
+            if request_id:
+                message += " [request id %s]" % request_id
+            return ModelArtsError(message, operation=operation, status=status, request_id=request_id, transient=True), None
+        return Response(data, status, request_id, raw.headers), None
+
+    @staticmethod
+    def _read_body(raw):
+        declared = raw.headers.get("Content-Length")
+        if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+            raise ModelArtsError("the response body is %s bytes, over the %d-byte limit" % (declared, MAX_BODY_BYTES))
+        chunks = []
+        size = 0
+        for chunk in raw.iter_content(chunk_size=65536):
+            size += len(chunk)
+            if size > MAX_BODY_BYTES:
+                raise ModelArtsError("the response body is over the %d-byte limit" % MAX_BODY_BYTES)
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _transport_error(self, exc, operation):
+        reason = exc
+        # requests wraps urllib3 errors, which wrap the socket error; the
+        # innermost one says what happened in the fewest words.
+        for _depth in range(4):
+            inner = reason.args[0] if reason.args and isinstance(reason.args[0], Exception) else getattr(reason, "reason", None)
+            if not isinstance(inner, Exception):
+                break
+            reason = inner
+        name = type(exc).__name__
+        text = excerpt(str(reason), self._secrets, length=200)
+        if "CERTIFICATE_VERIFY_FAILED" in text or name == "SSLError":
+            text += " (the server certificate is not trusted: set ca_bundle (HUAWEICLOUD_CA_BUNDLE) to its CA file, or validate_certs: false)"
+        return ModelArtsError("%s: %s: %s" % (operation, name, text), operation=operation, transient=name != "SSLError")
+
+    def _note(self, method, url, started):
+        if self._trace is not None:
+            self._trace("%s %s %.3fs" % (method, url.split("?", 1)[0], self._clock() - started))
+
+    # -- ModelArts operations ---------------------------------------------
+
+    def get_training_job(self, job_id, deadline=None):
+        """``GET /v2/{project_id}/training-jobs/{id}``: the v2 job document."""
+        path = "/v2/%s/training-jobs/%s" % (escape(self.project_id), escape(job_id))
+        return self.request("GET", path, operation="get training job %s" % job_id, deadline=deadline)
+
+    def get_job_version(self, job_id, version_id, deadline=None):
+        """``GET /v1/{project_id}/training-jobs/{job_id}/versions/{version_id}``: the legacy v1 document."""
+        path = "/v1/%s/training-jobs/%s/versions/%s" % (escape(self.project_id), escape(job_id), escape(version_id))
+        return self.request("GET", path, operation="get training job %s version %s" % (job_id, version_id), deadline=deadline)
+
+    def search_training_jobs(self, name, deadline=None, page_size=50):
+        """All v2 jobs whose name is exactly ``name``, following every page of the search API.
+
+        The API's ``name`` filter matches substrings, so the exact match is
+        applied here.  ``offset`` is a page index, not an item offset.
+        """
+        found = []
+        page = 0
+        while True:
+            body = {"offset": page, "limit": page_size, "sort_by": "create_time", "order": "desc",
+                    "filters": [{"key": "name", "operator": "like", "value": [name]}]}
+            response = self.request("POST", "/v2/%s/training-job-searches" % escape(self.project_id), body=body,
+                                    operation="search training jobs named %r (page %d)" % (name, page), deadline=deadline)
+            items = response.data.get("items") if isinstance(response.data, dict) else None
+            if not isinstance(items, list):
+                raise ModelArtsError("search training jobs named %r: the answer has no 'items' list" % name, request_id=response.request_id)
+            found.extend(item for item in items if isinstance(item, dict) and (item.get("metadata") or {}).get("name") == name)
+            total = response.data.get("total")
+            seen = page * page_size + len(items)
+            if not items or len(items) < page_size or (isinstance(total, int) and seen >= total):
+                return found
+            page += 1

@@ -1,0 +1,139 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The error model: one exception type for everything the service (or the way to it) says.
+
+Every message built here is safe to show: it quotes at most a short excerpt of
+a response body, with known secret values and URL user-info masked.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+RETRYABLE_STATUS = frozenset((429, 500, 502, 503, 504))
+NOT_FOUND_CODES = frozenset(("ModelArts.2775",))
+EXCERPT_LENGTH = 160
+MASK = "********"
+
+# What a user should check for the codes they meet most; keyed by error_code.
+HINTS = {
+    "APIG.0301": "check access_key/secret_key (HUAWEICLOUD_SDK_AK/HUAWEICLOUD_SDK_SK) and that this machine's clock is right",
+    "APIG.0303": "the signature has expired: this machine's clock is off by more than 15 minutes",
+    "APIG.0307": "the IAM token is invalid or has expired: renew auth_token (HUAWEICLOUD_SDK_AUTH_TOKEN)",
+    "ModelArts.2786": "the credentials belong to another project: check project_id (HUAWEICLOUD_SDK_PROJECT_ID) and region",
+    "ModelArts.0210": "the project id is not valid for these credentials: check project_id and region",
+    "ModelArts.2771": "the credentials may not read this training job",
+}
+
+_USERINFO = re.compile(r"(?<=//)[^/@\s]+@")
+_WHITESPACE = re.compile(r"\s+")
+
+
+def redact(text, secrets=()):
+    """Mask each non-empty secret value and any ``user:password@`` in URLs inside ``text``."""
+    text = _USERINFO.sub(MASK + "@", str(text))
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, MASK)
+    return text
+
+
+def excerpt(body, secrets=(), length=EXCERPT_LENGTH):
+    """A one-line, bounded, redacted excerpt of a response body for error messages."""
+    if isinstance(body, bytes):
+        body = body[:length * 4].decode("utf-8", "replace")
+    text = _WHITESPACE.sub(" ", redact(body, secrets)).strip()
+    if len(text) > length:
+        text = text[:length] + "..."
+    return text
+
+
+class ModelArtsError(Exception):
+    """An API call failed.
+
+    Attributes: ``operation`` (what was being done, naming the job), ``status``
+    (HTTP status or None for transport errors), ``error_code``, ``error_msg``,
+    ``request_id`` (the ``X-Request-Id`` to quote to Huawei support),
+    ``transient`` (worth retrying later: throttling, 5xx, connection and
+    timeout errors, unreadable bodies) and ``not_found``.
+    """
+
+    def __init__(self, message, operation=None, status=None, error_code=None, error_msg=None, request_id=None, transient=False):
+        super(ModelArtsError, self).__init__(message)
+        self.operation = operation
+        self.status = status
+        self.error_code = error_code
+        self.error_msg = error_msg
+        self.request_id = request_id
+        self.transient = transient
+
+    @property
+    def not_found(self):
+        """True for HTTP 404 and for ModelArts' "training job not found" (HTTP 400, ModelArts.2775)."""
+        return self.status == 404 or self.error_code in NOT_FOUND_CODES
+
+    def to_dict(self):
+        """The error's fields for a module result (``fail_json(**err.to_dict())``)."""
+        return {
+            "status": self.status,
+            "error_code": self.error_code,
+            "error_msg": self.error_msg,
+            "request_id": self.request_id,
+            "operation": self.operation,
+        }
+
+
+def _first(mapping, *keys):
+    for key in keys:
+        value = mapping.get(key)
+        if value not in (None, ""):
+            return value
+    return None
+
+
+def parse_error_body(body):
+    """Return ``(error_code, error_msg, request_id)`` from an error body of any shape the service uses.
+
+    Shapes: v2 ``{error_code, error_msg}``; v1 ``{is_success: false, error_code, error_message}``;
+    API gateway ``{error_code: "APIG.xxxx", error_msg, request_id}``; IAM
+    ``{error: {code, title, message}}``; and the SDK's other spellings
+    ``errorCode/errorMsg`` and ``code/message``.  Unknown shapes give ``(None, None, None)``.
+    """
+    if not isinstance(body, dict):
+        return None, None, None
+    nested = body.get("error")
+    if isinstance(nested, dict):
+        code = _first(nested, "code", "error_code")
+        message = _first(nested, "message", "title")
+        return (str(code) if code is not None else None), message, _first(body, "request_id")
+    code = _first(body, "error_code", "errorCode", "code")
+    message = _first(body, "error_msg", "error_message", "errorMsg", "message")
+    return (str(code) if code is not None else None), (str(message) if message is not None else None), _first(body, "request_id")
+
+
+def error_from_response(operation, status, headers, content, secrets=()):
+    """Build the :class:`ModelArtsError` for a non-2xx response."""
+    request_id = headers.get("X-Request-Id") if headers else None
+    try:
+        body = json.loads(content.decode("utf-8") if isinstance(content, bytes) else content)
+    except (ValueError, RecursionError, UnicodeDecodeError):
+        body = None
+    code, message, body_request_id = parse_error_body(body)
+    request_id = request_id or body_request_id
+    transient = status in RETRYABLE_STATUS
+    if code is None and message is None:
+        kind = "an empty body" if not content else "a non-JSON body" if body is None else "an unrecognised error body"
+        text = "%s: HTTP %s with %s" % (operation, status, kind)
+        if content:
+            text += ": %r" % excerpt(content, secrets)
+    else:
+        message = redact(message, secrets) if message is not None else None
+        text = "%s: HTTP %s %s: %s" % (operation, status, code or "(no error_code)", message or "(no error message)")
+        hint = HINTS.get(code)
+        if hint:
+            text += " (%s)" % hint
+    if request_id:
+        text += " [request id %s]" % request_id
+    return ModelArtsError(text, operation=operation, status=status, error_code=code, error_msg=message,
+                          request_id=request_id, transient=transient)

@@ -1,0 +1,393 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The client core over a scripted transport: retries, backoff, deadlines, errors, auth, TLS, proxies."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import requests
+
+from ansible_collections.modelarts.training.plugins.module_utils import client as client_mod
+from ansible_collections.modelarts.training.plugins.module_utils.client import ModelArtsClient, escape, parse_retry_after
+from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
+from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError
+from ansible_collections.modelarts.training.tests.unit.plugins.module_utils.fakes import FakeClock, FakeResponse, FakeSession
+
+PROJECT = "0123456789abcdef0123456789abcdef"
+SECRET = "SuperSecretSK-0123456789-DO-NOT-LEAK"
+TOKEN = "MIIsecretSecurityToken-DO-NOT-LEAK"
+PASSWORD = "Pa55word-DO-NOT-LEAK"
+IAM_TOKEN = "MIIiamTokenValue-DO-NOT-LEAK"
+AKSK = {"region": "cn-north-4", "project_id": PROJECT, "access_key": "AKEXAMPLE", "secret_key": SECRET}
+JOB = {"metadata": {"id": "job-1", "name": "train"}, "status": {"phase": "Running"}}
+
+
+def make(session, params=None, clock=None, rand=lambda: 0.5, **extra):
+    clock = clock or FakeClock()
+    merged = dict(AKSK, **(params or {}))
+    return ModelArtsClient(merged, session=session, clock=clock, sleep=clock.sleep, rand=rand, utcnow=clock.utcnow, **extra), clock
+
+
+def test_get_training_job_signs_and_returns_json():
+    session = FakeSession(FakeResponse(200, JOB, {"X-Request-Id": "req-1"}))
+    client, _clock = make(session)
+    response = client.get_training_job("job-1")
+    assert response.data == JOB and response.request_id == "req-1"
+    call = session.calls[0]
+    assert call["url"] == "https://modelarts.cn-north-4.myhuaweicloud.com/v2/%s/training-jobs/job-1" % PROJECT
+    assert call["headers"]["Authorization"].startswith("SDK-HMAC-SHA256 Access=AKEXAMPLE, SignedHeaders=host;x-project-id;x-sdk-date")
+    assert call["headers"]["X-Project-Id"] == PROJECT
+    assert call["timeout"] == (10.0, 30.0)
+    assert call["verify"] is True and call["proxies"] is None and call["allow_redirects"] is False
+
+
+@pytest.mark.parametrize("job_id,escaped", [
+    ("a/b", "a%2Fb"), ("..", "%2E%2E"), (".", "%2E"), ("x?y=1", "x%3Fy%3D1"), ("100%", "100%25"), ("j\u00f6b", "j%C3%B6b"),
+])
+def test_ids_are_path_escaped(job_id, escaped):
+    assert escape(job_id) == escaped
+    session = FakeSession(FakeResponse(200, JOB))
+    client, _clock = make(session)
+    client.get_training_job(job_id)
+    assert session.calls[0]["url"].endswith("/training-jobs/" + escaped)
+
+
+def test_endpoint_overrides_and_user_agent():
+    session = FakeSession(FakeResponse(200, JOB))
+    client, _clock = make(session, {"endpoint": "https://127.0.0.1:8443/", "iam_endpoint": "https://127.0.0.1:8443"})
+    client.get_training_job("job-1")
+    assert session.calls[0]["url"].startswith("https://127.0.0.1:8443/v2/")
+    assert session.calls[0]["headers"]["Host"] == "127.0.0.1:8443"
+    real = ModelArtsClient(AKSK)
+    assert real._session.headers["User-Agent"].startswith("modelarts.training/0.1.0")
+
+
+def test_ca_bundle_wins_and_validate_certs_false():
+    session = FakeSession(FakeResponse(200, JOB), FakeResponse(200, JOB))
+    client, _clock = make(session, {"ca_bundle": "/tmp/ca.pem", "proxy": "http://proxy.example:3128"})
+    client.get_training_job("job-1")
+    assert session.calls[0]["verify"] == "/tmp/ca.pem"
+    assert session.calls[0]["proxies"] == {"http": "http://proxy.example:3128", "https": "http://proxy.example:3128"}
+    client, _clock = make(session, {"validate_certs": False, "ca_bundle": "/tmp/ca.pem"})
+    client.get_training_job("job-1")
+    assert session.calls[1]["verify"] is False
+
+
+@pytest.mark.parametrize("status", [429, 500, 502, 503, 504])
+def test_retryable_statuses_are_retried_with_full_jitter(status):
+    session = FakeSession(FakeResponse(status, {"error_code": "X", "error_msg": "busy"}),
+                          FakeResponse(status, {"error_code": "X", "error_msg": "busy"}),
+                          FakeResponse(200, JOB))
+    client, clock = make(session, {"backoff_delay": 2.0, "backoff_max_delay": 3.0}, rand=lambda: 0.5)
+    assert client.get_training_job("job-1").data == JOB
+    # attempt 0: 0.5 * min(3, 2*1) = 1.0; attempt 1: 0.5 * min(3, 2*2) = 1.5
+    assert clock.sleeps == [1.0, 1.5]
+    assert len(session.calls) == 3
+
+
+def test_retry_after_seconds_is_honoured():
+    session = FakeSession(FakeResponse(429, {"error_code": "ModelArts.0002", "error_msg": "throttled"}, {"Retry-After": "7"}), FakeResponse(200, JOB))
+    client, clock = make(session)
+    client.get_training_job("job-1")
+    assert clock.sleeps == [7.0]
+
+
+def test_retry_after_http_date():
+    clock = FakeClock()
+    date = "Wed, 01 May 2024 12:00:09 GMT"  # 9 s after the fake clock's wall time
+    assert parse_retry_after(date, clock.utcnow()) == 9.0
+    assert parse_retry_after("garbage") is None
+    assert parse_retry_after(None) is None
+    assert parse_retry_after("-3") == 0.0
+
+
+@pytest.mark.parametrize("status,code", [(400, "ModelArts.0101"), (401, "APIG.0301"), (403, "ModelArts.2784"), (404, "ModelArts.2786"), (409, "ModelArts.2796")])
+def test_other_4xx_are_not_retried(status, code):
+    session = FakeSession(FakeResponse(status, {"error_code": code, "error_msg": "nope"}, {"X-Request-Id": "rid-9"}))
+    client, clock = make(session)
+    with pytest.raises(ModelArtsError) as info:
+        client.get_training_job("job-1")
+    assert len(session.calls) == 1 and clock.sleeps == []
+    err = info.value
+    assert (err.status, err.error_code, err.error_msg, err.request_id, err.transient) == (status, code, "nope", "rid-9", False)
+    assert "get training job job-1" in str(err) and code in str(err) and "rid-9" in str(err)
+
+
+def test_retries_are_bounded():
+    session = FakeSession(*[FakeResponse(503, {"error_code": "X", "error_msg": "down"}) for _i in range(10)])
+    client, clock = make(session, {"backoff_retries": 3})
+    with pytest.raises(ModelArtsError) as info:
+        client.get_training_job("job-1")
+    assert len(session.calls) == 4 and len(clock.sleeps) == 3
+    assert info.value.transient and "gave up after 4 attempts" in str(info.value)
+
+
+def test_zero_retries():
+    session = FakeSession(FakeResponse(503, {"error_code": "X", "error_msg": "down"}))
+    client, _clock = make(session, {"backoff_retries": 0})
+    with pytest.raises(ModelArtsError):
+        client.get_training_job("job-1")
+    assert len(session.calls) == 1
+
+
+def test_connection_errors_are_retried_and_reported_cleanly():
+    reset = requests.exceptions.ConnectionError(ConnectionResetError(104, "Connection reset by peer"))
+    session = FakeSession(reset, requests.exceptions.ReadTimeout("read timed out"), reset)
+    client, clock = make(session, {"backoff_retries": 2})
+    with pytest.raises(ModelArtsError) as info:
+        client.get_training_job("job-1")
+    assert len(session.calls) == 3 and len(clock.sleeps) == 2
+    assert info.value.status is None and info.value.transient
+    assert "Connection reset by peer" in str(info.value) and "Traceback" not in str(info.value)
+
+
+def test_never_sleeps_past_the_deadline():
+    session = FakeSession(*[FakeResponse(429, {"error_code": "X", "error_msg": "slow down"}, {"Retry-After": "30"}) for _i in range(5)])
+    client, clock = make(session)
+    with pytest.raises(ModelArtsError) as info:
+        client.get_training_job("job-1", deadline=clock() + 20)
+    assert clock.sleeps == [] and len(session.calls) == 1
+    assert "no time left before the deadline" in str(info.value)
+
+
+def test_timeouts_shrink_to_the_deadline():
+    session = FakeSession(FakeResponse(200, JOB))
+    client, clock = make(session)
+    client.get_training_job("job-1", deadline=clock() + 4)
+    assert session.calls[0]["timeout"] == (4.0, 4.0)
+
+
+def test_no_request_after_the_deadline():
+    session = FakeSession()
+    client, clock = make(session)
+    with pytest.raises(ModelArtsError) as info:
+        client.get_training_job("job-1", deadline=clock() - 1)
+    assert session.calls == [] and "deadline passed" in str(info.value)
+
+
+@pytest.mark.parametrize("body,code,message,request_id", [
+    ({"error_code": "ModelArts.2775", "error_msg": "Training job not found."}, "ModelArts.2775", "Training job not found.", "hdr"),
+    ({"is_success": False, "error_code": "ModelArts.0104", "error_message": "Job version not found."}, "ModelArts.0104", "Job version not found.", "hdr"),
+    ({"error_code": "APIG.0301", "error_msg": "Incorrect IAM authentication information: verify aksk signature fail", "request_id": "body-rid"},
+     "APIG.0301", "Incorrect IAM authentication information: verify aksk signature fail", "hdr"),
+    ({"error": {"code": 401, "title": "Unauthorized", "message": "The username or password is wrong."}}, "401", "The username or password is wrong.", "hdr"),
+    ({"errorCode": "E1", "errorMsg": "camel"}, "E1", "camel", "hdr"),
+])
+def test_error_body_shapes(body, code, message, request_id):
+    session = FakeSession(FakeResponse(400, body, {"X-Request-Id": "hdr"}))
+    client, _clock = make(session)
+    with pytest.raises(ModelArtsError) as info:
+        client.get_training_job("job-1")
+    assert (info.value.error_code, info.value.error_msg, info.value.request_id) == (code, message, request_id)
+
+
+def test_request_id_from_apigw_body_when_header_missing():
+    session = FakeSession(FakeResponse(401, {"error_code": "APIG.0301", "error_msg": "bad", "request_id": "body-rid"}))
+    client, _clock = make(session)
+    with pytest.raises(ModelArtsError) as info:
+        client.get_training_job("job-1")
+    assert info.value.request_id == "body-rid"
+    assert "check access_key/secret_key" in str(info.value)
+
+
+def test_not_found_classification():
+    assert ModelArtsError("x", status=404).not_found
+    assert ModelArtsError("x", status=400, error_code="ModelArts.2775").not_found
+    assert not ModelArtsError("x", status=400, error_code="ModelArts.0101").not_found
+
+
+def test_html_gateway_page_is_quoted_briefly():
+    page = "<html><head><title>502 Bad Gateway</title></head><body>" + "x" * 5000 + "</body></html>"
+    session = FakeSession(FakeResponse(502, raw=page, headers={"Content-Type": "text/html"}))
+    client, _clock = make(session, {"backoff_retries": 0})
+    with pytest.raises(ModelArtsError) as info:
+        client.get_training_job("job-1")
+    text = str(info.value)
+    assert "HTTP 502 with a non-JSON body" in text and "502 Bad Gateway" in text and len(text) < 400
+
+
+def test_truncated_json_on_success_is_retried_then_reported():
+    session = FakeSession(FakeResponse(200, raw='{"metadata": {"id": "job-1", "na'), FakeResponse(200, raw='{"metadata": {"id": "job-1", "na'))
+    client, _clock = make(session, {"backoff_retries": 1})
+    with pytest.raises(ModelArtsError) as info:
+        client.get_training_job("job-1")
+    assert len(session.calls) == 2
+    assert "not valid JSON" in str(info.value) and "gave up after 2 attempts" in str(info.value)
+
+
+def test_deeply_nested_json_is_a_clean_error():
+    session = FakeSession(FakeResponse(200, raw="[" * 200000 + "]" * 200000))
+    client, _clock = make(session, {"backoff_retries": 0})
+    with pytest.raises(ModelArtsError) as info:
+        client.get_training_job("job-1")
+    assert "not valid JSON" in str(info.value)
+
+
+def test_oversized_body_is_refused(monkeypatch):
+    monkeypatch.setattr(client_mod, "MAX_BODY_BYTES", 1000)
+    session = FakeSession(FakeResponse(200, raw="[" + "1," * 1000 + "1]"))
+    client, _clock = make(session, {"backoff_retries": 0})
+    with pytest.raises(ModelArtsError) as info:
+        client.get_training_job("job-1")
+    assert "over the 1000-byte limit" in str(info.value)
+
+
+def test_ten_megabyte_body_is_read():
+    big = dict(JOB, padding="x" * (10 * 1024 * 1024))
+    session = FakeSession(FakeResponse(200, big))
+    client, _clock = make(session)
+    assert len(client.get_training_job("job-1").data["padding"]) == 10 * 1024 * 1024
+
+
+def test_secrets_never_appear_in_errors():
+    echo = json.dumps({"error_code": "APIG.0301", "error_msg": "bad signature for sk=%s token=%s" % (SECRET, TOKEN)})
+    session = FakeSession(FakeResponse(401, raw=echo), FakeResponse(502, raw="<html>%s %s</html>" % (SECRET, TOKEN)),
+                          requests.exceptions.ProxyError("Cannot connect to proxy http://user:%s@proxy:3128" % SECRET))
+    client, _clock = make(session, {"security_token": TOKEN, "backoff_retries": 0})
+    messages = []
+    for _i in range(3):
+        with pytest.raises(ModelArtsError) as info:
+            client.get_training_job("job-1")
+        messages.append(str(info.value) + repr(info.value.to_dict()))
+    for message in messages:
+        assert SECRET not in message and TOKEN not in message
+    assert "********" in messages[0] and "********" in messages[1]
+
+
+def test_security_token_header_is_signed_and_sent():
+    session = FakeSession(FakeResponse(200, JOB))
+    client, _clock = make(session, {"security_token": TOKEN})
+    client.get_training_job("job-1")
+    headers = session.calls[0]["headers"]
+    assert headers["X-Security-Token"] == TOKEN and "x-security-token" in headers["Authorization"]
+
+
+def test_auth_token_is_sent_as_x_auth_token():
+    session = FakeSession(FakeResponse(200, JOB))
+    client, _clock = make(session, {"access_key": None, "secret_key": None, "auth_token": IAM_TOKEN})
+    client.get_training_job("job-1")
+    headers = session.calls[0]["headers"]
+    assert headers["X-Auth-Token"] == IAM_TOKEN and "Authorization" not in headers
+
+
+def _token_response(token, expires_at="2024-05-02T12:00:00.000000Z", project_id=PROJECT):
+    return FakeResponse(201, {"token": {"expires_at": expires_at, "project": {"id": project_id, "name": "cn-north-4"}}}, {"X-Subject-Token": token})
+
+
+PASSWORD_PARAMS = {"access_key": None, "secret_key": None, "project_id": None, "username": "alice", "password": PASSWORD, "domain_name": "acme"}
+
+
+def test_password_auth_gets_a_token_once_and_learns_the_project():
+    session = FakeSession(_token_response(IAM_TOKEN), FakeResponse(200, JOB), FakeResponse(200, JOB))
+    client, _clock = make(session, PASSWORD_PARAMS)
+    client.get_training_job("job-1")
+    client.get_training_job("job-1")
+    token_call = session.calls[0]
+    assert token_call["url"] == "https://iam.cn-north-4.myhuaweicloud.com/v3/auth/tokens"
+    body = json.loads(token_call["data"])
+    assert body["auth"]["identity"]["password"]["user"] == {"name": "alice", "password": PASSWORD, "domain": {"name": "acme"}}
+    assert body["auth"]["scope"] == {"project": {"name": "cn-north-4"}}
+    assert [c["headers"].get("X-Auth-Token") for c in session.calls[1:]] == [IAM_TOKEN, IAM_TOKEN]
+    assert PROJECT in session.calls[1]["url"]
+
+
+def test_password_token_renewed_once_on_401():
+    session = FakeSession(_token_response("tok-1"), FakeResponse(401, {"error_code": "APIG.0307", "error_msg": "token expired"}),
+                          _token_response("tok-2"), FakeResponse(200, JOB))
+    client, _clock = make(session, PASSWORD_PARAMS)
+    assert client.get_training_job("job-1").data == JOB
+    assert session.calls[3]["headers"]["X-Auth-Token"] == "tok-2"
+
+
+def test_password_token_second_401_fails():
+    session = FakeSession(_token_response("tok-1"), FakeResponse(401, {"error_code": "APIG.0307", "error_msg": "expired"}),
+                          _token_response("tok-2"), FakeResponse(401, {"error_code": "APIG.0307", "error_msg": "expired"}))
+    client, _clock = make(session, PASSWORD_PARAMS)
+    with pytest.raises(ModelArtsError) as info:
+        client.get_training_job("job-1")
+    assert info.value.status == 401 and len(session.calls) == 4
+    assert "tok-" not in str(info.value)
+
+
+def test_password_token_renewed_near_expiry():
+    # The fake wall clock starts at 2024-05-01T12:00:00Z; this token lives 1000 s,
+    # so it is renewed 100 s (10 %) before it expires.
+    session = FakeSession(_token_response("tok-1", "2024-05-01T12:16:40Z"), FakeResponse(200, JOB),
+                          FakeResponse(200, JOB), _token_response("tok-2", "2024-05-02T12:00:00Z"), FakeResponse(200, JOB))
+    client, clock = make(session, PASSWORD_PARAMS)
+    client.get_training_job("job-1")
+    clock.now += 800
+    client.get_training_job("job-1")
+    clock.now += 150
+    client.get_training_job("job-1")
+    assert [c["headers"].get("X-Auth-Token") for c in session.calls if "training-jobs" in c["url"]] == ["tok-1", "tok-1", "tok-2"]
+
+
+def test_wrong_password_is_a_clean_error():
+    session = FakeSession(FakeResponse(401, {"error": {"code": 401, "title": "Unauthorized", "message": "The username or password is wrong."}}))
+    client, _clock = make(session, PASSWORD_PARAMS)
+    with pytest.raises(ModelArtsError) as info:
+        client.get_training_job("job-1")
+    assert "username or password is wrong" in str(info.value) and PASSWORD not in str(info.value)
+    assert len(session.calls) == 1
+
+
+@pytest.mark.parametrize("projects,expected", [
+    ([{"id": "p1", "name": "cn-north-4"}], "p1"),
+    ([], "no project named 'cn-north-4'"),
+    ([{"id": "p1", "name": "cn-north-4"}, {"id": "p2", "name": "cn-north-4"}], "2 projects are named 'cn-north-4' (p1, p2)"),
+])
+def test_project_resolution(projects, expected):
+    session = FakeSession(FakeResponse(200, {"projects": projects}), FakeResponse(200, JOB))
+    client, _clock = make(session, {"project_id": None})
+    if expected == "p1":
+        client.get_training_job("job-1")
+        assert session.calls[0]["url"] == "https://iam.cn-north-4.myhuaweicloud.com/v3/projects?name=cn-north-4"
+        assert "X-Project-Id" not in session.calls[0]["headers"]
+        assert "/v2/p1/training-jobs/job-1" in session.calls[1]["url"]
+        assert session.calls[1]["headers"]["X-Project-Id"] == "p1"
+    else:
+        with pytest.raises(ModelArtsError) as info:
+            client.get_training_job("job-1")
+        assert expected in str(info.value) and "project_id (HUAWEICLOUD_SDK_PROJECT_ID)" in str(info.value)
+
+
+def test_search_follows_pages_and_matches_exactly():
+    def page(offset, items, total):
+        return FakeResponse(200, {"total": total, "count": len(items), "limit": 2, "offset": offset, "items": items})
+
+    def job(job_id, name):
+        return {"metadata": {"id": job_id, "name": name}}
+    session = FakeSession(page(0, [job("a", "train"), job("b", "train-2")], 5), page(1, [job("c", "train"), job("d", "xtrain")], 5),
+                          page(2, [job("e", "train")], 5))
+    client, _clock = make(session)
+    found = client.search_training_jobs("train", page_size=2)
+    assert [j["metadata"]["id"] for j in found] == ["a", "c", "e"]
+    offsets = [json.loads(c["data"])["offset"] for c in session.calls]
+    assert offsets == [0, 1, 2]
+    assert json.loads(session.calls[0]["data"])["filters"] == [{"key": "name", "operator": "like", "value": ["train"]}]
+
+
+def test_v1_job_version_path():
+    session = FakeSession(FakeResponse(200, {"is_success": True, "job_id": 10}))
+    client, _clock = make(session)
+    client.get_job_version(10, 2)
+    assert session.calls[0]["url"].endswith("/v1/%s/training-jobs/10/versions/2" % PROJECT)
+
+
+def test_tls_failure_gives_a_hint():
+    session = FakeSession(requests.exceptions.SSLError("[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed"))
+    client, _clock = make(session)
+    with pytest.raises(ModelArtsError) as info:
+        client.get_training_job("job-1")
+    assert len(session.calls) == 1, "a certificate problem is not retried"
+    assert "ca_bundle (HUAWEICLOUD_CA_BUNDLE)" in str(info.value)
+
+
+def test_credentials_are_checked_before_any_request():
+    session = FakeSession()
+    with pytest.raises(ConnectionConfigError):
+        make(session, {"auth_token": IAM_TOKEN})
+    assert session.calls == []

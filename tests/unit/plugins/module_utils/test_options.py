@@ -1,0 +1,77 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Credential and connection option rules: each gap or conflict fails naming options and env vars, never values."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.modelarts.training.plugins.module_utils.options import (
+    CONNECTION_OPTIONS,
+    ConnectionConfigError,
+    check_credentials,
+    connection_argument_spec,
+)
+
+BASE = {"region": "cn-north-4", "project_id": "p"}
+SECRETS = {"secret_key": "sk-VALUE-123", "password": "pw-VALUE-123", "auth_token": "tok-VALUE-123", "security_token": "st-VALUE-123"}
+
+
+@pytest.mark.parametrize("params,kind", [
+    ({"access_key": "ak", "secret_key": "sk"}, "aksk"),
+    ({"access_key": "ak", "secret_key": "sk", "security_token": "st"}, "aksk"),
+    ({"auth_token": "tok"}, "auth_token"),
+    ({"username": "u", "password": "p", "domain_name": "d"}, "password"),
+])
+def test_each_credential_kind(params, kind):
+    assert check_credentials(dict(BASE, **params)) == kind
+
+
+@pytest.mark.parametrize("params,fragments", [
+    ({}, ["no credentials", "HUAWEICLOUD_SDK_AK", "HUAWEICLOUD_SDK_AUTH_TOKEN", "HUAWEICLOUD_USERNAME"]),
+    ({"access_key": "ak"}, ["incomplete credentials", "access_key (HUAWEICLOUD_SDK_AK) set", "secret_key (HUAWEICLOUD_SDK_SK) missing"]),
+    ({"secret_key": SECRETS["secret_key"]}, ["access_key (HUAWEICLOUD_SDK_AK) missing"]),
+    ({"username": "u", "password": SECRETS["password"]}, ["domain_name (HUAWEICLOUD_DOMAIN_NAME) missing"]),
+    ({"access_key": "ak", "secret_key": SECRETS["secret_key"], "auth_token": SECRETS["auth_token"]},
+     ["conflicting credentials", "access_key/secret_key and auth_token"]),
+    ({"auth_token": SECRETS["auth_token"], "username": "u", "password": SECRETS["password"], "domain_name": "d"},
+     ["conflicting credentials", "auth_token and username/password/domain_name"]),
+    ({"auth_token": SECRETS["auth_token"], "security_token": SECRETS["security_token"]}, ["conflicting credentials", "security_token and auth_token"]),
+    ({"security_token": SECRETS["security_token"]}, ["incomplete credentials", "security_token (HUAWEICLOUD_SDK_SECURITY_TOKEN) set", "access_key"]),
+])
+def test_gaps_and_conflicts(params, fragments):
+    with pytest.raises(ConnectionConfigError) as info:
+        check_credentials(dict(BASE, **params))
+    message = str(info.value)
+    for fragment in fragments:
+        assert fragment in message
+    for value in SECRETS.values():
+        assert value not in message
+
+
+def test_region_or_endpoint_required():
+    with pytest.raises(ConnectionConfigError, match=r"region \(HUAWEICLOUD_SDK_REGION\) or endpoint \(HUAWEICLOUD_MODELARTS_ENDPOINT\)"):
+        check_credentials({"project_id": "p", "auth_token": "t"})
+
+
+def test_project_needs_region_to_be_resolved():
+    with pytest.raises(ConnectionConfigError, match=r"project_id \(HUAWEICLOUD_SDK_PROJECT_ID\), or region"):
+        check_credentials({"endpoint": "https://x", "auth_token": "t"})
+    assert check_credentials({"endpoint": "https://x", "project_id": "p", "auth_token": "t"}) == "auth_token"
+
+
+@pytest.mark.parametrize("name,value", [("connect_timeout", 0), ("request_timeout", -1.0), ("backoff_retries", -1), ("backoff_max_delay", -0.5)])
+def test_numbers_are_checked(name, value):
+    with pytest.raises(ConnectionConfigError, match=name):
+        check_credentials(dict(BASE, auth_token="t", **{name: value}))
+
+
+def test_argument_spec_has_env_fallbacks_and_no_log():
+    spec = connection_argument_spec()
+    assert set(spec) == set(CONNECTION_OPTIONS)
+    assert spec["secret_key"]["no_log"] and spec["password"]["no_log"] and spec["auth_token"]["no_log"] and spec["security_token"]["no_log"]
+    assert spec["access_key"]["fallback"][1] == ["HUAWEICLOUD_SDK_AK"]
+    assert "fallback" not in spec["proxy"]
+    assert spec["validate_certs"] == {"type": "bool", "default": True, "fallback": spec["validate_certs"]["fallback"]}
+    spec["region"]["type"] = "int"
+    assert connection_argument_spec()["region"]["type"] == "str", "callers get a fresh copy"
