@@ -1,0 +1,461 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Normalise v2 and v1 training-job documents into the collection's item shape.
+
+One item shape for every plugin (module, lookup, role, event source):
+``id, name, api_version, phase, secondary_phase, terminal, completed, failed, create_time,
+start_time, duration_seconds, failure_reason, details, schema_errors`` (v1 adds
+``version_id`` and ``status_code``).
+
+Normalisation never raises on the content of a document: a field of the wrong JSON type is
+read as null and reported in ``schema_errors`` at its JSON path.  A document that is valid
+against its schema always yields a phase from ``PHASES``.
+
+Conventions:
+
+* Times: epoch milliseconds become ``YYYY-MM-DDTHH:MM:SSZ`` (UTC).  The sub-second part is
+  dropped (floor), so a rendered time never lies after the real instant; 0 means "not set"
+  and becomes null (the API reports ``start_time: 0`` for a job that never started).
+* ``duration_seconds`` keeps millisecond precision (``duration / 1000``).
+* ``failure_reason`` is set only when the phase is in ``fail_on`` or is Failed/Abnormal; see
+  ``FAILURE_REASON_RULES``.
+* ``details`` is the document as returned (the same object for v2; a shallow copy plus
+  ``metrics`` for v1).  The caller's dict is never modified.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+from ansible_collections.modelarts.training.plugins.module_utils.schemas import (
+    MAX_DURATION_MS,
+    MAX_EPOCH_MS,
+    V1_JOB_VERSION_SCHEMA,
+    V2_TRAINING_JOB_SCHEMA,
+)
+from ansible_collections.modelarts.training.plugins.module_utils.validation import (
+    SchemaValidationError,
+    excerpt,
+    json_path,
+    json_type_name,
+    validate_document,
+)
+
+__all__ = [
+    "PHASES", "TERMINAL_PHASES", "FAILURE_PHASES", "DEFAULT_WAIT_FOR", "DEFAULT_FAIL_ON",
+    "VALIDATE_MODES", "API_VERSIONS", "ITEM_KEYS", "V1_ITEM_KEYS", "V1_STATUS_TABLE", "V1_STATUS_NAMES", "V1_STATUS_PHASES",
+    "FAILURE_REASON_RULES", "SchemaValidationError", "normalise_v2", "normalise_v1", "build_item",
+    "schema_for", "v1_status_table_markdown", "v1_status_doc_lines", "epoch_ms_to_iso",
+]
+
+PHASES = ("Creating", "Pending", "Running", "Failed", "Completed", "Terminating", "Terminated", "Abnormal")
+TERMINAL_PHASES = ("Failed", "Completed", "Terminated", "Abnormal")
+# Phases that always explain themselves with a failure_reason, whatever fail_on says.
+FAILURE_PHASES = ("Failed", "Abnormal")
+DEFAULT_WAIT_FOR = ("Completed",)
+DEFAULT_FAIL_ON = ("Failed", "Abnormal", "Terminated")
+VALIDATE_MODES = ("strict", "warn", "off")
+API_VERSIONS = ("v2", "v1")
+MAX_REASON_CHARS = 1000
+
+# v1 integer status -> (name, v2 phase, why).  The rules behind the choices:
+# * Only COMPLETED (10) maps to Completed: CHECK_RUNNING_COMPLETED (20) says a pre-run check
+#   finished, not the training, so it waits as Pending.
+# * Every *_FAILED status maps to a fail_on phase (Failed, or Abnormal for DELETE_FAILED,
+#   an operation on the job rather than the training), so none can open a deployment gate.
+#   SUBMIT_MODEL_FAILED/DEPLOY_SERVICE_FAILED fail even if training itself finished: the
+#   artefact the gate protects was not produced.
+# * UNKNOWN (0) and LOST (14) mean the service lost track of the job; like v2's secondary
+#   phases Unknown/Lost they are Abnormal: never success, and a wait ends at once.
+# * KILLED/CANCELED are stops by a user, i.e. Terminated (in the default fail_on).
+V1_STATUS_TABLE = (
+    (0, "UNKNOWN", "Abnormal", "the service lost track of the job; never success"),
+    (1, "INIT", "Creating", "initialising"),
+    (2, "IMAGE_CREATING", "Creating", "building the image"),
+    (3, "IMAGE_FAILED", "Failed", "image build failed"),
+    (4, "SUBMIT_TRYING", "Creating", "being submitted"),
+    (5, "SUBMIT_FAILED", "Failed", "submission failed"),
+    (6, "DELETE_FAILED", "Abnormal", "a delete failed; the job state is not trustworthy"),
+    (7, "WAITING", "Pending", "queued for resources"),
+    (8, "RUNNING", "Running", "running"),
+    (9, "KILLING", "Terminating", "being stopped"),
+    (10, "COMPLETED", "Completed", "training finished successfully (the only success)"),
+    (11, "FAILED", "Failed", "training failed"),
+    (12, "KILLED", "Terminated", "stopped"),
+    (13, "CANCELED", "Terminated", "cancelled"),
+    (14, "LOST", "Abnormal", "the service lost the job"),
+    (15, "SCALING", "Running", "running, changing node count"),
+    (16, "SUBMIT_MODEL_FAILED", "Failed", "model submission failed; no model to deploy"),
+    (17, "DEPLOY_SERVICE_FAILED", "Failed", "service deployment failed"),
+    (18, "CHECK_INIT", "Creating", "pre-run check initialising"),
+    (19, "CHECK_RUNNING", "Creating", "pre-run check running"),
+    (20, "CHECK_RUNNING_COMPLETED", "Pending", "pre-run check done; training has not finished"),
+    (21, "CHECK_FAILED", "Failed", "pre-run check failed"),
+    (22, "MOUNT_FAILED", "Failed", "storage mount failed"),
+)
+V1_STATUS_NAMES = {code: name for code, name, _phase, _why in V1_STATUS_TABLE}
+V1_STATUS_PHASES = {code: phase for code, _name, phase, _why in V1_STATUS_TABLE}
+
+FAILURE_REASON_RULES = (
+    "Set only when the phase is in fail_on or is Failed or Abnormal; otherwise null.",
+    "v2, first match wins: (1) the first entry of status.task_statuses with a non-zero exit_code "
+    "(task name, exit code and message; further failed tasks are counted); (2) the first entry with "
+    "a message and no exit_code; (3) the last status.running_records entry naming an end_related_task, "
+    "else the last one with an end_reason; (4) status.secondary_phase; (5) null.",
+    "v1: the status code and its name, e.g. 'v1 status 11 (FAILED)'.",
+    "Bounded to %d characters." % MAX_REASON_CHARS,
+)
+
+
+def v1_status_table_markdown():
+    """Return the v1 status -> phase table as Markdown (header and one row per status)."""
+    rows = ["| status | name | phase | why |", "|---|---|---|---|"]
+    rows.extend("| %d | %s | %s | %s |" % row for row in V1_STATUS_TABLE)
+    return "\n".join(rows) + "\n"
+
+
+def v1_status_doc_lines():
+    """Return the v1 status table as one line per status, for a module's DOCUMENTATION."""
+    return ["C(%d) %s -> C(%s): %s." % row for row in V1_STATUS_TABLE]
+
+
+def schema_for(api_version):
+    """Return the JSON schema of an API version (``v2`` or ``v1``)."""
+    if api_version == "v2":
+        return V2_TRAINING_JOB_SCHEMA
+    if api_version == "v1":
+        return V1_JOB_VERSION_SCHEMA
+    raise ValueError("api_version must be one of %s, got %s" % (", ".join(API_VERSIONS), excerpt(api_version)))
+
+
+def _truncate(text, limit=MAX_REASON_CHARS):
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _is_integer(value):
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+
+
+_KIND_CHECKS = {
+    "object": lambda value: isinstance(value, dict),
+    "array": lambda value: isinstance(value, list),
+    "string": lambda value: isinstance(value, str),
+    "integer": _is_integer,
+}
+
+
+class _Reader:
+    """Reads typed fields out of untrusted JSON, noting every problem by JSON path."""
+
+    def __init__(self):
+        self.issues = []
+
+    def note(self, parts, message, missing=False):
+        """Record a problem at ``parts``; ``missing`` marks an absent required field."""
+        self.issues.append((list(parts), message, missing))
+
+    def get(self, obj, parts, key, kind, required=False):
+        """Return ``obj[key]`` if it has the JSON type ``kind``, else None (noting why).
+
+        ``obj`` that is not a dict (an unusable parent, already reported) yields None silently.
+        """
+        if not isinstance(obj, dict):
+            return None
+        if key not in obj:
+            if required:
+                self.note(list(parts) + [key], "required field is missing", missing=True)
+            return None
+        value = obj[key]
+        if not _KIND_CHECKS[kind](value):
+            self.note(list(parts) + [key], "expected %s, got %s %s" % (kind, json_type_name(value), excerpt(value)))
+            return None
+        return int(value) if kind == "integer" else value
+
+
+def epoch_ms_to_iso(value):
+    """Convert epoch milliseconds to ``YYYY-MM-DDTHH:MM:SSZ`` (UTC, sub-second part floored).
+
+    Returns None for 0 (not set).  Raises ValueError outside 0 .. 9999-12-31T23:59:59.999Z.
+    """
+    if not _is_integer(value) or value < 0 or value > MAX_EPOCH_MS:
+        raise ValueError("not an epoch time in milliseconds between 0 and %d" % MAX_EPOCH_MS)
+    if value == 0:
+        return None
+    seconds = int(value) // 1000
+    days, rest = divmod(seconds, 86400)
+    year, month, day = _civil_from_days(days)
+    return "%04d-%02d-%02dT%02d:%02d:%02dZ" % (year, month, day, rest // 3600, rest % 3600 // 60, rest % 60)
+
+
+def _civil_from_days(days):
+    # Howard Hinnant's days-from-civil inverse; avoids datetime's platform strftime quirks.
+    days += 719468
+    era = days // 146097
+    doe = days - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    day = doy - (153 * mp + 2) // 5 + 1
+    month = mp + 3 if mp < 10 else mp - 9
+    return yoe + era * 400 + (1 if month <= 2 else 0), month, day
+
+
+def _read_time(reader, obj, parts, key):
+    value = reader.get(obj, parts, key, "integer")
+    if value is None:
+        return None
+    try:
+        return epoch_ms_to_iso(value)
+    except ValueError as exc:
+        reader.note(list(parts) + [key], "%s, got %s" % (exc, excerpt(value)))
+        return None
+
+
+def _read_duration(reader, obj, parts, key="duration"):
+    value = reader.get(obj, parts, key, "integer")
+    if value is None:
+        return None
+    if value < 0 or value > MAX_DURATION_MS:
+        reader.note(list(parts) + [key], "expected milliseconds between 0 and %d, got %s" % (MAX_DURATION_MS, excerpt(value)))
+        return None
+    return value / 1000.0
+
+
+def _phase_set(phases, default):
+    if phases is None:
+        return frozenset(default)
+    if isinstance(phases, str):
+        return frozenset([phases])
+    try:
+        return frozenset(phase for phase in phases if isinstance(phase, str))
+    except TypeError:
+        return frozenset(default)
+
+
+ITEM_KEYS = ("id", "name", "api_version", "phase", "secondary_phase", "terminal", "completed", "failed",
+             "create_time", "start_time", "duration_seconds", "failure_reason", "details", "schema_errors")
+V1_ITEM_KEYS = ITEM_KEYS[:2] + ("version_id", "status_code") + ITEM_KEYS[2:]
+
+
+def _empty_item(api_version, details):
+    item = dict.fromkeys(V1_ITEM_KEYS if api_version == "v1" else ITEM_KEYS)
+    item.update({"api_version": api_version, "terminal": False, "completed": False, "failed": False,
+                 "details": details, "schema_errors": []})
+    return item
+
+
+def _covered(parts, missing, known_paths):
+    if json_path(parts) in known_paths:
+        return True
+    return missing and json_path(parts[:-1]) in known_paths
+
+
+def _merge_errors(schema_errors, issues):
+    merged = [dict(error) for error in (schema_errors or []) if isinstance(error, dict)]
+    known_paths = set(error.get("path") for error in merged)
+    for parts, message, missing in issues:
+        if not _covered(parts, missing, known_paths):
+            merged.append({"path": json_path(parts), "message": _truncate(message, 300)})
+            known_paths.add(json_path(parts))
+    return merged
+
+
+def _finish(item, phase, fail_on, reader, schema_errors):
+    fail_set = _phase_set(fail_on, DEFAULT_FAIL_ON)
+    item["phase"] = phase
+    item["terminal"] = phase in TERMINAL_PHASES
+    item["completed"] = phase == "Completed"
+    item["failed"] = phase is not None and phase in fail_set
+    item["schema_errors"] = _merge_errors(schema_errors, reader.issues)
+    return item
+
+
+def _wants_reason(phase, fail_on):
+    return phase is not None and (phase in FAILURE_PHASES or phase in _phase_set(fail_on, DEFAULT_FAIL_ON))
+
+
+def _v2_phase(reader, status):
+    phase = reader.get(status, ["status"], "phase", "string", required=True)
+    if phase is not None and phase not in PHASES:
+        reader.note(["status", "phase"], "unknown phase %s (expected one of %s)" % (excerpt(phase), ", ".join(PHASES)))
+        return None
+    return phase
+
+
+def _task_entries(reader, status):
+    tasks = reader.get(status, ["status"], "task_statuses", "array")
+    entries = []
+    for index, entry in enumerate(tasks or []):
+        parts = ["status", "task_statuses", index]
+        if not isinstance(entry, dict):
+            reader.note(parts, "expected object, got %s %s" % (json_type_name(entry), excerpt(entry)))
+            continue
+        entries.append((reader.get(entry, parts, "task", "string"), reader.get(entry, parts, "exit_code", "integer"),
+                        reader.get(entry, parts, "message", "string")))
+    return entries
+
+
+def _task_reason(reader, status):
+    entries = _task_entries(reader, status)
+    failed = [entry for entry in entries if entry[1] not in (None, 0)]
+    if failed:
+        task, code, message = failed[0]
+        reason = "%s exited with code %d" % ("task %s" % task if task else "a task", code)
+        if message:
+            reason += ": " + message
+        if len(failed) > 1:
+            reason += " (and %d more failed task%s)" % (len(failed) - 1, "" if len(failed) == 2 else "s")
+        return reason
+    for task, code, message in entries:
+        if code is None and message:
+            return "%s: %s" % ("task %s" % task if task else "a task", message)
+    return None
+
+
+def _record_reason(reader, status):
+    records = reader.get(status, ["status"], "running_records", "array")
+    fallback = None
+    for index in range(len(records or []) - 1, -1, -1):
+        parts = ["status", "running_records", index]
+        record = records[index]
+        if not isinstance(record, dict):
+            reader.note(parts, "expected object, got %s %s" % (json_type_name(record), excerpt(record)))
+            continue
+        end_reason = reader.get(record, parts, "end_reason", "string")
+        task = reader.get(record, parts, "end_related_task", "string")
+        if end_reason and task:
+            return "run ended: %s (task %s)" % (end_reason, task)
+        if end_reason and fallback is None:
+            fallback = "run ended: %s" % end_reason
+    return fallback
+
+
+def _v2_failure_reason(reader, status, secondary_phase):
+    reason = _task_reason(reader, status) or _record_reason(reader, status)
+    if reason is None and secondary_phase:
+        reason = "secondary phase %s" % secondary_phase
+    return _truncate(reason) if reason else None
+
+
+def normalise_v2(doc, fail_on=DEFAULT_FAIL_ON, schema_errors=None):
+    """Normalise a v2 training-job document into an item (never raises on document content).
+
+    ``schema_errors`` (from ``validate_document``) is copied into the item; problems found
+    while reading are appended unless an error at the same path is already listed.
+    """
+    reader = _Reader()
+    item = _empty_item("v2", doc)
+    if not isinstance(doc, dict):
+        reader.note([], "expected object, got %s %s" % (json_type_name(doc), excerpt(doc)))
+        return _finish(item, None, fail_on, reader, schema_errors)
+    metadata = reader.get(doc, [], "metadata", "object", required=True)
+    status = reader.get(doc, [], "status", "object", required=True)
+    item["id"] = reader.get(metadata, ["metadata"], "id", "string", required=True)
+    item["name"] = reader.get(metadata, ["metadata"], "name", "string")
+    item["create_time"] = _read_time(reader, metadata, ["metadata"], "create_time")
+    phase = _v2_phase(reader, status)
+    item["secondary_phase"] = reader.get(status, ["status"], "secondary_phase", "string")
+    item["start_time"] = _read_time(reader, status, ["status"], "start_time")
+    item["duration_seconds"] = _read_duration(reader, status, ["status"])
+    if _wants_reason(phase, fail_on):
+        item["failure_reason"] = _v2_failure_reason(reader, status, item["secondary_phase"])
+    return _finish(item, phase, fail_on, reader, schema_errors)
+
+
+def _reject_constant(name):
+    raise ValueError("non-standard JSON constant %s" % name)
+
+
+def _parse_metrics(reader, doc):
+    if "model_metric_list" not in doc or doc["model_metric_list"] is None:
+        return None
+    raw = doc["model_metric_list"]
+    if isinstance(raw, (dict, list)):
+        reader.note(["model_metric_list"], "expected a JSON-encoded string, got %s; used as is" % json_type_name(raw))
+        return raw
+    if not isinstance(raw, str):
+        reader.note(["model_metric_list"], "expected a JSON-encoded string, got %s %s" % (json_type_name(raw), excerpt(raw)))
+        return None
+    if not raw.strip():
+        return None
+    try:
+        return json.loads(raw, parse_constant=_reject_constant)
+    except RecursionError:
+        reader.note(["model_metric_list"], "not parsed: the JSON is nested too deeply")
+    except ValueError as exc:
+        reader.note(["model_metric_list"], "not valid JSON: %s" % _truncate(str(exc), 200))
+    return None
+
+
+def _v1_phase(reader, doc):
+    code = reader.get(doc, [], "status", "integer", required=True)
+    if code is None:
+        return None, None
+    if code not in V1_STATUS_PHASES:
+        reader.note(["status"], "unknown v1 status %s (expected 0-22)" % excerpt(code))
+        return None, code
+    return V1_STATUS_PHASES[code], code
+
+
+def normalise_v1(doc, fail_on=DEFAULT_FAIL_ON, schema_errors=None):
+    """Normalise a v1 job-version document into an item (never raises on document content).
+
+    ``details`` is a shallow copy of the document plus ``metrics``: ``model_metric_list``
+    parsed from its JSON string (null when absent, empty or malformed; malformed is reported
+    in ``schema_errors``).  ``secondary_phase`` holds the v1 status name.
+    """
+    reader = _Reader()
+    if not isinstance(doc, dict):
+        item = _empty_item("v1", doc)
+        reader.note([], "expected object, got %s %s" % (json_type_name(doc), excerpt(doc)))
+        return _finish(item, None, fail_on, reader, schema_errors)
+    details = dict(doc)
+    details["metrics"] = _parse_metrics(reader, doc)
+    item = _empty_item("v1", details)
+    item["id"] = reader.get(doc, [], "job_id", "integer", required=True)
+    item["version_id"] = reader.get(doc, [], "version_id", "integer", required=True)
+    item["name"] = reader.get(doc, [], "job_name", "string")
+    phase, code = _v1_phase(reader, doc)
+    item["status_code"] = code
+    item["secondary_phase"] = V1_STATUS_NAMES.get(code)
+    item["create_time"] = _read_time(reader, doc, [], "create_time")
+    item["start_time"] = _read_time(reader, doc, [], "start_time")
+    item["duration_seconds"] = _read_duration(reader, doc, [])
+    if _wants_reason(phase, fail_on):
+        item["failure_reason"] = "v1 status %d (%s)" % (code, V1_STATUS_NAMES[code])
+    return _finish(item, phase, fail_on, reader, schema_errors)
+
+
+def _job_ref(item):
+    if item["api_version"] == "v1" and item["id"] is not None:
+        ref = "job %s version %s" % (item["id"], item["version_id"])
+    else:
+        ref = item["id"]
+    if item["name"]:
+        return "%s (%s)" % (excerpt(item["name"]), ref) if ref is not None else excerpt(item["name"])
+    return ref if ref is not None else "(unidentified)"
+
+
+def build_item(doc, api_version, validate="strict", fail_on=DEFAULT_FAIL_ON, job_ref=None):
+    """Validate and normalise one document into an item.
+
+    ``validate``: ``off`` skips the JSON schema (reading problems are still reported in
+    ``schema_errors``); ``warn`` returns the item with ``schema_errors`` filled; ``strict``
+    raises ``SchemaValidationError`` (carrying ``job_ref``, the errors and the item) when
+    ``schema_errors`` would not be empty.  ``job_ref`` names the job in that error; by default
+    it is derived from the document.  Raises ValueError on a bad ``api_version``/``validate``
+    and ``MissingJsonSchemaError`` when validation is on but jsonschema is not installed.
+    """
+    schema = schema_for(api_version)
+    if validate not in VALIDATE_MODES:
+        raise ValueError("validate must be one of %s, got %s" % (", ".join(VALIDATE_MODES), excerpt(validate)))
+    errors = validate_document(doc, schema) if validate != "off" else None
+    normalise = normalise_v2 if api_version == "v2" else normalise_v1
+    item = normalise(doc, fail_on=fail_on, schema_errors=errors)
+    if validate == "strict" and item["schema_errors"]:
+        ref = job_ref if job_ref is not None else _job_ref(item)
+        raise SchemaValidationError(ref, item["schema_errors"], api_version=api_version, item=item)
+    return item

@@ -1,0 +1,220 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""JSON-schema validation of API documents, with every error reported by JSON path.
+
+``jsonschema`` is optional at import time so that a module can report it with
+``missing_required_lib('jsonschema')`` (``HAS_JSONSCHEMA``/``JSONSCHEMA_IMPORT_ERROR``).
+"""
+
+from __future__ import annotations
+
+import re
+import traceback
+
+try:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
+    from jsonschema.validators import extend as _extend_validator
+except ImportError:
+    HAS_JSONSCHEMA = False
+    JSONSCHEMA_IMPORT_ERROR = traceback.format_exc()
+    Draft202012Validator = None
+    ValidationError = None
+    _extend_validator = None
+else:
+    HAS_JSONSCHEMA = True
+    JSONSCHEMA_IMPORT_ERROR = None
+
+EXCERPT_CHARS = 60
+MAX_KEY_CHARS = 64
+MAX_MESSAGE_CHARS = 300
+STR_ERRORS_SHOWN = 10
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_JSON_TYPE_NAMES = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"),
+                    (list, "array"), (tuple, "array"), (dict, "object"))
+
+
+class MissingJsonSchemaError(RuntimeError):
+    """Validation was asked for but the ``jsonschema`` library is not importable."""
+
+
+class SchemaValidationError(Exception):
+    """A document broke its JSON schema while ``validate=strict``.
+
+    ``job_ref`` names the job (id, name or v1 job/version), ``errors`` is the full list of
+    ``{path, message}``, ``api_version`` says which schema was used and ``item`` (when given)
+    is the normalised item, so a caller can still report the job's last state.  ``str()`` is
+    bounded: it lists the first few errors and counts the rest.
+    """
+
+    def __init__(self, job_ref, errors, api_version=None, item=None):
+        self.job_ref = job_ref
+        self.errors = list(errors)
+        self.api_version = api_version
+        self.item = item
+        super().__init__(self._summary())
+
+    def _summary(self):
+        schema = "the %s schema" % self.api_version if self.api_version else "its schema"
+        head = "training job %s: the response does not match %s (%d error%s)" % (
+            _truncate(str(self.job_ref), 200), schema, len(self.errors), "" if len(self.errors) == 1 else "s")
+        shown = ["%s: %s" % (e.get("path"), _truncate(str(e.get("message")), 160)) for e in self.errors[:STR_ERRORS_SHOWN]]
+        rest = len(self.errors) - len(shown)
+        if rest > 0:
+            shown.append("... and %d more" % rest)
+        return head + ": " + "; ".join(shown) if shown else head
+
+
+def _truncate(text, limit):
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def json_type_name(value):
+    """Return the JSON type name of a Python value (``null``, ``string``, ...)."""
+    if value is None:
+        return "null"
+    for python_type, name in _JSON_TYPE_NAMES:
+        if isinstance(value, python_type):
+            return name
+    return type(value).__name__
+
+
+def excerpt(value, limit=EXCERPT_CHARS):
+    """Return a short, bounded description of a value for error messages.
+
+    Containers are described rather than printed: their repr can be huge or nested deeper
+    than the recursion limit.  Very large integers are described by size because ``repr``
+    of an int over 4300 digits raises ``ValueError`` on recent Pythons.
+    """
+    if value is None or isinstance(value, bool):
+        return "null" if value is None else ("true" if value else "false")
+    if isinstance(value, int):
+        return repr(value) if value.bit_length() <= 128 else "an integer of %d bits" % value.bit_length()
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, str):
+        if len(value) <= limit:
+            return repr(value)
+        return "%s... (%d characters)" % (repr(value[:limit]), len(value))
+    if isinstance(value, dict):
+        return "an object with %d key%s" % (len(value), "" if len(value) == 1 else "s")
+    if isinstance(value, (list, tuple)):
+        return "an array of %d item%s" % (len(value), "" if len(value) == 1 else "s")
+    return "a value of type %s" % type(value).__name__
+
+
+def _path_key(key):
+    if isinstance(key, int) and not isinstance(key, bool):
+        return "[%d]" % key
+    text = str(key)
+    if _IDENTIFIER.match(text):
+        return "." + text
+    text = _truncate(text, MAX_KEY_CHARS)
+    return "['%s']" % text.replace("\\", "\\\\").replace("'", "\\'")
+
+
+def json_path(parts):
+    """Render path parts (keys and indexes) as ``$.a.b[0]['odd key']``."""
+    return "$" + "".join(_path_key(part) for part in parts)
+
+
+def _path_sort_key(parts):
+    return tuple((0, part, "") if isinstance(part, int) and not isinstance(part, bool) else (1, 0, str(part))
+                 for part in parts)
+
+
+# The stock keyword implementations build their message with repr(instance) eagerly; these
+# replacements keep messages short for huge or deeply nested values.
+def _type_keyword(validator, types, instance, schema):
+    types = types if isinstance(types, list) else [types]
+    if not any(validator.is_type(instance, name) for name in types):
+        yield ValidationError("%s is not of type %s" % (excerpt(instance), ", ".join(repr(t) for t in types)))
+
+
+def _enum_keyword(validator, enums, instance, schema):
+    for allowed in enums:
+        # bool is an int in Python; JSON keeps them apart (true is not 1).
+        if isinstance(allowed, bool) == isinstance(instance, bool) and allowed == instance:
+            return
+    shown = ", ".join(excerpt(each, 20) for each in enums[:30])
+    yield ValidationError("%s is not one of [%s%s]" % (excerpt(instance), shown, ", ..." if len(enums) > 30 else ""))
+
+
+def _minimum_keyword(validator, minimum, instance, schema):
+    if validator.is_type(instance, "number") and instance < minimum:
+        yield ValidationError("%s is less than the minimum of %r" % (excerpt(instance), minimum))
+
+
+def _maximum_keyword(validator, maximum, instance, schema):
+    if validator.is_type(instance, "number") and instance > maximum:
+        yield ValidationError("%s is greater than the maximum of %r" % (excerpt(instance), maximum))
+
+
+def _bounded_validator_class():
+    return _extend_validator(Draft202012Validator, validators={
+        "type": _type_keyword,
+        "enum": _enum_keyword,
+        "minimum": _minimum_keyword,
+        "maximum": _maximum_keyword,
+    })
+
+
+_VALIDATOR_CLASS = []
+_VALIDATOR_CACHE = {}
+
+
+def get_validator(schema):
+    """Return the compiled validator of ``schema``, built once per process.
+
+    Keyed by object identity (the schema is kept alive in the cache, so the id cannot be
+    reused by another object).
+    """
+    if not HAS_JSONSCHEMA:
+        raise MissingJsonSchemaError("the jsonschema Python library is required to validate responses; "
+                                     "install it or set validate=off")
+    cached = _VALIDATOR_CACHE.get(id(schema))
+    if cached is not None and cached[0] is schema:
+        return cached[1]
+    if not _VALIDATOR_CLASS:
+        _VALIDATOR_CLASS.append(_bounded_validator_class())
+    validator = _VALIDATOR_CLASS[0](schema)
+    _VALIDATOR_CACHE[id(schema)] = (schema, validator)
+    return validator
+
+
+def _leaf_errors(error):
+    # A failed $ref/anyOf reports its causes in ``context``; the leaves name the exact path.
+    if error.context:
+        for child in error.context:
+            for leaf in _leaf_errors(child):
+                yield leaf
+    else:
+        yield error
+
+
+def validate_document(doc, schema):
+    """Validate ``doc`` against ``schema`` and return every error.
+
+    Returns a list of ``{"path": "$.status.phase", "message": "..."}`` sorted by path (array
+    indexes numerically), then message; an empty list means valid.  Messages quote at most a
+    short excerpt of the offending value.  Raises ``MissingJsonSchemaError`` when jsonschema
+    is not installed.
+    """
+    validator = get_validator(schema)
+    found = []
+    try:
+        for error in validator.iter_errors(doc):
+            for leaf in _leaf_errors(error):
+                parts = list(leaf.absolute_path)
+                found.append((_path_sort_key(parts), json_path(parts), _truncate(leaf.message, MAX_MESSAGE_CHARS)))
+    except RecursionError:
+        found.append(((), "$", "the document is nested too deeply to validate"))
+    found.sort(key=lambda entry: (entry[0], entry[2]))
+    seen = set()
+    unique = []
+    for _sort_key, path, message in found:
+        if (path, message) not in seen:
+            seen.add((path, message))
+            unique.append({"path": path, "message": message})
+    return unique
