@@ -260,15 +260,15 @@ class WaitResult:
         if self.outcome == OUTCOME_TIMEOUT:
             head = 'timed out after %s (wait_timeout %s) waiting for %s' % (waited, self.timeout, targets)
         elif self.outcome == OUTCOME_FAILED:
-            head = 'stopped waiting for %s after %s: a training job can no longer get there' % (targets, waited)
+            head = 'stopped waiting for %s after %s' % (targets, waited)
         else:
             head = 'stopped waiting for %s after %s on an error' % (targets, waited)
-        head += '; %d of %d training job%s not in %s' % (len(keys), total, '' if total == 1 else 's', targets)
+        head += ', %d of %d training job%s not %s' % (len(keys), total, '' if total == 1 else 's', ' or '.join(self.wait_for))
         shown = keys if limit is None else keys[:limit]
-        parts = [head] + [self.job_message(key) for key in shown]
+        parts = [self.job_message(key) for key in shown]
         if len(shown) < len(keys):
             parts.append('and %d more' % (len(keys) - len(shown),))
-        return '; '.join(parts)
+        return head + ': ' + '; '.join(parts)
 
     def observe(self, key, observation, elapsed, stamp, judged):
         """Record one observation of ``key`` with its verdict ``judged`` = ``(verdict, reason)``."""
@@ -285,13 +285,20 @@ class WaitResult:
             self.failures[key] = reason
 
 
+def _result_for(results, key):
+    value = results.get(key)
+    if isinstance(value, (dict, BaseException)):
+        return value
+    return MissingResult('poll returned no result for this job')
+
+
 def _poll_safely(poll, keys, deadline):
     try:
         results = poll(list(keys), deadline)
     except Exception as exc:
         # A poll that fails as a whole fails for each job, so the usual error rules apply.
         return dict((key, exc) for key in keys)
-    return dict((key, results[key] if key in results else MissingResult('poll returned no result for this job')) for key in keys)
+    return dict((key, _result_for(results, key)) for key in keys)
 
 
 def _counts_as_poll(observation):
@@ -332,7 +339,7 @@ def wait_for_jobs(keys, poll, wait_for, fail_on, timeout, sleep, sleep_max, cloc
     while True:
         round_deadline = None if last_round else deadline
         if first_round:
-            observations = dict((key, initial[key]) for key in pending if key in initial)
+            observations = dict((key, _result_for(initial, key)) for key in pending if key in initial)
             missing = [key for key in pending if key not in initial]
             if missing:
                 observations.update(_poll_safely(poll, missing, round_deadline))
