@@ -109,6 +109,12 @@ def nap_length(interval, now, deadline):
     return max(0.0, min(interval, deadline - now))
 
 
+def _flag(exc, name):
+    # A method where a property was meant would otherwise read as true and tolerate every error.
+    value = getattr(exc, name, False)
+    return bool(value) and not callable(value)
+
+
 def judge(observation, poll_number, wait_for, fail_on, terminal_phases=TERMINAL_PHASES, not_found_tolerance=DEFAULT_NOT_FOUND_TOLERANCE):
     """Classify one job's latest observation; return ``(verdict, reason)``.
 
@@ -116,11 +122,11 @@ def judge(observation, poll_number, wait_for, fail_on, terminal_phases=TERMINAL_
     job's polls so far, this one included. ``reason`` is a short text for ending verdicts, else None.
     """
     if isinstance(observation, BaseException):
-        if getattr(observation, 'not_found', False):
+        if _flag(observation, 'not_found'):
             if poll_number <= not_found_tolerance:
                 return JOB_TOLERATED, None
             return JOB_FATAL, 'not found after %d poll%s: %s' % (poll_number, '' if poll_number == 1 else 's', observation)
-        if getattr(observation, 'transient', False):
+        if _flag(observation, 'transient'):
             return JOB_TOLERATED, None
         return JOB_FATAL, str(observation)
     phase = observation.get('phase')
@@ -303,7 +309,7 @@ def _poll_safely(poll, keys, deadline):
 
 def _counts_as_poll(observation):
     # A request the fan-out never sent (deadline already passed) or never answered is not a GET.
-    return not (getattr(observation, 'not_sent', False) or isinstance(observation, MissingResult))
+    return not (_flag(observation, 'not_sent') or isinstance(observation, MissingResult))
 
 
 def wait_for_jobs(keys, poll, wait_for, fail_on, timeout, sleep, sleep_max, clock=time.monotonic, sleeper=time.sleep,

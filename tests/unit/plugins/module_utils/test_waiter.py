@@ -657,6 +657,29 @@ def test_judge():
     assert judge(ValueError('v'), 1, ok, bad) == (JOB_FATAL, 'v')
 
 
+def test_error_flags_must_be_values_not_methods():
+    class MethodNotProperty(Exception):
+        def not_found(self):
+            return True
+
+        def transient(self):
+            return True
+
+    assert judge(MethodNotProperty('x'), 1, ['Completed'], []) == (JOB_FATAL, 'x')
+
+
+def test_the_clients_error_type_is_classified():
+    errors = pytest.importorskip('ansible_collections.modelarts.training.plugins.module_utils.errors')
+    gone = errors.ModelArtsError('get training job a: HTTP 404', status=404)
+    busy = errors.ModelArtsError('get training job a: HTTP 503', status=503, transient=True)
+    denied = errors.ModelArtsError('get training job a: HTTP 403', status=403)
+
+    assert judge(gone, 1, ['Completed'], []) == (JOB_TOLERATED, None)
+    assert judge(gone, 4, ['Completed'], [])[0] == JOB_FATAL
+    assert judge(busy, 50, ['Completed'], []) == (JOB_TOLERATED, None)
+    assert judge(denied, 1, ['Completed'], []) == (JOB_FATAL, 'get training job a: HTTP 403')
+
+
 def test_wait_outcome():
     assert wait_outcome({'a': JOB_DONE, 'b': JOB_DONE}) == OUTCOME_SATISFIED
     assert wait_outcome({'a': JOB_DONE, 'b': JOB_WAITING}) is None
