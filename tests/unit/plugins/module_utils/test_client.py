@@ -103,7 +103,9 @@ def test_retry_after_http_date():
     assert parse_retry_after("-3") == 0.0
 
 
-@pytest.mark.parametrize("status,code", [(400, "ModelArts.0101"), (401, "APIG.0301"), (403, "ModelArts.2784"), (404, "ModelArts.2786"), (409, "ModelArts.2796")])
+@pytest.mark.parametrize("status,code", [
+    (400, "ModelArts.0101"), (401, "APIG.0301"), (403, "ModelArts.2784"), (404, "ModelArts.2786"), (409, "ModelArts.2796"),
+])
 def test_other_4xx_are_not_retried(status, code):
     session = FakeSession(FakeResponse(status, {"error_code": code, "error_msg": "nope"}, {"X-Request-Id": "rid-9"}))
     client, clock = make(session)

@@ -1,0 +1,285 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Connection and authentication options, in a module flavour and a plugin flavour (env and vars)."""
+
+from __future__ import annotations
+
+
+class ModuleDocFragment(object):
+    """Use as C(modelarts.training.connection) in modules and C(modelarts.training.connection.plugins) in lookups."""
+
+    # Module flavour: the environment variables are read through env_fallback.
+    DOCUMENTATION = r"""
+options:
+  region:
+    description:
+      - Huawei Cloud region, for example C(cn-north-4).
+      - Derives the default O(endpoint) and O(iam_endpoint), and names the project looked up when O(project_id) is not set.
+      - If not set, the value of the E(HUAWEICLOUD_SDK_REGION) environment variable is used.
+    type: str
+  project_id:
+    description:
+      - ID of the project that owns the training jobs.
+      - When absent it is resolved from O(region) through IAM (C(GET /v3/projects?name=<region>)); the task fails
+        when no project or several projects match.
+      - If not set, the value of the E(HUAWEICLOUD_SDK_PROJECT_ID) environment variable is used.
+    type: str
+  access_key:
+    description:
+      - Access key ID for AK/SK request signing (C(SDK-HMAC-SHA256)). Needs O(secret_key).
+      - Exactly one credential kind may be set per task; AK/SK, O(auth_token), or O(username)/O(password)/O(domain_name).
+      - If not set, the value of the E(HUAWEICLOUD_SDK_AK) environment variable is used.
+    type: str
+  secret_key:
+    description:
+      - Secret access key for AK/SK request signing. Never logged nor shown.
+      - If not set, the value of the E(HUAWEICLOUD_SDK_SK) environment variable is used.
+    type: str
+  security_token:
+    description:
+      - Security token of temporary AK/SK credentials; sent as a signed C(X-Security-Token) header.
+      - If not set, the value of the E(HUAWEICLOUD_SDK_SECURITY_TOKEN) environment variable is used.
+    type: str
+  auth_token:
+    description:
+      - A pre-issued IAM token, sent as C(X-Auth-Token). It is not renewed; an expired token fails the task.
+      - If not set, the value of the E(HUAWEICLOUD_SDK_AUTH_TOKEN) environment variable is used.
+    type: str
+  username:
+    description:
+      - IAM user name for password authentication (C(POST /v3/auth/tokens)); needs O(password) and O(domain_name).
+      - The token is reused until shortly before it expires and renewed once when the service refuses it.
+      - If not set, the value of the E(HUAWEICLOUD_USERNAME) environment variable is used.
+    type: str
+  password:
+    description:
+      - IAM user password for password authentication.
+      - If not set, the value of the E(HUAWEICLOUD_PASSWORD) environment variable is used.
+    type: str
+  domain_name:
+    description:
+      - IAM account (domain) name of O(username).
+      - If not set, the value of the E(HUAWEICLOUD_DOMAIN_NAME) environment variable is used.
+    type: str
+  endpoint:
+    description:
+      - ModelArts endpoint URL. Defaults to C(https://modelarts.<region>.myhuaweicloud.com).
+      - If not set, the value of the E(HUAWEICLOUD_MODELARTS_ENDPOINT) environment variable is used.
+    type: str
+  iam_endpoint:
+    description:
+      - IAM endpoint URL. Defaults to C(https://iam.<region>.myhuaweicloud.com).
+      - If not set, the value of the E(HUAWEICLOUD_SDK_IAM_ENDPOINT) environment variable is used.
+    type: str
+  validate_certs:
+    description:
+      - Whether to verify the TLS certificates of the endpoints. Only turn this off for testing.
+      - If not set, the value of the E(HUAWEICLOUD_VALIDATE_CERTS) environment variable is used.
+    type: bool
+    default: true
+  ca_bundle:
+    description:
+      - PEM file of the certificate authorities to trust.
+      - Wins over E(REQUESTS_CA_BUNDLE) and E(CURL_CA_BUNDLE).
+      - If not set, the value of the E(HUAWEICLOUD_CA_BUNDLE) environment variable is used.
+    type: path
+  proxy:
+    description:
+      - Proxy URL for all requests, for example C(http://proxy.example.com:3128).
+      - When not set, the standard E(HTTPS_PROXY), E(HTTP_PROXY) and E(NO_PROXY) environment variables are honoured.
+    type: str
+  connect_timeout:
+    description:
+      - Seconds to wait for a connection to be established.
+    type: float
+    default: 10
+  request_timeout:
+    description:
+      - Seconds to wait for a response once connected.
+    type: float
+    default: 30
+  backoff_retries:
+    description:
+      - How many times a request is retried after HTTP 429, 500, 502, 503, 504, a connection error, a timeout or an unreadable answer.
+      - Other errors are never retried. Retries never run past the task's deadline.
+    type: int
+    default: 4
+  backoff_delay:
+    description:
+      - Base delay in seconds of the full-jitter exponential backoff; the delay before retry N is random between 0 and
+        O(backoff_delay) * 2^N, capped by O(backoff_max_delay). A C(Retry-After) header from the service is used instead when present.
+    type: float
+    default: 1
+  backoff_max_delay:
+    description:
+      - Upper bound in seconds of one backoff delay.
+    type: float
+    default: 30
+notes:
+  - Credentials are checked before any request is sent; conflicting or incomplete credentials fail the task and name the options
+    and environment variables involved.
+  - Secrets (O(secret_key), O(security_token), O(auth_token), O(password) and tokens obtained from IAM) never appear in results,
+    error messages or logs.
+requirements:
+  - requests
+"""
+
+    # Plugin flavour: lookups read options from keywords, environment variables and inventory variables.
+    PLUGINS = r"""
+options:
+  region:
+    description:
+      - Huawei Cloud region, for example C(cn-north-4).
+      - Derives the default O(endpoint) and O(iam_endpoint), and names the project looked up when O(project_id) is not set.
+    type: str
+    env:
+      - name: HUAWEICLOUD_SDK_REGION
+    vars:
+      - name: modelarts_region
+  project_id:
+    description:
+      - ID of the project that owns the training jobs.
+      - When absent it is resolved from O(region) through IAM; the lookup fails when no project or several projects match.
+    type: str
+    env:
+      - name: HUAWEICLOUD_SDK_PROJECT_ID
+    vars:
+      - name: modelarts_project_id
+  access_key:
+    description:
+      - Access key ID for AK/SK request signing (C(SDK-HMAC-SHA256)). Needs O(secret_key).
+      - Exactly one credential kind may be set; AK/SK, O(auth_token), or O(username)/O(password)/O(domain_name).
+    type: str
+    env:
+      - name: HUAWEICLOUD_SDK_AK
+    vars:
+      - name: modelarts_access_key
+  secret_key:
+    description:
+      - Secret access key for AK/SK request signing. Never logged nor shown.
+    type: str
+    env:
+      - name: HUAWEICLOUD_SDK_SK
+    vars:
+      - name: modelarts_secret_key
+  security_token:
+    description:
+      - Security token of temporary AK/SK credentials; sent as a signed C(X-Security-Token) header.
+    type: str
+    env:
+      - name: HUAWEICLOUD_SDK_SECURITY_TOKEN
+    vars:
+      - name: modelarts_security_token
+  auth_token:
+    description:
+      - A pre-issued IAM token, sent as C(X-Auth-Token). It is not renewed.
+    type: str
+    env:
+      - name: HUAWEICLOUD_SDK_AUTH_TOKEN
+    vars:
+      - name: modelarts_auth_token
+  username:
+    description:
+      - IAM user name for password authentication; needs O(password) and O(domain_name).
+    type: str
+    env:
+      - name: HUAWEICLOUD_USERNAME
+    vars:
+      - name: modelarts_username
+  password:
+    description:
+      - IAM user password for password authentication.
+    type: str
+    env:
+      - name: HUAWEICLOUD_PASSWORD
+    vars:
+      - name: modelarts_password
+  domain_name:
+    description:
+      - IAM account (domain) name of O(username).
+    type: str
+    env:
+      - name: HUAWEICLOUD_DOMAIN_NAME
+    vars:
+      - name: modelarts_domain_name
+  endpoint:
+    description:
+      - ModelArts endpoint URL. Defaults to C(https://modelarts.<region>.myhuaweicloud.com).
+    type: str
+    env:
+      - name: HUAWEICLOUD_MODELARTS_ENDPOINT
+    vars:
+      - name: modelarts_endpoint
+  iam_endpoint:
+    description:
+      - IAM endpoint URL. Defaults to C(https://iam.<region>.myhuaweicloud.com).
+    type: str
+    env:
+      - name: HUAWEICLOUD_SDK_IAM_ENDPOINT
+    vars:
+      - name: modelarts_iam_endpoint
+  validate_certs:
+    description:
+      - Whether to verify the TLS certificates of the endpoints. Only turn this off for testing.
+    type: bool
+    default: true
+    env:
+      - name: HUAWEICLOUD_VALIDATE_CERTS
+    vars:
+      - name: modelarts_validate_certs
+  ca_bundle:
+    description:
+      - PEM file of the certificate authorities to trust. Wins over E(REQUESTS_CA_BUNDLE) and E(CURL_CA_BUNDLE).
+    type: path
+    env:
+      - name: HUAWEICLOUD_CA_BUNDLE
+    vars:
+      - name: modelarts_ca_bundle
+  proxy:
+    description:
+      - Proxy URL for all requests. When not set, E(HTTPS_PROXY), E(HTTP_PROXY) and E(NO_PROXY) are honoured.
+    type: str
+    vars:
+      - name: modelarts_proxy
+  connect_timeout:
+    description:
+      - Seconds to wait for a connection to be established.
+    type: float
+    default: 10
+    vars:
+      - name: modelarts_connect_timeout
+  request_timeout:
+    description:
+      - Seconds to wait for a response once connected.
+    type: float
+    default: 30
+    vars:
+      - name: modelarts_request_timeout
+  backoff_retries:
+    description:
+      - How many times a request is retried after HTTP 429, 500, 502, 503, 504, a connection error, a timeout or an unreadable answer.
+    type: int
+    default: 4
+    vars:
+      - name: modelarts_backoff_retries
+  backoff_delay:
+    description:
+      - Base delay in seconds of the full-jitter exponential backoff; a C(Retry-After) header from the service is used instead when present.
+    type: float
+    default: 1
+    vars:
+      - name: modelarts_backoff_delay
+  backoff_max_delay:
+    description:
+      - Upper bound in seconds of one backoff delay.
+    type: float
+    default: 30
+    vars:
+      - name: modelarts_backoff_max_delay
+notes:
+  - Credentials are checked before any request is sent; conflicting or incomplete credentials fail and name the options and
+    environment variables involved.
+  - Secrets never appear in results, error messages or logs.
+requirements:
+  - requests
+"""
