@@ -21,7 +21,8 @@ DEFAULT_BACKOFF_MAX_DELAY = 30.0
 CONNECTION_OPTIONS = {
     "region": ({"type": "str"}, "HUAWEICLOUD_SDK_REGION"),
     "project_id": ({"type": "str"}, "HUAWEICLOUD_SDK_PROJECT_ID"),
-    "access_key": ({"type": "str"}, "HUAWEICLOUD_SDK_AK"),
+    # An access key id is an identifier, not a secret; no_log=False says so explicitly.
+    "access_key": ({"type": "str", "no_log": False}, "HUAWEICLOUD_SDK_AK"),
     "secret_key": ({"type": "str", "no_log": True}, "HUAWEICLOUD_SDK_SK"),
     "security_token": ({"type": "str", "no_log": True}, "HUAWEICLOUD_SDK_SECURITY_TOKEN"),
     "auth_token": ({"type": "str", "no_log": True}, "HUAWEICLOUD_SDK_AUTH_TOKEN"),

@@ -1,0 +1,443 @@
+#!/usr/bin/python
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: modelarts_training_job_info
+short_description: Get Huawei Cloud ModelArts training jobs, validated and normalised, and optionally wait for them
+version_added: 0.1.0
+description:
+  - Returns the details of ModelArts training jobs from the v2 API (C(GET /v2/{project_id}/training-jobs/{id})) or of a
+    legacy v1 job version (C(GET /v1/{project_id}/training-jobs/{job_id}/versions/{version_id})).
+  - Every response is checked against a JSON schema (see O(validate)) and normalised into the same item shape for v2 and
+    v1, so a playbook can trust C(phase), C(completed) and C(failure_reason).
+  - With O(wait=true) it polls until every job is in a O(wait_for) phase, failing at once when any job reaches a O(fail_on)
+    phase, or when the single deadline O(wait_timeout) passes.
+  - Many jobs are fetched and polled concurrently over one HTTP session.
+  - This module never changes anything in the cloud.
+  - "Legacy v1 integer statuses are mapped onto v2 phases as follows (C(status_code) keeps the integer):"
+  - C(0) UNKNOWN -> C(Abnormal), the service lost track of the job; never success.
+  - C(1) INIT, C(2) IMAGE_CREATING, C(4) SUBMIT_TRYING, C(18) CHECK_INIT, C(19) CHECK_RUNNING -> C(Creating).
+  - C(3) IMAGE_FAILED, C(5) SUBMIT_FAILED, C(11) FAILED, C(16) SUBMIT_MODEL_FAILED, C(17) DEPLOY_SERVICE_FAILED,
+    C(21) CHECK_FAILED, C(22) MOUNT_FAILED -> C(Failed).
+  - C(6) DELETE_FAILED, C(14) LOST -> C(Abnormal).
+  - C(7) WAITING, C(20) CHECK_RUNNING_COMPLETED -> C(Pending) (a finished pre-run check is not a finished training).
+  - C(8) RUNNING, C(15) SCALING -> C(Running).
+  - C(9) KILLING -> C(Terminating).
+  - C(10) COMPLETED -> C(Completed), the only v1 status that counts as success.
+  - C(12) KILLED, C(13) CANCELED -> C(Terminated).
+  - A v1 status outside 0-22 gives a null C(phase) and a schema error; it never counts as completed.
+author:
+  - modelarts.training contributors (@modelarts-training)
+options:
+  training_job_id:
+    description:
+      - ID of one v2 training job.
+      - Exactly one of O(training_job_id), O(training_job_ids), O(name) or O(job_id) with O(version_id) is required.
+    type: str
+  training_job_ids:
+    description:
+      - IDs of several v2 training jobs, fetched and polled concurrently. Duplicates are queried once.
+    type: list
+    elements: str
+  name:
+    description:
+      - Name of v2 training jobs, matched exactly (the list API is searched page by page).
+      - Returns an empty C(training_jobs) list when no job has this name.
+    type: str
+  job_id:
+    description:
+      - ID of a legacy v1 training job; needs O(version_id).
+    type: int
+  version_id:
+    description:
+      - ID of the version of the legacy v1 training job O(job_id).
+    type: int
+  validate:
+    description:
+      - How to treat a response that does not match the API's JSON schema.
+      - V(strict) fails the task, naming each JSON path; V(warn) returns the jobs with C(schema_errors) and issues warnings;
+        V(off) skips the schema (problems met while normalising are still listed in C(schema_errors)).
+    type: str
+    choices: [strict, warn, 'off']
+    default: strict
+  wait:
+    description:
+      - Poll until every job is in a O(wait_for) phase, any job reaches a O(fail_on) phase, or O(wait_timeout) passes.
+      - While waiting, transient errors (throttling, 5xx, timeouts) and a job not found on its first three polls (as
+        right after creation) are tolerated.
+    type: bool
+    default: false
+  wait_for:
+    description:
+      - Phases that end the wait successfully.
+      - A job in a final phase that is in neither O(wait_for) nor O(fail_on) also ends the wait with a failure, as it can
+        never reach O(wait_for).
+    type: list
+    elements: str
+    choices: [Creating, Pending, Running, Failed, Completed, Terminating, Terminated, Abnormal]
+    default: [Completed]
+  fail_on:
+    description:
+      - Phases that end the wait at once with a failure. Also sets each item's C(failed) flag.
+    type: list
+    elements: str
+    choices: [Creating, Pending, Running, Failed, Completed, Terminating, Terminated, Abnormal]
+    default: [Failed, Abnormal, Terminated]
+  wait_timeout:
+    description:
+      - Seconds to wait; one deadline for the whole task, shared by all jobs. V(0) looks once without sleeping.
+    type: int
+    default: 3600
+  wait_sleep:
+    description:
+      - Seconds before the first re-poll. The interval grows by half each time up to O(wait_sleep_max).
+    type: float
+    default: 5
+  wait_sleep_max:
+    description:
+      - Longest interval between two polls, in seconds.
+    type: float
+    default: 60
+  max_concurrency:
+    description:
+      - How many requests run in parallel when several jobs are asked for.
+    type: int
+    default: 16
+extends_documentation_fragment:
+  - modelarts.training.connection
+attributes:
+  check_mode:
+    description: Can run in check mode and return the changed status prediction without modifying the target.
+    support: full
+    details:
+      - The module only reads, so check mode runs it in full, waiting included, and the result is the real one.
+        To skip the wait in a dry run, set O(wait) to V("{{ not ansible_check_mode }}").
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
+    support: none
+  action_group:
+    description: Use C(group/modelarts.training.modelarts) in C(module_defaults) to set defaults for this module.
+    support: full
+    membership:
+      - modelarts.training.modelarts
+  platform:
+    description: Target OS/families that can be operated against.
+    support: full
+    platforms: posix
+seealso:
+  - plugin: modelarts.training.training_job
+    plugin_type: lookup
+  - module: ansible.builtin.uri
+    description: What this module replaces - hand-signed requests in an C(until) loop.
+notes:
+  - On a O(fail_on) phase, a timeout, or an error, the task fails; C(msg) names each job that is not done (id, name,
+    phase and failure reason, or the last phase seen and the time waited), and C(training_jobs) still holds every job's
+    last state.
+  - A missing job (HTTP 404, or HTTP 400 with C(ModelArts.2775)) fails the task with the id, the error code and the request id.
+"""
+
+EXAMPLES = r"""
+- name: Get one training job
+  modelarts.training.modelarts_training_job_info:
+    region: cn-north-4
+    training_job_id: 3f7a1c2e-9b4d-4e8a-a1b2-c3d4e5f60718
+  register: job
+
+- name: Wait until two jobs are Completed, failing fast on Failed, Abnormal or Terminated
+  modelarts.training.modelarts_training_job_info:
+    training_job_ids:
+      - 3f7a1c2e-9b4d-4e8a-a1b2-c3d4e5f60718
+      - 6b2d9e0f-1a2b-4c3d-8e9f-0a1b2c3d4e5f
+    wait: true
+    wait_timeout: 7200
+  register: jobs
+
+- name: Set connection options once for every module of the collection
+  module_defaults:
+    group/modelarts.training.modelarts:
+      region: cn-north-4
+      access_key: "{{ vault_huaweicloud_ak }}"
+      secret_key: "{{ vault_huaweicloud_sk }}"
+  block:
+    - name: Find the jobs called nightly-resnet50
+      modelarts.training.modelarts_training_job_info:
+        name: nightly-resnet50
+      register: nightly
+
+    - name: Show their phases
+      ansible.builtin.debug:
+        msg: "{{ nightly.training_jobs | map(attribute='phase') }}"
+
+- name: A legacy v1 job version
+  modelarts.training.modelarts_training_job_info:
+    job_id: 10
+    version_id: 2
+  register: legacy
+
+- name: Accept responses that drifted from the documented schema, with warnings
+  modelarts.training.modelarts_training_job_info:
+    training_job_id: 3f7a1c2e-9b4d-4e8a-a1b2-c3d4e5f60718
+    validate: warn
+"""
+
+RETURN = r"""
+training_jobs:
+  description:
+    - One item per job, in the order asked (for O(name), newest first). Empty when O(name) matches nothing.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    id:
+      description: The v2 C(metadata.id), or the v1 C(job_id).
+      type: raw
+      returned: always
+      sample: 3f7a1c2e-9b4d-4e8a-a1b2-c3d4e5f60718
+    name:
+      description: The v2 C(metadata.name), or the v1 C(job_name).
+      type: str
+      returned: always
+      sample: nightly-resnet50
+    version_id:
+      description: The v1 version id.
+      type: int
+      returned: for v1 jobs
+      sample: 2
+    api_version:
+      description: Which API the item comes from.
+      type: str
+      returned: always
+      sample: v2
+    phase:
+      description:
+        - One of C(Creating), C(Pending), C(Running), C(Failed), C(Completed), C(Terminating), C(Terminated), C(Abnormal).
+        - Null when the response holds no readable phase (then C(schema_errors) says why).
+      type: str
+      returned: always
+      sample: Completed
+    status_code:
+      description: The v1 integer status the phase was mapped from.
+      type: int
+      returned: for v1 jobs
+      sample: 10
+    secondary_phase:
+      description: The v2 C(status.secondary_phase), informational only.
+      type: str
+      returned: always
+      sample: Completed
+    terminal:
+      description: Whether the phase is final (C(Completed), C(Failed), C(Terminated) or C(Abnormal)).
+      type: bool
+      returned: always
+      sample: true
+    completed:
+      description: Whether the phase is C(Completed).
+      type: bool
+      returned: always
+      sample: true
+    failed:
+      description: Whether the phase is in O(fail_on).
+      type: bool
+      returned: always
+      sample: false
+    create_time:
+      description: Creation time, ISO 8601 UTC (the API gives epoch milliseconds).
+      type: str
+      returned: always
+      sample: "2024-05-01T12:34:56Z"
+    start_time:
+      description: Start time, ISO 8601 UTC, or null before the job started.
+      type: str
+      returned: always
+      sample: "2024-05-01T12:40:00Z"
+    duration_seconds:
+      description: Run time in seconds, or null.
+      type: float
+      returned: always
+      sample: 3600.5
+    failure_reason:
+      description:
+        - For jobs in a O(fail_on) phase, C(Failed) or C(Abnormal), the most specific reason the response holds (a task's
+          exit code and message, a running record's end reason, the secondary phase); otherwise null.
+      type: str
+      returned: always
+      sample: "task worker-0 exited with code 137: OOMKilled"
+    details:
+      description:
+        - The API document exactly as returned. For v1, C(model_metric_list) is additionally parsed into C(metrics).
+      type: dict
+      returned: always
+      sample: {"kind": "job", "metadata": {"id": "3f7a1c2e-9b4d-4e8a-a1b2-c3d4e5f60718", "name": "nightly-resnet50"},
+               "status": {"phase": "Completed", "secondary_phase": "Completed", "duration": 3600500}}
+    schema_errors:
+      description: Where the response breaks its JSON schema, as C(path) (a JSON path such as C($.status.phase)) and C(message).
+      type: list
+      elements: dict
+      returned: always
+      sample: []
+    waited_seconds:
+      description: Seconds from the start of the task to this job's last observation.
+      type: float
+      returned: when O(wait=true)
+      sample: 125.2
+    polls:
+      description: How many times this job was requested.
+      type: int
+      returned: when O(wait=true)
+      sample: 9
+    phase_history:
+      description: The phase changes seen, the first observation included, each with its ISO 8601 UTC time C(at).
+      type: list
+      elements: dict
+      returned: when O(wait=true)
+      sample: [{"phase": "Running", "at": "2024-05-01T12:40:03Z"}, {"phase": "Completed", "at": "2024-05-01T13:40:10Z"}]
+    error:
+      description: Why a job could not be read at all (then most other keys are null).
+      type: str
+      returned: when the job could not be fetched
+      sample: "get training job 3f7a: HTTP 400 ModelArts.2775: Training job not found. [request id 5d1c]"
+training_job:
+  description: The single item, when one job was asked for with O(training_job_id) or O(job_id) and O(version_id).
+  returned: when one job was asked for and found
+  type: dict
+  sample: {"id": "3f7a1c2e-9b4d-4e8a-a1b2-c3d4e5f60718", "name": "nightly-resnet50", "api_version": "v2", "phase": "Completed",
+           "completed": true, "terminal": true, "failed": false}
+error_code:
+  description: The service's error code when the task failed on an API error.
+  returned: on an API error
+  type: str
+  sample: ModelArts.2775
+request_id:
+  description: The C(X-Request-Id) of the failed request, to quote to Huawei Cloud support.
+  returned: on an API error
+  type: str
+  sample: 5d1c7b9e2f3a4b6c8d0e1f2a3b4c5d6e
+"""
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+
+from ansible_collections.modelarts.training.plugins.module_utils.client import HAS_REQUESTS, REQUESTS_IMPORT_ERROR, ModelArtsClient
+from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
+from ansible_collections.modelarts.training.plugins.module_utils.jobs import DEFAULT_FAIL_ON, DEFAULT_WAIT_FOR, PHASES
+from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError, connection_argument_spec
+from ansible_collections.modelarts.training.plugins.module_utils.query import keys_for_name, query_jobs, v1_key, v2_key
+from ansible_collections.modelarts.training.plugins.module_utils.validation import HAS_JSONSCHEMA, JSONSCHEMA_IMPORT_ERROR, SchemaValidationError
+from ansible_collections.modelarts.training.plugins.module_utils.waiter import validate_wait_options
+
+MAX_CONCURRENCY_LIMIT = 256
+
+
+def argument_spec():
+    spec = connection_argument_spec()
+    spec.update(
+        training_job_id=dict(type="str"),
+        training_job_ids=dict(type="list", elements="str"),
+        name=dict(type="str"),
+        job_id=dict(type="int"),
+        version_id=dict(type="int"),
+        validate=dict(type="str", choices=["strict", "warn", "off"], default="strict"),
+        wait=dict(type="bool", default=False),
+        wait_for=dict(type="list", elements="str", choices=list(PHASES), default=list(DEFAULT_WAIT_FOR)),
+        fail_on=dict(type="list", elements="str", choices=list(PHASES), default=list(DEFAULT_FAIL_ON)),
+        wait_timeout=dict(type="int", default=3600),
+        wait_sleep=dict(type="float", default=5),
+        wait_sleep_max=dict(type="float", default=60),
+        max_concurrency=dict(type="int", default=16),
+    )
+    return spec
+
+
+def check_selection(module):
+    """Fail on selections AnsibleModule cannot express: blank ids and out-of-range numbers."""
+    params = module.params
+    if params["training_job_id"] is not None and not params["training_job_id"].strip():
+        module.fail_json(msg="training_job_id must not be empty")
+    for index, job_id in enumerate(params["training_job_ids"] or []):
+        if not job_id or not job_id.strip():
+            module.fail_json(msg="training_job_ids[%d] must not be empty" % index)
+    if params["name"] is not None and not params["name"].strip():
+        module.fail_json(msg="name must not be empty")
+    for option in ("job_id", "version_id"):
+        if params[option] is not None and params[option] < 0:
+            module.fail_json(msg="%s must not be negative, got %d" % (option, params[option]))
+    if not 1 <= params["max_concurrency"] <= MAX_CONCURRENCY_LIMIT:
+        module.fail_json(msg="max_concurrency must be between 1 and %d, got %d" % (MAX_CONCURRENCY_LIMIT, params["max_concurrency"]))
+    problems = validate_wait_options(params["wait_for"], params["fail_on"], params["wait_timeout"], params["wait_sleep"], params["wait_sleep_max"])
+    if problems:
+        module.fail_json(msg="; ".join(problems))
+
+
+def selected_keys(params):
+    """The job keys asked for, and whether exactly one job was asked for."""
+    if params["training_job_id"] is not None:
+        return [v2_key(params["training_job_id"])], True
+    if params["job_id"] is not None:
+        return [v1_key(params["job_id"], params["version_id"])], True
+    return [v2_key(job_id) for job_id in params["training_job_ids"] or []], False
+
+
+def fail_with_error(module, error, **result):
+    """Fail the task with an exception's safe message and its API fields."""
+    extra = dict(result)
+    if isinstance(error, ModelArtsError):
+        extra.update(error_code=error.error_code, request_id=error.request_id)
+    if isinstance(error, SchemaValidationError):
+        extra.update(schema_errors=error.errors)
+    module.fail_json(msg=str(error), **extra)
+
+
+def run(module, client):
+    params = module.params
+    options = dict(validate=params["validate"], fail_on=params["fail_on"])
+    keys, single = selected_keys(params)
+    initial = None
+    if params["name"] is not None:
+        keys, initial = keys_for_name(client, params["name"], **options)
+    outcome = query_jobs(client, keys, wait=params["wait"], wait_for=params["wait_for"], wait_timeout=params["wait_timeout"],
+                         wait_sleep=params["wait_sleep"], wait_sleep_max=params["wait_sleep_max"],
+                         max_concurrency=params["max_concurrency"], initial=initial, **options)
+    result = dict(changed=False, training_jobs=outcome.items)
+    if single and outcome.ok:
+        result["training_job"] = outcome.items[0]
+    if not outcome.ok:
+        error = outcome.first_error()
+        if isinstance(error, ModelArtsError) and len(outcome.errors) == 1:
+            result.update(error_code=error.error_code, request_id=error.request_id)
+        module.fail_json(msg=outcome.msg, **result)
+    if params["validate"] == "warn":
+        for item in outcome.items:
+            for problem in item.get("schema_errors") or []:
+                module.warn("training job %s: %s: %s" % (item.get("id"), problem.get("path"), problem.get("message")))
+    module.exit_json(**result)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=argument_spec(),
+        mutually_exclusive=[("training_job_id", "training_job_ids", "name", "job_id")],
+        required_one_of=[("training_job_id", "training_job_ids", "name", "job_id")],
+        required_together=[("job_id", "version_id")],
+        supports_check_mode=True,
+    )
+    if not HAS_REQUESTS:
+        module.fail_json(msg=missing_required_lib("requests"), exception=REQUESTS_IMPORT_ERROR)
+    if module.params["validate"] != "off" and not HAS_JSONSCHEMA:
+        module.fail_json(msg=missing_required_lib("jsonschema") + " (or set validate: off)", exception=JSONSCHEMA_IMPORT_ERROR)
+    check_selection(module)
+    try:
+        client = ModelArtsClient(module.params, pool_size=module.params["max_concurrency"])
+    except ConnectionConfigError as error:
+        module.fail_json(msg=str(error))
+    try:
+        run(module, client)
+    except (ModelArtsError, SchemaValidationError) as error:
+        fail_with_error(module, error, changed=False, training_jobs=[])
+    finally:
+        client.close()
+
+
+if __name__ == "__main__":
+    main()
