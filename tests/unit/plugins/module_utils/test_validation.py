@@ -1,0 +1,313 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""validate_document: every error, by JSON path, with bounded messages."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ansible_collections.modelarts.training.plugins.module_utils import validation
+from ansible_collections.modelarts.training.plugins.module_utils.schemas import (
+    V1_JOB_VERSION_SCHEMA,
+    V2_TRAINING_JOB_SCHEMA,
+)
+from ansible_collections.modelarts.training.plugins.module_utils.validation import (
+    MissingJsonSchemaError,
+    SchemaValidationError,
+    excerpt,
+    get_validator,
+    json_path,
+    validate_document,
+)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURES = os.path.abspath(os.path.join(HERE, "..", "..", "fixtures"))
+
+
+def load(name):
+    with open(os.path.join(FIXTURES, name), encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+@pytest.fixture
+def v2():
+    return load("v2_example_rst.json")
+
+
+@pytest.fixture
+def v1():
+    return load("v1_example.json")
+
+
+def paths(errors):
+    return [error["path"] for error in errors]
+
+
+def test_guarded_import_flags():
+    assert validation.HAS_JSONSCHEMA is True
+    assert validation.JSONSCHEMA_IMPORT_ERROR is None
+
+
+def test_guarded_import_without_jsonschema(monkeypatch):
+    # None in sys.modules makes "import jsonschema" raise ImportError.
+    monkeypatch.setitem(sys.modules, "jsonschema", None)
+    spec = importlib.util.spec_from_file_location("validation_without_jsonschema", validation.__file__)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.HAS_JSONSCHEMA is False
+    assert "jsonschema" in module.JSONSCHEMA_IMPORT_ERROR and "Traceback" in module.JSONSCHEMA_IMPORT_ERROR
+    with pytest.raises(module.MissingJsonSchemaError, match="validate=off"):
+        module.validate_document({}, V2_TRAINING_JOB_SCHEMA)
+
+
+def test_missing_library_is_a_clear_error(monkeypatch):
+    monkeypatch.setattr(validation, "HAS_JSONSCHEMA", False)
+    with pytest.raises(MissingJsonSchemaError):
+        validate_document({}, V2_TRAINING_JOB_SCHEMA)
+
+
+def test_valid_document_has_no_errors(v2, v1):
+    assert validate_document(v2, V2_TRAINING_JOB_SCHEMA) == []
+    assert validate_document(v1, V1_JOB_VERSION_SCHEMA) == []
+
+
+@pytest.mark.parametrize("mutate, path", [
+    (lambda d: d["status"].__setitem__("phase", 5), "$.status.phase"),
+    (lambda d: d["status"].__setitem__("phase", "Done"), "$.status.phase"),
+    (lambda d: d["status"].__setitem__("phase", None), "$.status.phase"),
+    (lambda d: d["metadata"].__setitem__("create_time", "1636447346315"), "$.metadata.create_time"),
+    (lambda d: d["metadata"].__setitem__("create_time", -1), "$.metadata.create_time"),
+    (lambda d: d["status"].__setitem__("duration", 1.5), "$.status.duration"),
+    (lambda d: d["status"].__setitem__("task_statuses", {"task": "worker-0"}), "$.status.task_statuses"),
+    (lambda d: d["status"].__setitem__("task_statuses", [{}, {"exit_code": True}]), "$.status.task_statuses[1].exit_code"),
+    (lambda d: d["status"]["running_records"][1].__setitem__("end_reason", ["x"]), "$.status.running_records[1].end_reason"),
+    (lambda d: d["spec"]["resource"]["flavor_detail"]["flavor_info"]["cpu"].__setitem__("core_num", "8"),
+     "$.spec.resource.flavor_detail.flavor_info.cpu.core_num"),
+    (lambda d: d["metadata"].__setitem__("annotations", {"fault-tolerance/job-retry-num": 3}),
+     "$.metadata.annotations['fault-tolerance/job-retry-num']"),
+    (lambda d: d.__setitem__("status", "Running"), "$.status"),
+    (lambda d: d["metadata"].pop("id"), "$.metadata"),
+])
+def test_wrong_types_are_reported_at_their_json_path(v2, mutate, path):
+    mutate(v2)
+    assert paths(validate_document(v2, V2_TRAINING_JOB_SCHEMA)) == [path]
+
+
+@pytest.mark.parametrize("value, fragment", [
+    ("Done", "is not one of"),
+    ("completed", "is not one of"),
+    (["Completed"], "is not of type 'string'"),
+])
+def test_phase_enum_is_enforced(v2, value, fragment):
+    v2["status"]["phase"] = value
+    errors = validate_document(v2, V2_TRAINING_JOB_SCHEMA)
+    assert any(fragment in error["message"] for error in errors)
+
+
+@pytest.mark.parametrize("status", [-1, 23, "10", True, 10.5, None])
+def test_v1_status_outside_the_table_is_an_error(v1, status):
+    v1["status"] = status
+    assert paths(validate_document(v1, V1_JOB_VERSION_SCHEMA)) == ["$.status"]
+
+
+def test_v1_integral_float_is_an_integer(v1):
+    # Draft 2020-12: 10.0 is an integer.
+    v1["status"] = 10.0
+    assert validate_document(v1, V1_JOB_VERSION_SCHEMA) == []
+
+
+def test_v1_required_fields(v1):
+    del v1["job_id"], v1["status"]
+    errors = validate_document(v1, V1_JOB_VERSION_SCHEMA)
+    assert errors == [{"path": "$", "message": "'job_id' is a required property"},
+                      {"path": "$", "message": "'status' is a required property"}]
+
+
+def test_all_errors_are_collected_and_sorted_with_numeric_indexes(v2):
+    v2["status"]["task_statuses"] = [{"exit_code": "x"} for _ in range(12)]
+    v2["metadata"]["name"] = 1
+    v2["kind"] = 2
+    got = paths(validate_document(v2, V2_TRAINING_JOB_SCHEMA))
+    assert got[:2] == ["$.kind", "$.metadata.name"]
+    assert got[2:] == ["$.status.task_statuses[%d].exit_code" % i for i in range(12)]
+
+
+def test_document_that_is_not_an_object():
+    assert validate_document([], V2_TRAINING_JOB_SCHEMA) == [{"path": "$", "message": "an array of 0 items is not of type 'object'"}]
+    assert paths(validate_document(None, V1_JOB_VERSION_SCHEMA)) == ["$"]
+
+
+def test_huge_values_are_not_quoted_in_full(v2):
+    v2["status"]["phase"] = "x" * 1000000
+    v2["metadata"]["id"] = 10 ** 5000
+    v2["status"]["tasks"] = [["nested"] * 100000]
+    errors = validate_document(v2, V2_TRAINING_JOB_SCHEMA)
+    assert paths(errors) == ["$.metadata.id", "$.status.phase", "$.status.tasks[0]"]
+    assert all(len(error["message"]) < 200 for error in errors)
+    assert "(1000000 characters)" in errors[1]["message"]
+    assert "an integer of" in errors[0]["message"]
+
+
+def test_deeply_nested_value_in_a_typed_field(v2):
+    deep = "leaf"
+    for _ in range(5000):
+        deep = [deep]
+    v2["status"]["phase"] = deep
+    v2["unknown"] = deep
+    errors = validate_document(v2, V2_TRAINING_JOB_SCHEMA)
+    assert errors == [{"path": "$.status.phase", "message": "an array of 1 item is not of type 'string'"}]
+
+
+def test_compiled_validator_is_cached():
+    assert get_validator(V2_TRAINING_JOB_SCHEMA) is get_validator(V2_TRAINING_JOB_SCHEMA)
+    assert get_validator(V1_JOB_VERSION_SCHEMA) is not get_validator(V2_TRAINING_JOB_SCHEMA)
+
+
+def test_cache_tells_equal_schemas_apart():
+    first = {"type": "string"}
+    second = {"type": "integer"}
+    assert validate_document(1, first) and not validate_document(1, second)
+
+
+@pytest.mark.parametrize("parts, expected", [
+    ([], "$"),
+    (["status", "phase"], "$.status.phase"),
+    (["status", "task_statuses", 0, "exit_code"], "$.status.task_statuses[0].exit_code"),
+    (["annotations", "job-retry/num"], "$.annotations['job-retry/num']"),
+    (["a", "it's"], "$.a['it\\'s']"),
+    (["a", "1abc"], "$.a['1abc']"),
+    (["a", ""], "$.a['']"),
+    (["k" * 500], "$['" + "k" * 61 + "...']"),
+])
+def test_json_path_rendering(parts, expected):
+    assert json_path(parts) == expected
+
+
+@pytest.mark.parametrize("value, expected", [
+    (None, "null"), (True, "true"), (False, "false"), (5, "5"), (1.5, "1.5"), ("ab", "'ab'"),
+    ({}, "an object with 0 keys"), ({"a": 1}, "an object with 1 key"), ([1, 2], "an array of 2 items"),
+])
+def test_excerpt(value, expected):
+    assert excerpt(value) == expected
+
+
+def test_excerpt_is_bounded():
+    assert len(excerpt("y" * 10 ** 6)) < 100
+    assert excerpt(2 ** 1000) == "an integer of 1001 bits"
+
+
+def test_schema_validation_error_names_job_and_paths_and_is_bounded():
+    errors = [{"path": "$.status.task_statuses[%d].exit_code" % i, "message": "m" * 1000} for i in range(100)]
+    error = SchemaValidationError("3faf5c03 (trainjob-1)", errors, api_version="v2", item={"id": "3faf5c03"})
+    text = str(error)
+    assert text.startswith("training job 3faf5c03 (trainjob-1): the response does not match the v2 schema (100 errors): ")
+    assert "$.status.task_statuses[9].exit_code" in text and "[10]" not in text
+    assert text.endswith("... and 90 more")
+    assert len(text) < 3000
+    assert error.errors == errors and error.job_ref == "3faf5c03 (trainjob-1)" and error.item == {"id": "3faf5c03"}
+
+
+def test_schema_validation_error_single():
+    text = str(SchemaValidationError("job 10 version 2", [{"path": "$.status", "message": "23 is not one of [0]"}]))
+    assert text == "training job job 10 version 2: the response does not match its schema (1 error): $.status: 23 is not one of [0]"
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=4),
+    max_leaves=30,
+)
+FIELD_NAMES = st.sampled_from(["metadata", "status", "phase", "id", "task_statuses", "exit_code", "create_time",
+                               "spec", "resource", "annotations", "job_id", "version_id", "parameter", "value"])
+JSONISH = st.recursive(
+    JSON,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(FIELD_NAMES | st.text(max_size=8), children, max_size=5),
+    max_leaves=40,
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(doc=JSONISH, schema=st.sampled_from([V2_TRAINING_JOB_SCHEMA, V1_JOB_VERSION_SCHEMA]))
+def test_validation_never_raises_and_errors_are_well_formed(doc, schema):
+    errors = validate_document(doc, schema)
+    for error in errors:
+        assert set(error) == {"path", "message"}
+        assert error["path"].startswith("$")
+        assert len(error["message"]) <= validation.MAX_MESSAGE_CHARS
+    assert len(errors) == len({(e["path"], e["message"]) for e in errors})
+
+
+def _leaf_paths(value, prefix=()):
+    yield prefix
+    if isinstance(value, dict):
+        for key, child in value.items():
+            for path in _leaf_paths(child, prefix + (key,)):
+                yield path
+    elif isinstance(value, list):
+        for index, child in enumerate(value):
+            for path in _leaf_paths(child, prefix + (index,)):
+                yield path
+
+
+def _replace(doc, path, value):
+    if not path:
+        return value
+    target = doc
+    for part in path[:-1]:
+        target = target[part]
+    target[path[-1]] = value
+    return doc
+
+
+EDGE_VALUES = st.sampled_from([None, True, False, 0, -1, 1.0, 1.5, 10 ** 20, float("nan"), "", "Completed", "x" * 300,
+                               [], [1], {}, {"task": "w"}, 253402300799999, 253402300800000])
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=st.data(), name=st.sampled_from(["v2_example_rst.json", "v2_example_latest.json", "v1_example.json"]))
+def test_fast_precheck_agrees_with_jsonschema(data, name):
+    doc = load(name)
+    schema = V1_JOB_VERSION_SCHEMA if name.startswith("v1") else V2_TRAINING_JOB_SCHEMA
+    paths_in_doc = list(_leaf_paths(doc))
+    for _ in range(data.draw(st.integers(min_value=1, max_value=3))):
+        path = data.draw(st.sampled_from(paths_in_doc))
+        try:
+            doc = _replace(doc, path, data.draw(EDGE_VALUES | JSON))
+        except (KeyError, IndexError, TypeError):
+            continue  # an earlier replacement removed this path
+    full = validation._all_errors(get_validator(schema), doc)
+    assert validation._fast_valid(schema, doc, schema) == (full == [])
+    assert validate_document(doc, schema) == full
+
+
+def test_fast_precheck_is_used_only_for_supported_keywords():
+    assert validation._fast_supported(V2_TRAINING_JOB_SCHEMA, V2_TRAINING_JOB_SCHEMA)
+    assert validation._fast_supported(V1_JOB_VERSION_SCHEMA, V1_JOB_VERSION_SCHEMA)
+    pattern = {"type": "string", "pattern": "^a"}
+    assert not validation._fast_supported(pattern, pattern)
+    assert paths(validate_document("b", pattern)) == ["$"]
+
+
+EDGE_LIST = [None, True, False, 0, -1, 1.0, 1.5, 10 ** 20, float("nan"), "", "Completed", "Pending2",
+             [], ["x"], [1], {}, {"task": 1}, 253402300799999, 253402300800000, 9007199254740992]
+
+
+@pytest.mark.parametrize("name", ["v2_example_rst.json", "v2_example_latest.json", "v1_example.json"])
+def test_fast_precheck_agrees_with_jsonschema_at_every_path(name):
+    # Exhaustive companion of the property test: every path of the example x every edge value.
+    schema = V1_JOB_VERSION_SCHEMA if name.startswith("v1") else V2_TRAINING_JOB_SCHEMA
+    validator = get_validator(schema)
+    disagreements = []
+    for path in list(_leaf_paths(load(name))):
+        for value in EDGE_LIST:
+            doc = _replace(load(name), path, value)
+            if validation._fast_valid(schema, doc, schema) != (validation._all_errors(validator, doc) == []):
+                disagreements.append((json_path(path), excerpt(value)))
+    assert disagreements == []
