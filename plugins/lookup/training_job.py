@@ -1,0 +1,221 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+name: training_job
+short_description: Get Huawei Cloud ModelArts training jobs, validated and normalised
+version_added: 0.1.0
+author:
+  - modelarts.training contributors (@modelarts-training)
+description:
+  - Returns one item per term, in the order of the terms, in the same shape as the items of
+    M(modelarts.training.modelarts_training_job_info).
+  - Terms are v2 training job ids, or dicts with C(job_id) and C(version_id) for legacy v1 job versions.
+    A list given as one term is expanded.
+  - Terms are fetched concurrently over one HTTP session.
+  - Options come from keywords, inventory variables such as C(modelarts_region) and environment variables, in that
+    order of precedence.
+options:
+  _terms:
+    description: v2 training job ids, or dicts C({job_id, version_id}) for v1 job versions.
+    required: true
+    type: list
+    elements: raw
+  validate:
+    description:
+      - V(strict) fails the lookup when a response breaks its JSON schema, naming each JSON path; V(warn) returns items with
+        C(schema_errors) and shows warnings; V(off) skips the schema.
+    type: str
+    choices: [strict, warn, 'off']
+    default: strict
+  wait:
+    description: Poll until every job is in a O(wait_for) phase; fail at once when any reaches a O(fail_on) phase.
+    type: bool
+    default: false
+  wait_for:
+    description: Phases that end the wait successfully.
+    type: list
+    elements: str
+    default: [Completed]
+  fail_on:
+    description: Phases that end the wait at once with a failure; also sets each item's C(failed) flag.
+    type: list
+    elements: str
+    default: [Failed, Abnormal, Terminated]
+  wait_timeout:
+    description: Seconds to wait; one deadline for the whole lookup.
+    type: int
+    default: 3600
+  wait_sleep:
+    description: Seconds before the first re-poll; the interval grows by half each time up to O(wait_sleep_max).
+    type: float
+    default: 5
+  wait_sleep_max:
+    description: Longest interval between two polls, in seconds.
+    type: float
+    default: 60
+  max_concurrency:
+    description: How many requests run in parallel.
+    type: int
+    default: 16
+  field:
+    description:
+      - A dotted path into each item, such as V(phase) or V(details.status.duration), to return instead of the whole item.
+      - Numbers in the path index lists, for example V(details.status.task_statuses.0.exit_code).
+    type: str
+extends_documentation_fragment:
+  - modelarts.training.connection.plugins
+notes:
+  - Errors name the job, the service's error code and the request id; no secret ever appears in them.
+seealso:
+  - module: modelarts.training.modelarts_training_job_info
+"""
+
+EXAMPLES = r"""
+- name: Phase of one job (credentials from HUAWEICLOUD_SDK_* environment variables)
+  ansible.builtin.debug:
+    msg: "{{ lookup('modelarts.training.training_job', job_id, field='phase', region='cn-north-4') }}"
+
+- name: Several jobs at once, as a list
+  ansible.builtin.set_fact:
+    jobs: "{{ query('modelarts.training.training_job', 'job-a-id', 'job-b-id') }}"
+
+- name: A legacy v1 job version
+  ansible.builtin.debug:
+    msg: "{{ lookup('modelarts.training.training_job', {'job_id': 10, 'version_id': 2}) }}"
+
+- name: Wait for a job and read its output path
+  ansible.builtin.set_fact:
+    model_path: >-
+      {{ lookup('modelarts.training.training_job', job_id, wait=true, wait_timeout=3600,
+                field='details.algorithm.outputs.0.remote.obs.obs_url') }}
+
+- name: Deploy only when the job is completed
+  ansible.builtin.debug:
+    msg: deploying
+  when: lookup('modelarts.training.training_job', job_id) is modelarts.training.completed
+"""
+
+RETURN = r"""
+_list:
+  description:
+    - One item per term, in order, shaped like the C(training_jobs) items of M(modelarts.training.modelarts_training_job_info)
+      (C(id), C(name), C(api_version), C(phase), C(terminal), C(completed), C(failed), C(create_time), C(start_time),
+      C(duration_seconds), C(failure_reason), C(details), C(schema_errors), and with O(wait) C(waited_seconds), C(polls),
+      C(phase_history)); or the value at O(field) of each item.
+  type: list
+  elements: raw
+"""
+
+from ansible.errors import AnsibleLookupError
+from ansible.module_utils.common.text.converters import to_text
+from ansible.plugins.lookup import LookupBase
+from ansible.utils.display import Display
+
+from ansible_collections.modelarts.training.plugins.module_utils.client import HAS_REQUESTS, ModelArtsClient
+from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
+from ansible_collections.modelarts.training.plugins.module_utils.jobs import PHASES
+from ansible_collections.modelarts.training.plugins.module_utils.options import CONNECTION_OPTIONS, ConnectionConfigError
+from ansible_collections.modelarts.training.plugins.module_utils.query import query_jobs, v1_key, v2_key
+from ansible_collections.modelarts.training.plugins.module_utils.validation import HAS_JSONSCHEMA, SchemaValidationError
+from ansible_collections.modelarts.training.plugins.module_utils.waiter import validate_wait_options
+
+display = Display()
+
+_MISSING = object()
+
+
+def term_key(term, index):
+    """The job key of one term: a v2 id string or a ``{job_id, version_id}`` dict."""
+    if isinstance(term, dict):
+        unknown = sorted(set(term) - {"job_id", "version_id"})
+        if unknown or "job_id" not in term or "version_id" not in term:
+            raise AnsibleLookupError("term %d: a v1 term is a dict with exactly the keys job_id and version_id" % index)
+        try:
+            return v1_key(term["job_id"], term["version_id"])
+        except (TypeError, ValueError):
+            raise AnsibleLookupError("term %d: job_id and version_id must be integers" % index) from None
+    if isinstance(term, (bool, int, float)) or term is None:
+        raise AnsibleLookupError("term %d: expected a training job id (string) or a {job_id, version_id} dict, got %s" % (index, type(term).__name__))
+    text = to_text(term).strip()
+    if not text:
+        raise AnsibleLookupError("term %d: the training job id is empty" % index)
+    return v2_key(text)
+
+
+def flatten_terms(terms):
+    """Expand lists given as a single term, as ``lookup('...', ids)`` passes them."""
+    flat = []
+    for term in terms:
+        if isinstance(term, (list, tuple)):
+            flat.extend(term)
+        else:
+            flat.append(term)
+    return flat
+
+
+def pick(item, path):
+    """The value at a dotted ``path`` inside ``item``; numbers index lists."""
+    value = item
+    for part in path.split("."):
+        if isinstance(value, dict):
+            value = value.get(part, _MISSING)
+        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            value = _MISSING
+        if value is _MISSING:
+            raise AnsibleLookupError("field %r: %r is not in training job %s" % (path, part, item.get("id")))
+    return value
+
+
+class LookupModule(LookupBase):
+    """Look up training jobs through the collection's shared query pipeline."""
+
+    def run(self, terms, variables=None, **kwargs):
+        self.set_options(var_options=variables, direct=kwargs)
+        if not HAS_REQUESTS:
+            raise AnsibleLookupError("the training_job lookup needs the Python library 'requests' on the controller")
+        validate = self.get_option("validate")
+        if validate != "off" and not HAS_JSONSCHEMA:
+            raise AnsibleLookupError("the training_job lookup needs the Python library 'jsonschema' on the controller (or validate='off')")
+        options = dict((name, self.get_option(name)) for name in ("wait", "wait_for", "fail_on", "wait_timeout", "wait_sleep", "wait_sleep_max"))
+        self._check_options(options)
+        keys = [term_key(term, index) for index, term in enumerate(flatten_terms(terms))]
+        params = dict((name, self.get_option(name)) for name in CONNECTION_OPTIONS)
+        concurrency = self.get_option("max_concurrency")
+        if not 1 <= concurrency <= 256:
+            raise AnsibleLookupError("max_concurrency must be between 1 and 256, got %d" % concurrency)
+        try:
+            client = ModelArtsClient(params, pool_size=concurrency)
+        except ConnectionConfigError as error:
+            raise AnsibleLookupError(str(error)) from None
+        try:
+            result = query_jobs(client, keys, validate=validate, max_concurrency=concurrency, **options)
+        except (ModelArtsError, SchemaValidationError) as error:
+            raise AnsibleLookupError(str(error)) from None
+        finally:
+            client.close()
+        if not result.ok:
+            raise AnsibleLookupError(result.msg)
+        if validate == "warn":
+            for item in result.items:
+                for problem in item.get("schema_errors") or []:
+                    display.warning("training job %s: %s: %s" % (item.get("id"), problem.get("path"), problem.get("message")))
+        field = self.get_option("field")
+        # Without field, each key maps to the item as it is: one element per term, in order.
+        by_key = dict(zip(dict.fromkeys(keys), result.items))
+        items = [by_key[key] for key in keys]
+        return [pick(item, field) for item in items] if field else items
+
+    @staticmethod
+    def _check_options(options):
+        for name in ("wait_for", "fail_on"):
+            unknown = [phase for phase in options[name] or [] if phase not in PHASES]
+            if unknown:
+                raise AnsibleLookupError("%s: unknown phase %s; choose from %s" % (name, ", ".join(map(repr, unknown)), ", ".join(PHASES)))
+        problems = validate_wait_options(options["wait_for"], options["fail_on"], options["wait_timeout"], options["wait_sleep"], options["wait_sleep_max"])
+        if problems:
+            raise AnsibleLookupError("; ".join(problems))
