@@ -1,0 +1,20 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""ModelArts + IAM emulator internals.
+
+Modules, in the order a request meets them:
+
+- ``tls``         CA and server certificate generation for ``--tls-dir``
+- ``handler``     HTTP request handler: routing, request ids, fault injection, logging
+- ``signing``     server-side ``SDK-HMAC-SHA256`` verification (independent of the collection)
+- ``accounts``    domains, users, AK/SK pairs, temporary credentials and projects
+- ``iam``         token issue and validation (``POST /v3/auth/tokens``), project listing
+- ``errors``      error bodies in the shapes of APIGW, IAM, ModelArts v2 and v1
+- ``lifecycle``   phase timelines driven by wall clock or by poll counts
+- ``documents``   v2 and v1 training job documents built from a job's lifecycle
+- ``scenario``    scenario files (YAML/JSON) into accounts, jobs and faults
+- ``faults``      injected faults and schema drift
+- ``requestlog``  the redacted request log
+- ``control``     the admin API under ``/_emulator/``
+- ``state``       the shared, lock-protected emulator state
+"""

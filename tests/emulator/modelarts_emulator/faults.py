@@ -1,0 +1,217 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Injected faults: throttling, server errors, resets, delays, truncated bodies, HTML pages, schema drift.
+
+A fault is a dict (from a scenario file or ``POST /_emulator/faults``)::
+
+    {type: throttle|error|reset|delay|truncate|html|drift,
+     count: 1,            # how many matching requests it hits; -1 or "always" = every one
+     after: 0,            # let this many matching requests through first
+     target: modelarts,   # modelarts (v2, v1 and search), v2, v1, search, iam or all
+     job: <id>,           # only GETs of this job (v2 id, or "<job_id>/<version_id>" for v1)
+     status: 503,         # error: 500/502/503/504; html: the status of the HTML page (502)
+     retry_after: 1,      # throttle: Retry-After seconds
+     seconds: 5,          # delay: how long to stall before answering
+     mode: ...,           # truncate: body|short_read; drift: extra|missing|wrong_types
+     paths: [...]}        # drift: dotted JSON paths to change (defaults per API)
+"""
+
+import copy
+import itertools
+import threading
+
+FAULT_TYPES = ('throttle', 'error', 'reset', 'delay', 'truncate', 'html', 'drift')
+TARGETS = ('modelarts', 'v2', 'v1', 'search', 'iam', 'all')
+DRIFT_MODES = ('extra', 'missing', 'wrong_types')
+DEFAULT_DRIFT_PATHS = {
+    'v2': {'missing': ['status.secondary_phase', 'metadata.create_time'],
+           'wrong_types': ['status.duration', 'metadata.create_time', 'spec.resource.node_count'],
+           'extra': ['x_emulator_extra', 'status.x_emulator_extra', 'metadata.labels']},
+    'v1': {'missing': ['duration', 'job_name'],
+           'wrong_types': ['status', 'create_time', 'duration'],
+           'extra': ['x_emulator_extra', 'job_labels']},
+}
+HTML_PAGE = (
+    '<html>\r\n<head><title>{status} {reason}</title></head>\r\n<body>\r\n'
+    '<center><h1>{status} {reason}</h1></center>\r\n<hr><center>api-gateway</center>\r\n</body>\r\n</html>\r\n'
+)
+
+
+class FaultError(ValueError):
+    """A fault spec that cannot be used."""
+
+
+def normalise(spec, job_key=None):
+    """Validate a fault spec and return a clean copy (with ``job`` set when given)."""
+    if not isinstance(spec, dict):
+        raise FaultError('a fault must be a mapping')
+    fault = dict(spec)
+    kind = fault.get('type')
+    if kind not in FAULT_TYPES:
+        raise FaultError('fault type must be one of %s, got %r' % (', '.join(FAULT_TYPES), kind))
+    count = fault.get('count', 1)
+    if count in ('always', None):
+        count = -1
+    try:
+        fault['count'] = int(count)
+        fault['after'] = int(fault.get('after', 0))
+    except (TypeError, ValueError):
+        raise FaultError('fault count and after must be integers') from None
+    if job_key is not None:
+        fault['job'] = job_key
+    if fault.get('job') is not None:
+        fault['job'] = str(fault['job'])
+    fault.setdefault('target', 'modelarts')
+    if fault['target'] not in TARGETS:
+        raise FaultError('fault target must be one of %s' % ', '.join(TARGETS))
+    if kind == 'error':
+        fault['status'] = int(fault.get('status', 503))
+        if fault['status'] not in (500, 502, 503, 504):
+            raise FaultError('error faults take status 500, 502, 503 or 504')
+    elif kind == 'html':
+        fault['status'] = int(fault.get('status', 502))
+    elif kind == 'throttle':
+        fault['retry_after'] = fault.get('retry_after', 1)
+    elif kind == 'delay':
+        fault['seconds'] = float(fault.get('seconds', 5))
+    elif kind == 'truncate':
+        fault.setdefault('mode', 'body')
+        if fault['mode'] not in ('body', 'short_read'):
+            raise FaultError('truncate mode must be body or short_read')
+    elif kind == 'drift':
+        fault.setdefault('mode', 'extra')
+        if fault['mode'] not in DRIFT_MODES:
+            raise FaultError('drift mode must be one of %s' % ', '.join(DRIFT_MODES))
+        if fault.get('paths') is not None and not isinstance(fault['paths'], list):
+            raise FaultError('drift paths must be a list of dotted paths')
+    return fault
+
+
+def _target_matches(target, family):
+    if target == 'all':
+        return True
+    if target == 'modelarts':
+        return family in ('v2', 'v1', 'search')
+    return target == family
+
+
+class FaultStore:
+    """Pending faults, consumed in insertion order by matching requests. Thread-safe."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._faults = []
+        self._ids = itertools.count(1)
+
+    def add(self, spec, job_key=None):
+        """Add a fault; return its id."""
+        fault = normalise(spec, job_key)
+        with self._lock:
+            fault['id'] = next(self._ids)
+            fault['hits'] = 0
+            fault['seen'] = 0
+            self._faults.append(fault)
+            return fault['id']
+
+    def clear(self, job_key=None):
+        """Remove all faults (or only those bound to ``job_key``)."""
+        with self._lock:
+            if job_key is None:
+                self._faults = []
+            else:
+                self._faults = [f for f in self._faults if f.get('job') != job_key]
+
+    def remove(self, fault_id):
+        """Remove one fault by id; return whether it existed."""
+        with self._lock:
+            before = len(self._faults)
+            self._faults = [f for f in self._faults if f['id'] != fault_id]
+            return len(self._faults) != before
+
+    def take(self, family, job_key=None):
+        """Return the fault that hits this request (consuming one use), or None.
+
+        Job-bound faults only match requests for that job; unbound ones match by target.
+        """
+        with self._lock:
+            for fault in self._faults:
+                if fault.get('job') is not None:
+                    if fault['job'] != job_key or family not in ('v2', 'v1'):
+                        continue
+                elif not _target_matches(fault['target'], family):
+                    continue
+                if fault['count'] >= 0 and fault['hits'] >= fault['count']:
+                    continue
+                fault['seen'] += 1
+                if fault['seen'] <= fault['after']:
+                    continue
+                fault['hits'] += 1
+                return copy.deepcopy(fault)
+        return None
+
+    def snapshot(self):
+        """Return all faults with their remaining counts (for the control API)."""
+        with self._lock:
+            result = []
+            for fault in self._faults:
+                item = copy.deepcopy(fault)
+                item['remaining'] = None if fault['count'] < 0 else max(0, fault['count'] - fault['hits'])
+                result.append(item)
+            return result
+
+
+def _split(path):
+    return [int(p) if p.isdigit() else p for p in str(path).split('.') if p != '']
+
+
+def _walk(doc, parts):
+    node = doc
+    for part in parts[:-1]:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+            node = node[part]
+        else:
+            return None
+    return node
+
+
+def _wrong_type(value):
+    if isinstance(value, bool):
+        return 'true' if value else 'false'
+    if isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, str):
+        return 12345
+    if isinstance(value, list):
+        return {'items': value}
+    if isinstance(value, dict):
+        return [value]
+    return 0
+
+
+def apply_drift(doc, fault, api):
+    """Return a drifted deep copy of a job document (``api`` is ``v2`` or ``v1``)."""
+    doc = copy.deepcopy(doc)
+    mode = fault.get('mode', 'extra')
+    paths = fault.get('paths') or DEFAULT_DRIFT_PATHS[api][mode]
+    for path in paths:
+        parts = _split(path)
+        if not parts:
+            continue
+        parent = _walk(doc, parts)
+        last = parts[-1]
+        if mode == 'extra':
+            if isinstance(parent, dict):
+                parent[last] = {'emulator_drift': True, 'note': 'field unknown to the published schema'}
+        elif mode == 'missing':
+            if isinstance(parent, dict):
+                parent.pop(last, None)
+            elif isinstance(parent, list) and isinstance(last, int) and last < len(parent):
+                parent.pop(last)
+        else:
+            if isinstance(parent, dict) and last in parent:
+                parent[last] = _wrong_type(parent[last])
+            elif isinstance(parent, list) and isinstance(last, int) and last < len(parent):
+                parent[last] = _wrong_type(parent[last])
+    return doc

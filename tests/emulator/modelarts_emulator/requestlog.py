@@ -1,0 +1,91 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The request log: what clients sent and what they got, with every secret redacted.
+
+Redacted: the signature in ``Authorization``, ``X-Auth-Token``, ``X-Security-Token``,
+``X-Subject-Token``, the admin token, and passwords (and token ids) in IAM request bodies.
+"""
+
+import collections
+import itertools
+import json
+import re
+import threading
+
+REDACTED = '***'
+SECRET_HEADERS = ('x-auth-token', 'x-security-token', 'x-subject-token', 'x-emulator-admin-token', 'cookie')
+_SIGNATURE_RE = re.compile(r'(Signature=)[0-9A-Fa-f]+')
+_SECRET_KEYS = ('password', 'secret', 'sk', 'security_token', 'securitytoken', 'access_token', 'id_token', 'token')
+
+
+def redact_headers(headers):
+    """Return a dict of header name -> value with secrets replaced."""
+    result = {}
+    for name, value in headers.items():
+        lower = name.lower()
+        if lower in SECRET_HEADERS:
+            value = REDACTED
+        elif lower == 'authorization':
+            value = _SIGNATURE_RE.sub(r'\1' + REDACTED, value)
+            if 'Signature=' not in value:
+                value = REDACTED
+        result[name] = value
+    return result
+
+
+def _redact_obj(obj):
+    if isinstance(obj, dict):
+        out = {}
+        for key, value in obj.items():
+            if str(key).lower() in _SECRET_KEYS and not isinstance(value, (dict, list)):
+                out[key] = REDACTED
+            elif str(key).lower() == 'token' and isinstance(value, dict):
+                out[key] = {k: (REDACTED if k == 'id' else _redact_obj(v)) for k, v in value.items()}
+            else:
+                out[key] = _redact_obj(value)
+        return out
+    if isinstance(obj, list):
+        return [_redact_obj(item) for item in obj]
+    return obj
+
+
+def redact_body(body):
+    """Return a loggable form of a request body: parsed JSON with secrets redacted, else a short note."""
+    if not body:
+        return None
+    try:
+        parsed = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return '<%d bytes, not JSON>' % len(body)
+    return _redact_obj(parsed)
+
+
+class RequestLog:
+    """A bounded, thread-safe list of request records with increasing sequence numbers."""
+
+    def __init__(self, capacity=20000):
+        self._lock = threading.Lock()
+        self._entries = collections.deque(maxlen=capacity)
+        self._seq = itertools.count(1)
+
+    def add(self, entry):
+        """Append a record (a dict); return its sequence number."""
+        with self._lock:
+            entry['seq'] = next(self._seq)
+            self._entries.append(entry)
+            return entry['seq']
+
+    def entries(self, since=0, limit=None, path_contains=None):
+        """Return records with ``seq > since`` (optionally filtered by path substring), oldest first."""
+        with self._lock:
+            items = [e for e in self._entries if e['seq'] > since]
+        if path_contains:
+            items = [e for e in items if path_contains in e.get('path', '')]
+        if limit is not None:
+            items = items[:limit]
+        return items
+
+    def clear(self):
+        """Forget all records (sequence numbers keep increasing)."""
+        with self._lock:
+            self._entries.clear()

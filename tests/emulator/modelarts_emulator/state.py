@@ -1,0 +1,181 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The emulator's shared state: accounts, jobs, faults, tokens, settings and the request log."""
+
+import copy
+import threading
+import time
+
+from . import accounts as accounts_mod
+from .faults import FaultStore
+from .iam import TokenStore
+from .requestlog import RequestLog
+from .scenario import ScenarioError, build_jobs
+
+DEFAULT_SETTINGS = {
+    'token_lifetime': 86400.0,          # seconds; IAM tokens last 24 h
+    'clock_skew_tolerance': 900.0,      # seconds; the gateway rejects X-Sdk-Date further off than 15 min
+    'signature_check': True,            # verify AK/SK signatures (off only for experiments)
+    'search_counts_as_poll': False,     # whether a job appearing in a search result counts as a poll
+    'max_search_limit': 50,
+}
+
+
+def _boolean(value):
+    if isinstance(value, str):
+        if value.strip().lower() in ('1', 'true', 'yes', 'on'):
+            return True
+        if value.strip().lower() in ('0', 'false', 'no', 'off'):
+            return False
+        raise ValueError('not a boolean: %r' % value)
+    return bool(value)
+
+
+SETTING_TYPES = {'token_lifetime': float, 'clock_skew_tolerance': float, 'signature_check': _boolean,
+                 'search_counts_as_poll': _boolean, 'max_search_limit': int}
+
+
+class EmulatorState:
+    """Everything the handlers read and change. Methods are thread-safe."""
+
+    def __init__(self, scenario=None, overrides=None, settings=None):
+        self._lock = threading.RLock()
+        self.started_at = time.time()
+        self.clock_offset = 0.0
+        self.faults = FaultStore()
+        self.tokens = TokenStore()
+        self.log = RequestLog()
+        self._overrides = dict(overrides or {})
+        self._cli_settings = dict(settings or {})
+        self._scenario = copy.deepcopy(scenario or {})
+        self.settings = {}
+        self.directory = None
+        self.jobs = []
+        self._v2 = {}
+        self._v1 = {}
+        self.load(self._scenario)
+
+    # Clock -------------------------------------------------------------------------------------------
+    def now(self):
+        """Emulator time (epoch seconds): real time plus any offset set through the control API."""
+        return time.time() + self.clock_offset
+
+    def advance(self, seconds):
+        """Move the emulator clock forward (lifecycles and token expiry; not the signature skew check)."""
+        with self._lock:
+            self.clock_offset += float(seconds)
+            return self.clock_offset
+
+    # Loading -----------------------------------------------------------------------------------------
+    def load(self, scenario):
+        """(Re)load a scenario: accounts, settings, jobs and faults. Clears tokens and the request log."""
+        scenario = copy.deepcopy(scenario or {})
+        if not isinstance(scenario, dict):
+            raise ScenarioError('a scenario must be a mapping')
+        unknown = set(scenario) - {'settings', 'accounts', 'jobs', 'faults', 'description'}
+        if unknown:
+            raise ScenarioError('unknown top-level scenario keys: %s' % ', '.join(sorted(unknown)))
+        specs = scenario.get('accounts') or accounts_mod.default_accounts()
+        specs = accounts_mod.apply_overrides(copy.deepcopy(specs), self._overrides)
+        try:
+            directory = accounts_mod.Directory(specs)
+        except (KeyError, TypeError) as exc:
+            raise ScenarioError('invalid accounts: missing %s' % exc) from None
+        settings = dict(DEFAULT_SETTINGS)
+        for source in (scenario.get('settings') or {}, self._cli_settings):
+            for key, value in source.items():
+                if value is None:
+                    continue
+                if key not in SETTING_TYPES:
+                    raise ScenarioError('unknown setting %r' % key)
+                settings[key] = SETTING_TYPES[key](value)
+        origin = self.now()
+        jobs = build_jobs(scenario.get('jobs'), directory, origin)
+        with self._lock:
+            self._scenario = scenario
+            self.directory = directory
+            self.settings = settings
+            self.jobs = []
+            self._v2 = {}
+            self._v1 = {}
+            self.faults.clear()
+            self.tokens.clear()
+            self.log.clear()
+            for job in jobs:
+                self._add(job)
+            for fault in scenario.get('faults') or []:
+                self.faults.add(fault)
+
+    def reset(self, scenario=None):
+        """Back to the loaded scenario (or a new one), with a fresh clock for its timelines."""
+        with self._lock:
+            self.clock_offset = 0.0
+            self.load(self._scenario if scenario is None else scenario)
+
+    def _add(self, job):
+        if job.v2_id and (job.project_id, job.v2_id) in self._v2:
+            raise ScenarioError('duplicate v2 job id %s' % job.v2_id)
+        if job.has_v1 and (job.project_id, job.v1_job_id, job.v1_version_id) in self._v1:
+            raise ScenarioError('duplicate v1 job %s version %s' % (job.v1_job_id, job.v1_version_id))
+        self.jobs.append(job)
+        if job.v2_id:
+            self._v2[(job.project_id, job.v2_id)] = job
+        if job.has_v1:
+            self._v1[(job.project_id, job.v1_job_id, job.v1_version_id)] = job
+        for fault in job.job_faults:
+            self.faults.add(fault, job.key)
+
+    def _remove(self, job):
+        self.jobs = [j for j in self.jobs if j is not job]
+        self._v2.pop((job.project_id, job.v2_id), None)
+        self._v1.pop((job.project_id, job.v1_job_id, job.v1_version_id), None)
+        self.faults.clear(job.key)
+
+    def add_jobs(self, specs, replace=False):
+        """Add jobs (scenario syntax); existing jobs with the same id are replaced. Return the new jobs."""
+        with self._lock:
+            jobs = build_jobs(specs, self.directory, self.now(), first_ordinal=len(self.jobs) + 100000)
+            if replace:
+                for job in list(self.jobs):
+                    self._remove(job)
+            for job in jobs:
+                for old in list(self.jobs):
+                    same_v2 = job.v2_id and old.v2_id == job.v2_id and old.project_id == job.project_id
+                    same_v1 = job.has_v1 and old.project_id == job.project_id and \
+                        (old.v1_job_id, old.v1_version_id) == (job.v1_job_id, job.v1_version_id)
+                    if same_v2 or same_v1:
+                        self._remove(old)
+                self._add(job)
+            return jobs
+
+    def remove_job(self, key):
+        """Remove a job by key (v2 id or ``job_id/version_id``); return whether it existed."""
+        with self._lock:
+            for job in list(self.jobs):
+                if job.key == key:
+                    self._remove(job)
+                    return True
+            return False
+
+    # Lookups -----------------------------------------------------------------------------------------
+    def v2_job(self, project_id, job_id):
+        """Return the v2 job with that id in that project, or None."""
+        return self._v2.get((project_id, job_id))
+
+    def v1_job(self, project_id, job_id, version_id):
+        """Return the v1 job version, or None."""
+        return self._v1.get((project_id, job_id, version_id))
+
+    def v2_jobs_in(self, project_id):
+        """Return the project's v2 jobs (a copy of the list)."""
+        with self._lock:
+            return [j for j in self.jobs if j.project_id == project_id and j.v2_id]
+
+    def update_settings(self, values):
+        """Change settings at run time; return the new settings."""
+        with self._lock:
+            for key, value in values.items():
+                if key not in SETTING_TYPES:
+                    raise ValueError('unknown setting %r (known: %s)' % (key, ', '.join(sorted(SETTING_TYPES))))
+                self.settings[key] = SETTING_TYPES[key](value)
+            return dict(self.settings)
