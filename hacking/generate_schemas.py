@@ -1,9 +1,8 @@
-#!/usr/bin/env python3
 # Copyright: (c) 2026, modelarts.training contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Write docs/schemas/*.json from plugins/module_utils/schemas.py.
 
-Usage: ``python3 hacking/generate_schemas.py [--check]``.  ``--check`` writes nothing and
+Usage: ``.venv/bin/python hacking/generate_schemas.py [--check]``.  ``--check`` writes nothing and
 exits 1 when a committed file differs from what would be generated.  The unit tests call
 ``expected_files()`` to keep the committed JSON identical to the Python source.
 """

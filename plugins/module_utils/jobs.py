@@ -26,7 +26,6 @@ Conventions:
 from __future__ import annotations
 
 import json
-import math
 
 from ansible_collections.modelarts.training.plugins.module_utils.schemas import (
     MAX_DURATION_MS,
@@ -133,6 +132,12 @@ def _truncate(text, limit=MAX_REASON_CHARS):
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
+def _describe(value):
+    if value is None or isinstance(value, (dict, list)):
+        return excerpt(value)
+    return "%s %s" % (json_type_name(value), excerpt(value))
+
+
 def _is_integer(value):
     if isinstance(value, bool):
         return False
@@ -170,7 +175,7 @@ class _Reader:
             return None
         value = obj[key]
         if not _KIND_CHECKS[kind](value):
-            self.note(list(parts) + [key], "expected %s, got %s %s" % (kind, json_type_name(value), excerpt(value)))
+            self.note(list(parts) + [key], "expected %s, got %s" % (kind, _describe(value)))
             return None
         return int(value) if kind == "integer" else value
 
@@ -291,7 +296,7 @@ def _task_entries(reader, status):
     for index, entry in enumerate(tasks or []):
         parts = ["status", "task_statuses", index]
         if not isinstance(entry, dict):
-            reader.note(parts, "expected object, got %s %s" % (json_type_name(entry), excerpt(entry)))
+            reader.note(parts, "expected object, got %s" % _describe(entry))
             continue
         entries.append((reader.get(entry, parts, "task", "string"), reader.get(entry, parts, "exit_code", "integer"),
                         reader.get(entry, parts, "message", "string")))
@@ -322,7 +327,7 @@ def _record_reason(reader, status):
         parts = ["status", "running_records", index]
         record = records[index]
         if not isinstance(record, dict):
-            reader.note(parts, "expected object, got %s %s" % (json_type_name(record), excerpt(record)))
+            reader.note(parts, "expected object, got %s" % _describe(record))
             continue
         end_reason = reader.get(record, parts, "end_reason", "string")
         task = reader.get(record, parts, "end_related_task", "string")
@@ -349,7 +354,7 @@ def normalise_v2(doc, fail_on=DEFAULT_FAIL_ON, schema_errors=None):
     reader = _Reader()
     item = _empty_item("v2", doc)
     if not isinstance(doc, dict):
-        reader.note([], "expected object, got %s %s" % (json_type_name(doc), excerpt(doc)))
+        reader.note([], "expected object, got %s" % _describe(doc))
         return _finish(item, None, fail_on, reader, schema_errors)
     metadata = reader.get(doc, [], "metadata", "object", required=True)
     status = reader.get(doc, [], "status", "object", required=True)
@@ -377,7 +382,7 @@ def _parse_metrics(reader, doc):
         reader.note(["model_metric_list"], "expected a JSON-encoded string, got %s; used as is" % json_type_name(raw))
         return raw
     if not isinstance(raw, str):
-        reader.note(["model_metric_list"], "expected a JSON-encoded string, got %s %s" % (json_type_name(raw), excerpt(raw)))
+        reader.note(["model_metric_list"], "expected a JSON-encoded string, got %s" % _describe(raw))
         return None
     if not raw.strip():
         return None
@@ -410,7 +415,7 @@ def normalise_v1(doc, fail_on=DEFAULT_FAIL_ON, schema_errors=None):
     reader = _Reader()
     if not isinstance(doc, dict):
         item = _empty_item("v1", doc)
-        reader.note([], "expected object, got %s %s" % (json_type_name(doc), excerpt(doc)))
+        reader.note([], "expected object, got %s" % _describe(doc))
         return _finish(item, None, fail_on, reader, schema_errors)
     details = dict(doc)
     details["metrics"] = _parse_metrics(reader, doc)

@@ -282,8 +282,7 @@ def _leaf_errors(error):
     # A failed $ref/anyOf reports its causes in ``context``; the leaves name the exact path.
     if error.context:
         for child in error.context:
-            for leaf in _leaf_errors(child):
-                yield leaf
+            yield from _leaf_errors(child)
     else:
         yield error
 

@@ -131,7 +131,7 @@ def test_v1_required_fields(v1):
 
 
 def test_all_errors_are_collected_and_sorted_with_numeric_indexes(v2):
-    v2["status"]["task_statuses"] = [{"exit_code": "x"} for _ in range(12)]
+    v2["status"]["task_statuses"] = [{"exit_code": "x"} for _index in range(12)]
     v2["metadata"]["name"] = 1
     v2["kind"] = 2
     got = paths(validate_document(v2, V2_TRAINING_JOB_SCHEMA))
@@ -157,7 +157,7 @@ def test_huge_values_are_not_quoted_in_full(v2):
 
 def test_deeply_nested_value_in_a_typed_field(v2):
     deep = "leaf"
-    for _ in range(5000):
+    for _level in range(5000):
         deep = [deep]
     v2["status"]["phase"] = deep
     v2["unknown"] = deep
@@ -248,12 +248,10 @@ def _leaf_paths(value, prefix=()):
     yield prefix
     if isinstance(value, dict):
         for key, child in value.items():
-            for path in _leaf_paths(child, prefix + (key,)):
-                yield path
+            yield from _leaf_paths(child, prefix + (key,))
     elif isinstance(value, list):
         for index, child in enumerate(value):
-            for path in _leaf_paths(child, prefix + (index,)):
-                yield path
+            yield from _leaf_paths(child, prefix + (index,))
 
 
 def _replace(doc, path, value):
@@ -276,7 +274,7 @@ def test_fast_precheck_agrees_with_jsonschema(data, name):
     doc = load(name)
     schema = V1_JOB_VERSION_SCHEMA if name.startswith("v1") else V2_TRAINING_JOB_SCHEMA
     paths_in_doc = list(_leaf_paths(doc))
-    for _ in range(data.draw(st.integers(min_value=1, max_value=3))):
+    for _round in range(data.draw(st.integers(min_value=1, max_value=3))):
         path = data.draw(st.sampled_from(paths_in_doc))
         try:
             doc = _replace(doc, path, data.draw(EDGE_VALUES | JSON))
