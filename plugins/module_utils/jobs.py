@@ -308,7 +308,7 @@ def _task_reason(reader, status):
     failed = [entry for entry in entries if entry[1] not in (None, 0)]
     if failed:
         task, code, message = failed[0]
-        reason = "%s exited with code %d" % ("task %s" % task if task else "a task", code)
+        reason = "%s exited with code %s" % ("task %s" % task if task else "a task", excerpt(code))
         if message:
             reason += ": " + message
         if len(failed) > 1:

@@ -213,6 +213,12 @@ def test_failure_reason_only_for_failing_phases():
     assert normalise_v2(v2_doc("Running", **status))["failure_reason"] is None
 
 
+def test_failure_reason_with_absurd_exit_code():
+    # %d of an int over 4300 digits raises ValueError on current Pythons.
+    item = normalise_v2(v2_doc("Failed", task_statuses=[{"task": "w", "exit_code": 10 ** 5000}]))
+    assert item["failure_reason"] == "task w exited with code an integer of 16610 bits"
+
+
 def test_failure_reason_is_bounded():
     item = normalise_v2(v2_doc("Failed", task_statuses=[{"task": "w", "exit_code": 1, "message": "x" * 100000}]))
     assert len(item["failure_reason"]) == jobs.MAX_REASON_CHARS and item["failure_reason"].endswith("...")
