@@ -513,8 +513,8 @@ class EmulatorRequestHandler(BaseHTTPRequestHandler):
 
 def _parse_search(query, max_limit):
     try:
-        offset = int(query.get('offset', 0) or 0)
-        limit = int(query.get('limit', 10) or 10)
+        offset = int(query['offset']) if query.get('offset') is not None else 0
+        limit = int(query['limit']) if query.get('limit') is not None else 10
     except (TypeError, ValueError):
         raise errors.invalid_argument('offset and limit must be integers') from None
     if offset < 0:

@@ -1,0 +1,52 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Fixtures: one emulator per xdist worker (plain HTTP and TLS), reset before each test that uses it."""
+
+import os
+import sys
+
+import pytest
+
+EMULATOR_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if EMULATOR_DIR not in sys.path:
+    sys.path.insert(0, EMULATOR_DIR)
+
+# pylint: disable=wrong-import-position
+from launcher import running_emulator  # noqa: E402
+
+from .helpers import SignedClient  # noqa: E402
+
+
+@pytest.fixture(scope='session')
+def emulator_session():
+    """A plain-HTTP emulator with the integration scenario, shared by a worker's tests."""
+    with running_emulator(scenario='integration') as emu:
+        yield emu
+
+
+@pytest.fixture
+def emu(emulator_session):  # pylint: disable=redefined-outer-name
+    """The shared emulator, reset to its scenario's initial state."""
+    emulator_session.reset()
+    return emulator_session
+
+
+@pytest.fixture(scope='session')
+def tls_emulator_session():
+    """An HTTPS emulator (certificates generated in a temporary directory)."""
+    with running_emulator(scenario='integration', tls=True) as emu:
+        yield emu
+
+
+@pytest.fixture
+def tls_emu(tls_emulator_session):  # pylint: disable=redefined-outer-name
+    """The shared HTTPS emulator, reset."""
+    tls_emulator_session.reset()
+    return tls_emulator_session
+
+
+@pytest.fixture
+def client(emu):  # pylint: disable=redefined-outer-name
+    """An AK/SK-signing client for the primary account's primary project."""
+    with SignedClient(emu.url, emu.ak, emu.sk, emu.project_id) as signed:
+        yield signed
