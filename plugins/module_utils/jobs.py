@@ -98,7 +98,8 @@ V1_STATUS_PHASES = {code: phase for code, _name, phase, _why in V1_STATUS_TABLE}
 
 FAILURE_REASON_RULES = (
     "Set only when the phase is in fail_on or is Failed or Abnormal; otherwise null.",
-    "v2, first match wins: (1) the first entry of status.task_statuses with a non-zero exit_code "
+    "v2, first match wins: (1) the entry of status.task_statuses with a non-zero exit_code for the task that the last "
+    "running record blames (end_related_task), else the first with a non-zero exit_code "
     "(task name, exit code and message; further failed tasks are counted); (2) the first entry with "
     "a message and no exit_code; (3) the last status.running_records entry naming an end_related_task, "
     "else the last one with an end_reason; (4) status.secondary_phase; (5) null.",
@@ -303,9 +304,12 @@ def _task_entries(reader, status):
     return entries
 
 
-def _task_reason(reader, status):
+def _task_reason(reader, status, culprit=None):
     entries = _task_entries(reader, status)
     failed = [entry for entry in entries if entry[1] not in (None, 0)]
+    # The task the running record blames is the root cause; the others often
+    # only exited because it did (e.g. 143 after a peer's crash).
+    failed.sort(key=lambda entry: culprit is None or entry[0] != culprit)
     if failed:
         task, code, message = failed[0]
         reason = "%s exited with code %s" % ("task %s" % task if task else "a task", excerpt(code))
@@ -321,6 +325,7 @@ def _task_reason(reader, status):
 
 
 def _record_reason(reader, status):
+    """The last running record's end: ``(reason text, blamed task)``, either may be None."""
     records = reader.get(status, ["status"], "running_records", "array")
     fallback = None
     for index in range(len(records or []) - 1, -1, -1):
@@ -332,14 +337,15 @@ def _record_reason(reader, status):
         end_reason = reader.get(record, parts, "end_reason", "string")
         task = reader.get(record, parts, "end_related_task", "string")
         if end_reason and task:
-            return "run ended: %s (task %s)" % (end_reason, task)
+            return "run ended: %s (task %s)" % (end_reason, task), task
         if end_reason and fallback is None:
             fallback = "run ended: %s" % end_reason
-    return fallback
+    return fallback, None
 
 
 def _v2_failure_reason(reader, status, secondary_phase):
-    reason = _task_reason(reader, status) or _record_reason(reader, status)
+    record_reason, culprit = _record_reason(reader, status)
+    reason = _task_reason(reader, status, culprit) or record_reason
     if reason is None and secondary_phase:
         reason = "secondary phase %s" % secondary_phase
     return _truncate(reason) if reason else None

@@ -49,7 +49,14 @@ def fetch_item(client, key, validate="strict", fail_on=DEFAULT_FAIL_ON, deadline
 
 
 def unseen_item(key, error):
-    """The item of a job never fetched successfully: identity, no phase, and the error."""
+    """The item of a job that could not be read: its last state where the error holds one, and the error.
+
+    A schema failure under ``validate=strict`` carries the normalised item (so
+    the job's phase is still shown); other errors leave identity only.
+    """
+    known = getattr(error, "item", None)
+    if isinstance(known, dict):
+        return dict(known, error=str(error))
     item = dict((name, None) for name in ITEM_KEYS)
     item.update(terminal=False, completed=False, failed=False, schema_errors=[], error=str(error))
     if isinstance(key, tuple):
@@ -64,16 +71,18 @@ class QueryResult(object):
 
     ``items`` holds one item per job in the order asked (an :func:`unseen_item`
     for a job never fetched); ``ok`` says whether the call succeeded; ``msg``
-    explains a failure (None on success); ``errors`` maps keys to the
-    exceptions that made it fail; ``wait`` is the ``WaitResult`` when waiting.
+    explains a failure (None on success); ``job_messages`` has one line per
+    job that is not done on a failure; ``errors`` maps keys to the exceptions
+    that made it fail; ``wait`` is the ``WaitResult`` when waiting.
     """
 
-    def __init__(self, items, ok, msg=None, errors=None, wait=None):
+    def __init__(self, items, ok, msg=None, errors=None, wait=None, job_messages=None):
         self.items = items
         self.ok = ok
         self.msg = msg
         self.errors = errors or {}
         self.wait = wait
+        self.job_messages = job_messages or []
 
     def first_error(self):
         """The first exception behind a failure, or None."""
@@ -117,7 +126,8 @@ def query_jobs(client, keys, validate="strict", fail_on=DEFAULT_FAIL_ON, wait=Fa
         known.update(poll(missing, deadline) if missing else {})
         errors = dict((key, value) for key, value in known.items() if isinstance(value, BaseException))
         items = [unseen_item(key, known[key]) if key in errors else known[key] for key in keys]
-        return QueryResult(items, not errors, _errors_message(errors) if errors else None, errors)
+        return QueryResult(items, not errors, _errors_message(errors) if errors else None, errors,
+                           job_messages=[str(exc) for exc in errors.values()])
 
     outcome = wait_for_jobs(keys, poll, wait_for, fail_on, wait_timeout, wait_sleep, wait_sleep_max, clock=clock, sleeper=sleeper,
                             initial=initial, terminal_phases=TERMINAL_PHASES, start=start)
@@ -128,7 +138,10 @@ def query_jobs(client, keys, validate="strict", fail_on=DEFAULT_FAIL_ON, wait=Fa
         item.update(outcome.job_fields(key))
         items.append(item)
     errors = dict((key, exc) for key, exc in outcome.errors.items() if exc is not None and key in outcome.failures)
-    return QueryResult(items, outcome.ok, None if outcome.ok else outcome.message(limit=MESSAGE_JOBS_SHOWN), errors, outcome)
+    if outcome.ok:
+        return QueryResult(items, True, wait=outcome)
+    lines = [outcome.job_message(key) for key in outcome.unsatisfied_keys()]
+    return QueryResult(items, False, outcome.message(limit=MESSAGE_JOBS_SHOWN), errors, outcome, job_messages=lines)
 
 
 def keys_for_name(client, name, validate="strict", fail_on=DEFAULT_FAIL_ON, deadline=None):

@@ -35,7 +35,8 @@ options:
   training_job_id:
     description:
       - ID of one v2 training job.
-      - Exactly one of O(training_job_id), O(training_job_ids), O(name) or O(job_id) with O(version_id) is required.
+      - Exactly one of O(training_job_id), O(training_job_ids), O(name) or O(job_id) with O(version_id) is required;
+        only O(training_job_ids) and O(v1_jobs) may be combined.
     type: str
   training_job_ids:
     description:
@@ -55,6 +56,21 @@ options:
     description:
       - ID of the version of the legacy v1 training job O(job_id).
     type: int
+  v1_jobs:
+    description:
+      - Several legacy v1 job versions, fetched and polled concurrently.
+      - May be combined with O(training_job_ids) to wait on v2 and v1 jobs in one task.
+    type: list
+    elements: dict
+    suboptions:
+      job_id:
+        description: ID of the v1 training job.
+        type: int
+        required: true
+      version_id:
+        description: ID of its version.
+        type: int
+        required: true
   validate:
     description:
       - How to treat a response that does not match the API's JSON schema.
@@ -305,6 +321,14 @@ training_job:
   type: dict
   sample: {"id": "3f7a1c2e-9b4d-4e8a-a1b2-c3d4e5f60718", "name": "nightly-resnet50", "api_version": "v2", "phase": "Completed",
            "completed": true, "terminal": true, "failed": false}
+job_messages:
+  description:
+    - When the task failed, one line per job that is not done - id and name, phase, and the failure reason, or the last
+      phase seen and the time waited, or the error.
+  returned: on failure
+  type: list
+  elements: str
+  sample: ["3f7a1c2e (nightly-resnet50) reached Failed: task worker-0 exited with code 137: OOMKilled"]
 error_code:
   description: The service's error code when the task failed on an API error.
   returned: on an API error
@@ -338,6 +362,7 @@ def argument_spec():
         name=dict(type="str"),
         job_id=dict(type="int"),
         version_id=dict(type="int"),
+        v1_jobs=dict(type="list", elements="dict", options=dict(job_id=dict(type="int", required=True), version_id=dict(type="int", required=True))),
         validate=dict(type="str", choices=["strict", "warn", "off"], default="strict"),
         wait=dict(type="bool", default=False),
         wait_for=dict(type="list", elements="str", choices=list(PHASES), default=list(DEFAULT_WAIT_FOR)),
@@ -363,6 +388,10 @@ def check_selection(module):
     for option in ("job_id", "version_id"):
         if params[option] is not None and params[option] < 0:
             module.fail_json(msg="%s must not be negative, got %d" % (option, params[option]))
+    for index, job in enumerate(params["v1_jobs"] or []):
+        for option in ("job_id", "version_id"):
+            if job[option] < 0:
+                module.fail_json(msg="v1_jobs[%d].%s must not be negative, got %d" % (index, option, job[option]))
     if not 1 <= params["max_concurrency"] <= MAX_CONCURRENCY_LIMIT:
         module.fail_json(msg="max_concurrency must be between 1 and %d, got %d" % (MAX_CONCURRENCY_LIMIT, params["max_concurrency"]))
     problems = validate_wait_options(params["wait_for"], params["fail_on"], params["wait_timeout"], params["wait_sleep"], params["wait_sleep_max"])
@@ -376,7 +405,9 @@ def selected_keys(params):
         return [v2_key(params["training_job_id"])], True
     if params["job_id"] is not None:
         return [v1_key(params["job_id"], params["version_id"])], True
-    return [v2_key(job_id) for job_id in params["training_job_ids"] or []], False
+    keys = [v2_key(job_id) for job_id in params["training_job_ids"] or []]
+    keys.extend(v1_key(job["job_id"], job["version_id"]) for job in params["v1_jobs"] or [])
+    return keys, False
 
 
 def fail_with_error(module, error, **result):
@@ -403,6 +434,7 @@ def run(module, client):
     if single and outcome.ok:
         result["training_job"] = outcome.items[0]
     if not outcome.ok:
+        result["job_messages"] = outcome.job_messages
         error = outcome.first_error()
         if isinstance(error, ModelArtsError) and len(outcome.errors) == 1:
             result.update(error_code=error.error_code, request_id=error.request_id)
@@ -417,8 +449,8 @@ def run(module, client):
 def main():
     module = AnsibleModule(
         argument_spec=argument_spec(),
-        mutually_exclusive=[("training_job_id", "training_job_ids", "name", "job_id")],
-        required_one_of=[("training_job_id", "training_job_ids", "name", "job_id")],
+        mutually_exclusive=[("training_job_id", "training_job_ids", "name", "job_id"), ("training_job_id", "name", "job_id", "v1_jobs")],
+        required_one_of=[("training_job_id", "training_job_ids", "name", "job_id", "v1_jobs")],
         required_together=[("job_id", "version_id")],
         supports_check_mode=True,
     )

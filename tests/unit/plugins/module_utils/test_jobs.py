@@ -191,8 +191,15 @@ RECORDS = [{"end_reason": "exit with 127", "end_related_task": "worker-2"}, {"en
 
 
 @pytest.mark.parametrize("status, expected", [
+    # The task the last running record blames comes first: it is the root cause.
     ({"task_statuses": TASKS, "running_records": RECORDS, "secondary_phase": "Failed"},
+     "task worker-2 exited with code 1 (and 1 more failed task)"),
+    ({"task_statuses": TASKS, "secondary_phase": "Failed"},
      "task worker-1 exited with code 137: OOMKilled (and 1 more failed task)"),
+    ({"task_statuses": [{"task": "worker-0", "exit_code": 143, "message": "Stopped because worker-1 ended"},
+                        {"task": "worker-1", "exit_code": 2, "message": "ModuleNotFoundError"}],
+      "running_records": [{"end_reason": "exit with 2", "end_related_task": "worker-1"}]},
+     "task worker-1 exited with code 2: ModuleNotFoundError (and 1 more failed task)"),
     ({"task_statuses": TASKS[2:], "running_records": RECORDS}, "task worker-2 exited with code 1"),
     ({"task_statuses": [{"exit_code": 2}, {"exit_code": 3}, {"exit_code": 4}]}, "a task exited with code 2 (and 2 more failed tasks)"),
     ({"task_statuses": [{"task": "worker-0", "exit_code": 0}, {"task": "worker-1", "message": "image pull failed"}]},
@@ -229,11 +236,11 @@ def test_failure_reason_skips_malformed_entries_and_reports_them():
                                task_statuses=["oops", {"task": 5, "exit_code": "1"}, {"task": "w", "exit_code": 9}],
                                running_records={"end_reason": "x"}))
     assert item["failure_reason"] == "task w exited with code 9"
-    assert error_paths(item) == ["$.status.task_statuses[0]", "$.status.task_statuses[1].task",
+    assert error_paths(item) == ["$.status.running_records", "$.status.task_statuses[0]", "$.status.task_statuses[1].task",
                                  "$.status.task_statuses[1].exit_code"]
     item = normalise_v2(v2_doc("Failed", secondary_phase="Failed", task_statuses="boom", running_records=[None, 3]))
     assert item["failure_reason"] == "secondary phase Failed"
-    assert error_paths(item) == ["$.status.task_statuses", "$.status.running_records[1]", "$.status.running_records[0]"]
+    assert error_paths(item) == ["$.status.running_records[1]", "$.status.running_records[0]", "$.status.task_statuses"]
 
 
 # -- wrong types degrade to null with an error at the path -------------------------------------
