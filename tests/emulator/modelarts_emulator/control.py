@@ -5,7 +5,7 @@
 =======  ===============================  ==========================================================
 GET      /_emulator/health                liveness (no token needed)
 GET      /_emulator/state                 settings, accounts (no secrets), job/fault/token counts, clock
-POST     /_emulator/reset                 reload the scenario; body ``{"scenario": {...}}`` loads another
+POST     /_emulator/reset                 back to the startup scenario; body ``{"scenario": {...}}`` loads another
 GET      /_emulator/jobs                  job summaries: id, name, phase, polls, timeline
 POST     /_emulator/jobs                  ``{"jobs": [...], "replace": false}`` in scenario syntax
 DELETE   /_emulator/jobs/<key>            remove a job (v2 id, or ``<job_id>/<version_id>``)

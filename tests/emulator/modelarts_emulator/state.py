@@ -47,13 +47,13 @@ class EmulatorState:
         self.log = RequestLog()
         self._overrides = dict(overrides or {})
         self._cli_settings = dict(settings or {})
-        self._scenario = copy.deepcopy(scenario or {})
+        self._initial = copy.deepcopy(scenario or {})
         self.settings = {}
         self.directory = None
         self.jobs = []
         self._v2 = {}
         self._v1 = {}
-        self.load(self._scenario)
+        self.load(self._initial)
 
     # Clock -------------------------------------------------------------------------------------------
     def now(self):
@@ -92,7 +92,6 @@ class EmulatorState:
         origin = self.now()
         jobs = build_jobs(scenario.get('jobs'), directory, origin)
         with self._lock:
-            self._scenario = scenario
             self.directory = directory
             self.settings = settings
             self.jobs = []
@@ -107,10 +106,10 @@ class EmulatorState:
                 self.faults.add(fault)
 
     def reset(self, scenario=None):
-        """Back to the loaded scenario (or a new one), with a fresh clock for its timelines."""
+        """Back to the scenario the emulator started with (or load ``scenario``), with a fresh clock."""
         with self._lock:
             self.clock_offset = 0.0
-            self.load(self._scenario if scenario is None else scenario)
+            self.load(self._initial if scenario is None else scenario)
 
     def _add(self, job):
         if job.v2_id and (job.project_id, job.v2_id) in self._v2:
