@@ -14,7 +14,7 @@ TEST_PYTHON ?= 3.11
 export ANSIBLE_COLLECTIONS_PATH := $(STAGE_ROOT)
 export PATH := $(BIN):$(PATH)
 
-.PHONY: help venv demo test test-quick sanity units emulator-tests integration lint docs-lint changelog-lint stage clean
+.PHONY: help venv demo test test-quick sanity units emulator-tests system-tests integration lint docs-lint changelog-lint stage clean
 
 help:
 	@echo "make demo        run the deployment-gate demo against the ModelArts emulator"
@@ -37,7 +37,7 @@ demo: $(STAMP) stage
 	$(BIN)/python hacking/demo.py
 
 test: venv
-	@hacking/run_suites.sh sanity units emulator-tests integration lint docs-lint
+	@hacking/run_suites.sh sanity units emulator-tests integration system-tests lint docs-lint changelog-lint
 
 test-quick: venv
 	@hacking/run_suites.sh units emulator-tests
@@ -51,6 +51,10 @@ units: stage
 emulator-tests: venv
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests/emulator/tests
 
+# End-to-end: real ansible-playbook / ansible-rulebook processes against the emulator.
+system-tests: venv
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/system
+
 integration: stage
 	cd $(STAGED) && $(BIN)/python tests/integration/run.py --python $(TEST_PYTHON)
 
@@ -59,6 +63,9 @@ lint: stage
 
 docs-lint: stage
 	$(BIN)/antsibull-docs lint-collection-docs --plugin-docs $(STAGED)
+
+changelog-lint: venv
+	$(BIN)/antsibull-changelog lint
 
 clean:
 	rm -rf .cache tests/output
