@@ -233,10 +233,19 @@ def start_emulator(scenario=None, tls=False, tls_dir=None, port=0, admin_token=N
             shutil.rmtree(owned, ignore_errors=True)
         raise RuntimeError('emulator did not start (exit %s): %s' % (process.returncode, (err or '').strip()[-2000:]))
     url = ready[0][len(READY_PREFIX):].strip()
-    # Keep draining stderr so a chatty emulator (--verbose) never blocks on a full pipe.
-    threading.Thread(target=lambda: [None for _ in process.stderr], daemon=True).start()
+    # Keep draining both pipes so a chatty emulator (--verbose) never blocks on a full pipe.
+    threading.Thread(target=_drain, args=(process.stderr,), daemon=True).start()
+    threading.Thread(target=_drain, args=(process.stdout,), daemon=True).start()
     ca_file = os.path.join(tls_dir, 'ca.pem') if tls_dir else None
     return EmulatorProcess(process, url, ca_file, admin_token, _creds_from_args(extra_args), owned)
+
+
+def _drain(stream):
+    try:
+        for _line in stream:
+            pass
+    except (OSError, ValueError):
+        pass
 
 
 class running_emulator:  # pylint: disable=invalid-name,too-few-public-methods

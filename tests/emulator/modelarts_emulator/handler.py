@@ -418,7 +418,7 @@ class EmulatorRequestHandler(BaseHTTPRequestHandler):
         for part in raw_query.split('&'):
             key, _sep, value = part.partition('=')
             if key == 'name':
-                        name = unquote(value)
+                name = unquote(value)
         doc = iam.projects_body(caller.account, name, self._base_url(headers))
         return self._finish(Response(200, _json_bytes(doc)), fault)
 
@@ -501,9 +501,9 @@ class EmulatorRequestHandler(BaseHTTPRequestHandler):
 
     # Control ---------------------------------------------------------------------------------------------
     def _control(self, raw_path, raw_query, headers, body, request_id):
-        sent = headers.get('x-emulator-admin-token', '')
-        if raw_path.rstrip('/') != '/_emulator/health' and not hmac.compare_digest(sent.encode('utf-8'),
-                                                                                      self.server.admin_token.encode('utf-8')):
+        sent = headers.get('x-emulator-admin-token', '').encode('utf-8')
+        authorised = hmac.compare_digest(sent, self.server.admin_token.encode('utf-8'))
+        if raw_path.rstrip('/') != '/_emulator/health' and not authorised:
             status, obj = 403, errors.error_body(errors.CONTROL, 403, 'forbidden',
                                                  'the control API needs the X-Emulator-Admin-Token header', request_id)
         else:

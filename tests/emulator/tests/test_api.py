@@ -34,7 +34,7 @@ def test_v2_document_is_complete(client):
     seen = set()
     for job in (COMPLETED, FAILED, RUNNING, 'a1000000-0000-4000-8000-000000000015', 'a1000000-0000-4000-8000-000000000030',
                 'a1000000-0000-4000-8000-000000000031', 'a1000000-0000-4000-8000-000000000032'):
-        for _ in range(5):
+        for _attempt in range(5):
             response = client.job(job)
             assert response.status_code == 200
             seen |= _paths(response.json())

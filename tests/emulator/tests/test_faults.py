@@ -18,7 +18,7 @@ OTHER = 'a1000000-0000-4000-8000-000000000002'
 
 def test_throttle_n_times_with_retry_after(emu, client):
     emu.add_fault(type='throttle', count=2, retry_after=3)
-    for _ in range(2):
+    for _attempt in range(2):
         response = client.job(JOB)
         assert response.status_code == 429
         assert response.headers['Retry-After'] == '3'
@@ -123,17 +123,17 @@ def test_per_job_fault_only_hits_that_job(emu, client):
     emu.add_fault(type='error', status=503, job=OTHER, count=2)
     assert client.job(JOB).status_code == 200
     assert client.search({}).status_code == 200
-    assert [client.job(OTHER).status_code for _ in range(3)] == [503, 503, 200]
+    assert [client.job(OTHER).status_code for _attempt in range(3)] == [503, 503, 200]
 
 
 def test_fault_after_lets_requests_through_first(emu, client):
     emu.add_fault(type='throttle', after=2, count=1)
-    assert [client.job(JOB).status_code for _ in range(4)] == [200, 200, 429, 200]
+    assert [client.job(JOB).status_code for _attempt in range(4)] == [200, 200, 429, 200]
 
 
 def test_always_fault_and_removal(emu, client):
     fault_id = emu.add_fault(type='error', status=500, count='always')
-    assert [client.job(JOB).status_code for _ in range(3)] == [500, 500, 500]
+    assert [client.job(JOB).status_code for _attempt in range(3)] == [500, 500, 500]
     listed = emu.control('GET', '/faults')['faults']
     assert listed[0]['id'] == fault_id and listed[0]['remaining'] is None and listed[0]['hits'] == 3
     emu.control('DELETE', '/faults/%d' % fault_id)

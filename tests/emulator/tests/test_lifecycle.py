@@ -10,7 +10,7 @@ POLLS = 'a1000000-0000-4000-8000-000000000010'
 
 
 def _phases(client, job_id, polls):
-    return [client.job(job_id).json()['status']['phase'] for _ in range(polls)]
+    return [client.job(job_id).json()['status']['phase'] for _attempt in range(polls)]
 
 
 def test_lifecycle_by_polls(client):
@@ -22,7 +22,7 @@ def test_lifecycle_by_polls(client):
 
 def test_secondary_phases_and_duration_move_with_phases(client):
     seen = []
-    for _ in range(5):
+    for _attempt in range(5):
         status = client.job(POLLS).json()['status']
         seen.append((status['phase'], status['secondary_phase'], status['duration']))
     assert [s[1] for s in seen] == ['Creating', 'Queuing', 'Running', 'Running', 'Completed']
@@ -73,8 +73,8 @@ def test_v1_twin_polls_count_towards_the_same_job(client):
 
 
 def test_v1_legacy_lifecycle(client):
-    assert [client.v1_job(1003, 2).json()['status'] for _ in range(4)] == [1, 7, 8, 10]
-    assert [client.v1_job(1004, 1).json()['status'] for _ in range(2)] == [1, 3]
+    assert [client.v1_job(1003, 2).json()['status'] for _attempt in range(4)] == [1, 7, 8, 10]
+    assert [client.v1_job(1004, 1).json()['status'] for _attempt in range(2)] == [1, 3]
 
 
 def test_lifecycle_by_time(emu, client):
@@ -101,10 +101,10 @@ def test_time_lifecycle_visible_in_search_without_polls(emu, client):
 
 def test_search_does_not_count_as_poll_unless_asked(emu, client):
     name = [{'key': 'name', 'operator': 'in', 'value': ['polls-to-completed']}]
-    for _ in range(3):
+    for _attempt in range(3):
         assert client.search({'filters': name}).json()['items'][0]['status']['phase'] == 'Creating'
     emu.settings(search_counts_as_poll=True)
-    phases = [client.search({'filters': name}).json()['items'][0]['status']['phase'] for _ in range(3)]
+    phases = [client.search({'filters': name}).json()['items'][0]['status']['phase'] for _attempt in range(3)]
     assert phases == ['Creating', 'Pending', 'Running']
 
 
