@@ -122,6 +122,7 @@ class EmulatorRequestHandler(BaseHTTPRequestHandler):
     server_version = 'api-gateway'
     sys_version = ''
     timeout = 120    # idle keep-alive connections are closed after this many seconds
+    disable_nagle_algorithm = True   # small responses must not wait for the client's delayed ACK
 
     def version_string(self):
         """The Server header, as the real gateway sends it."""
@@ -192,8 +193,11 @@ class EmulatorRequestHandler(BaseHTTPRequestHandler):
                 sys.stderr.write('modelarts-emulator: internal error %s: %s\n' % (type(exc).__name__, exc))
             err = errors.internal_error(family if family in (errors.V1, errors.V2) else errors.V2)
             response = Response(err.status, _json_bytes(err.body(request_id)))
-        sent = self._send(response, request_id, context.get('fault'))
-        self._log(state, request_id, raw_path, raw_query, headers, body, response.status if sent else 0, context, started)
+        fault = context.get('fault')
+        # Log before writing: a client that reads the log right after its response must find the entry.
+        status = 0 if fault and fault['type'] == 'reset' else response.status
+        self._log(state, request_id, raw_path, raw_query, headers, body, status, context, started)
+        self._send(response, request_id, fault)
 
     def _log(self, state, request_id, raw_path, raw_query, headers, body, status, context, started):
         caller = context.get('caller')
@@ -239,9 +243,10 @@ class EmulatorRequestHandler(BaseHTTPRequestHandler):
                 self.send_header(name, value)
             if self.close_connection:
                 self.send_header('Connection', 'close')
-            self.end_headers()
-            if self.command != 'HEAD':
-                self.wfile.write(body)
+            # One write for headers and body: fewer packets and syscalls per response.
+            self._headers_buffer.append(b'\r\n')
+            self.wfile.write(b''.join(self._headers_buffer) + (body if self.command != 'HEAD' else b''))
+            self._headers_buffer = []
         except (ConnectionError, ssl.SSLError, OSError):
             self.close_connection = True
             return False
