@@ -150,6 +150,29 @@ class EmulatorRequestHandler(BaseHTTPRequestHandler):
         self._dispatch()
     # pylint: enable=invalid-name
 
+    def send_error(self, code, message=None, explain=None):
+        """Errors raised by http.server itself (bad request line, unsupported method) in the gateway's shape."""
+        del explain
+        request_id = uuid.uuid4().hex
+        reason = message or self.responses.get(code, ('Error',))[0]
+        body = _json_bytes(errors.error_body(errors.APIGW, code, 'APIG.0101' if code in (404, 405, 501) else 'APIG.0100',
+                                             reason, request_id))
+        self.close_connection = True
+        if self.request_version == 'HTTP/0.9':
+            # An unparsable request line; answer with a status line and headers all the same.
+            self.request_version = 'HTTP/1.1'
+        try:
+            self.send_response(code, reason)
+            self.send_header('Content-Type', 'application/json;charset=UTF-8')
+            self.send_header('Content-Length', str(len(body)))
+            self.send_header('X-Request-Id', request_id)
+            self.send_header('Connection', 'close')
+            self.end_headers()
+            if self.command != 'HEAD' and code >= 200 and code not in (204, 304):
+                self.wfile.write(body)
+        except OSError:
+            pass
+
     def log_message(self, format, *args):  # pylint: disable=redefined-builtin
         """Access logging goes to the request log, not stderr (unless --verbose)."""
         if self.server.verbose:

@@ -4,8 +4,10 @@
 
 import json
 import os
+import socket
 
 import pytest
+import requests
 
 from .helpers import V2_JOB
 
@@ -201,3 +203,16 @@ def test_search_hides_jobs_not_yet_visible(client):
     client.job('a1000000-0000-4000-8000-000000000014')
     client.job('a1000000-0000-4000-8000-000000000014')
     assert _search(client, filters=name)['total'] == 1
+
+
+def test_protocol_level_errors_have_request_ids(emu):
+    head = requests.head(emu.url + '/v2/x/training-jobs/y', timeout=5)
+    assert head.status_code == 501 and head.headers['X-Request-Id']
+    options = requests.options(emu.url + '/v2/x/training-jobs/y', timeout=5)
+    assert options.status_code == 501 and options.json()['error_code'] == 'APIG.0101'
+    host, port = emu.url.split('//')[1].split(':')
+    with socket.create_connection((host, int(port)), timeout=5) as sock:
+        sock.sendall(b'NONSENSE\r\n\r\n')
+        answer = sock.recv(4096).decode('latin-1')
+    assert answer.startswith('HTTP/1.1 400')
+    assert 'X-Request-Id: ' in answer and 'Traceback' not in answer
