@@ -6,8 +6,9 @@ A timeline is a list of steps (phase, secondary phase, length). It is driven eit
 (``seconds`` lengths, measured from the job's creation) or by polls (``polls`` lengths: the number
 of GETs of that job which see the step). The last step has no length: the job stays there.
 
-Poll-driven transitions are stamped with the time of the poll that first saw them, so the times in
-the documents (start_time, duration, running_records) always agree with what a client observed.
+A poll-driven transition is stamped halfway between the poll that first saw it and the poll before,
+as if it happened while the client slept: the times in the documents (start_time, duration,
+running_records) then agree with what a client observed, and a job seen Running has run a while.
 """
 
 import threading
@@ -175,6 +176,7 @@ class Lifecycle:
         self.polls = 0                              # polls that saw the job
         self.hidden_polls = 0                       # polls answered "not found"
         self._entered = [self.created_at]           # poll mode: entry time (s) of steps 0..current
+        self._last_poll = self.created_at           # poll mode: when the job was last seen
         self._bounds = []
         total = 0
         for step in steps[:-1]:
@@ -225,7 +227,8 @@ class Lifecycle:
         else:
             index = self._index_for_polls(polls)
             while len(self._entered) <= index:
-                self._entered.append(now)
+                self._entered.append((self._last_poll + now) / 2.0)
+            self._last_poll = max(self._last_poll, now)
             history = [(self.steps[i], int(self._entered[i] * 1000)) for i in range(index + 1)]
         return Snapshot(history, int(self.created_at * 1000), int(now * 1000))
 
