@@ -186,9 +186,13 @@ class EmulatorRequestHandler(BaseHTTPRequestHandler):
         try:
             length = int(length)
         except ValueError:
-            raise errors.ApiError(400, 'APIG.0101', 'Invalid Content-Length.', errors.APIGW) from None
+            length = -1
         if length < 0 or length > MAX_BODY:
-            raise errors.ApiError(413, 'APIG.0201', 'Request entity too large.', errors.APIGW)
+            # The unread body would be taken for the next request: end this connection after answering.
+            self.close_connection = True
+            if length < 0:
+                raise errors.ApiError(400, 'APIG.0100', 'Invalid Content-Length.', errors.APIGW)
+            raise errors.ApiError(413, 'APIG.0100', 'Request entity too large.', errors.APIGW)
         return self.rfile.read(length)
 
     def _dispatch(self):

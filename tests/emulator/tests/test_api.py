@@ -216,3 +216,10 @@ def test_protocol_level_errors_have_request_ids(emu):
         answer = sock.recv(4096).decode('latin-1')
     assert answer.startswith('HTTP/1.1 400')
     assert 'X-Request-Id: ' in answer and 'Traceback' not in answer
+
+
+def test_oversized_body_is_refused(client):
+    response = client.unsigned('POST', '/v2/%s/training-job-searches' % client.project_id, body=b'x' * (1024 * 1024 + 1),
+                               headers={'Content-Type': 'application/json'})
+    assert response.status_code == 413 and response.headers['Connection'] == 'close'
+    assert client.job('a1000000-0000-4000-8000-000000000001').status_code == 200
