@@ -220,6 +220,9 @@ class EmulatorRequestHandler(BaseHTTPRequestHandler):
                 sys.stderr.write('modelarts-emulator: internal error %s: %s\n' % (type(exc).__name__, exc))
             err = errors.internal_error(family if family in (errors.V1, errors.V2) else errors.V2)
             response = Response(err.status, _json_bytes(err.body(request_id)))
+        if raw_path.startswith('/v3/'):
+            # IAM names its request id differently; the SDK quotes it in project lookup errors.
+            response.headers.setdefault('X-IAM-Trace-Id', 'token_' + request_id)
         fault = context.get('fault')
         # Log before writing: a client that reads the log right after its response must find the entry.
         status = 0 if fault and fault['type'] == 'reset' else response.status

@@ -11,6 +11,13 @@ EMULATOR_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if EMULATOR_DIR not in sys.path:
     sys.path.insert(0, EMULATOR_DIR)
 
+# The emulator is on loopback: a proxy configured for the machine must never see these requests.
+_NO_PROXY = [h for h in os.environ.get('NO_PROXY', os.environ.get('no_proxy', '')).split(',') if h]
+for _host in ('127.0.0.1', 'localhost'):
+    if _host not in _NO_PROXY:
+        _NO_PROXY.append(_host)
+os.environ['NO_PROXY'] = os.environ['no_proxy'] = ','.join(_NO_PROXY)
+
 # pylint: disable=wrong-import-position
 from launcher import running_emulator  # noqa: E402
 

@@ -95,6 +95,7 @@ def test_security_token_with_permanent_key_is_rejected(emu):
 def test_iam_password_token(emu, client):
     response = client.iam_token(emu.username, emu.password, emu.domain_name, emu.region)
     assert response.status_code == 201
+    assert response.headers['X-IAM-Trace-Id'] == 'token_' + response.headers['X-Request-Id']
     token = response.headers['X-Subject-Token']
     body = response.json()['token']
     assert body['project'] == {'id': emu.project_id, 'name': emu.region,

@@ -176,3 +176,18 @@ def test_faults_from_a_scenario_file(tmp_path):
             assert client.job('f0000000-0000-4000-8000-000000000001').status_code == 200
             emu.reset()
             assert client.job('f0000000-0000-4000-8000-000000000002').status_code == 429
+
+
+def test_transport_faults_over_tls(tls_emu):
+    with SignedClient(tls_emu.url, tls_emu.ak, tls_emu.sk, tls_emu.project_id, ca_file=tls_emu.ca_file) as client:
+        tls_emu.add_fault(type='reset')
+        with pytest.raises(requests.exceptions.ConnectionError):
+            client.job(JOB)
+        tls_emu.add_fault(type='truncate', mode='short_read')
+        with pytest.raises((requests.exceptions.ChunkedEncodingError, requests.exceptions.ConnectionError)):
+            client.job(JOB)
+        tls_emu.add_fault(type='delay', seconds=0.6)
+        with pytest.raises(requests.exceptions.ReadTimeout):
+            client.job(JOB, timeout=0.2)
+        assert wait_until(lambda: any(e['fault'] == 'delay' for e in tls_emu.requests()), timeout=5)
+        assert client.job(JOB).status_code == 200
