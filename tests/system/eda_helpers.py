@@ -1,0 +1,66 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Helpers for the event source tests: run ansible-rulebook against the emulator, load the source, parse output.
+
+* ``run_rulebook(rulebook, variables, env, ...)`` runs the real ``ansible-rulebook`` over the staged
+  collection and returns the completed process (stdout/stderr as text).
+* ``event_lines(stdout)`` returns the ``EVENT|id|previous|phase`` lines the test rulebook prints, as tuples.
+* ``load_source(collection_root)`` imports the staged source file the way ansible-rulebook does (runpy).
+* ``connection_args(emu)`` are the source's connection arguments for the emulator (AK/SK).
+"""
+
+import os
+import runpy
+import subprocess
+import sys
+import uuid
+
+import yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RULEBOOKS = os.path.join(HERE, "rulebooks")
+BIN = os.path.dirname(sys.executable)
+SOURCE_PATH = ("extensions", "eda", "plugins", "event_source", "training_job_phase.py")
+
+
+def unique_id(prefix):
+    """A job id no other test uses (the emulator is shared by the session)."""
+    return "%s-%s" % (prefix, uuid.uuid4().hex[:12])
+
+
+def connection_args(emu):
+    """Connection arguments of the source for the emulator."""
+    return {"region": emu.region, "project_id": emu.project_id, "endpoint": emu.url, "iam_endpoint": emu.url,
+            "ca_bundle": emu.ca_file, "access_key": emu.ak, "secret_key": emu.sk}
+
+
+def run_rulebook(ansible_env, workdir, rulebook, variables=None, env=None, shutdown_delay=2, timeout=60, verbosity=0):
+    """Run ansible-rulebook with ``rulebook`` (a path) and ``variables`` (written to a vars file); return the process."""
+    workdir = str(workdir)
+    inventory = os.path.join(workdir, "inventory.yml")
+    with open(inventory, "w") as handle:
+        handle.write("all:\n  hosts:\n    localhost:\n      ansible_connection: local\n      ansible_python_interpreter: %s\n" % sys.executable)
+    vars_file = os.path.join(workdir, "vars.yml")
+    with open(vars_file, "w") as handle:
+        yaml.safe_dump(variables or {}, handle)
+    command = [os.path.join(BIN, "ansible-rulebook"), "--rulebook", rulebook, "-i", inventory, "--vars", vars_file,
+               "--shutdown-delay", str(shutdown_delay)]
+    if verbosity:
+        command.append("-" + "v" * verbosity)
+    merged = dict(ansible_env, **(env or {}))
+    return subprocess.run(command, env=merged, cwd=workdir, capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def event_lines(stdout, prefix="EVENT"):
+    """The ``PREFIX|a|b|...`` lines of ``stdout``, split into tuples (without the prefix)."""
+    found = []
+    for line in stdout.splitlines():
+        if line.startswith(prefix + "|"):
+            found.append(tuple(line.split("|")[1:]))
+    return found
+
+
+def load_source(collection_root):
+    """The staged source's globals, loaded like ansible-rulebook does (``runpy.run_path``)."""
+    path = os.path.join(collection_root, "ansible_collections", "modelarts", "training", *SOURCE_PATH)
+    return runpy.run_path(path)
