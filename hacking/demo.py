@@ -1,0 +1,78 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""`make demo`: the deployment gate against the ModelArts emulator, opened and then closed.
+
+1. Start the emulator (HTTPS, tests/emulator/scenarios/demo.yaml): a ResNet-50 job and a legacy
+   v1 job that train for about fifteen seconds, and a BERT job that fails with OOMKilled.
+2. Run playbooks/gate_deployment.yml on the two good jobs: the gate waits through Creating,
+   Pending and Running, opens on Completed, and the deploy step writes a release manifest.
+3. Run it again with the BERT job added: the gate stays closed, the deploy never runs.
+4. Stop the emulator.
+
+Run from the checkout with the project's venv; ANSIBLE_COLLECTIONS_PATH must point at a staged
+copy of the collection (hacking/in_staged_copy.sh does that for `make demo`).
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "emulator"))
+
+from launcher import running_emulator  # noqa: E402  pylint: disable=wrong-import-position
+
+GOOD_V2 = "6a0c7f9e-3d2b-4c18-9e5a-1f2d3c4b5a60"  # resnet50-flowers-train: completes
+FAILING_V2 = "2b7e4d1c-8f3a-4e6b-a0c9-5d1e2f3a4b70"  # bert-intent-train: fails with OOMKilled
+GOOD_V1 = {"job_id": 10, "version_id": 12}  # legacy-mnist-train: completes
+PLAYBOOK = os.path.join(ROOT, "playbooks", "gate_deployment.yml")
+
+
+def say(text):
+    """A headline between the playbook outputs."""
+    print("\n\033[1m==> %s\033[0m" % text if sys.stdout.isatty() else "\n==> %s" % text, flush=True)
+
+
+def run_gate(env, release_dir, release, job_ids, v1_jobs):
+    """Run the gate playbook; return its exit code."""
+    extra = {"training_job_ids": job_ids, "training_v1_jobs": v1_jobs, "release_name": release,
+             "release_dir": release_dir, "gate_poll": 1, "gate_timeout": 120}
+    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local",
+               PLAYBOOK, "-e", json.dumps(extra)]
+    return subprocess.call(command, env=env, cwd=ROOT)
+
+
+def main():
+    release_dir = tempfile.mkdtemp(prefix="modelarts-demo-releases-")
+    say("Starting the ModelArts emulator (HTTPS, scenario tests/emulator/scenarios/demo.yaml)")
+    with running_emulator(scenario="demo", tls=True) as emu:
+        print("    listening on %s; jobs start training now" % emu.url)
+        env = dict(os.environ, **emu.env("aksk"))
+        env.update(ANSIBLE_PYTHON_INTERPRETER=sys.executable, ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_INVENTORY_UNPARSED_WARNING="0",
+                   ANSIBLE_RETRY_FILES_ENABLED="0", PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+
+        say("Run 1: gate on resnet50-flowers-train (v2) and legacy-mnist-train (v1); both finish in ~15 s")
+        first = run_gate(env, release_dir, "demo-1", [GOOD_V2], [GOOD_V1])
+        manifest = os.path.join(release_dir, "release-demo-1.json")
+        if first != 0 or not os.path.exists(manifest):
+            say("Run 1 should have opened the gate but did not (exit %d)" % first)
+            return 1
+        say("The gate opened and the deploy step wrote %s:" % manifest)
+        with open(manifest) as handle:
+            print(handle.read())
+
+        say("Run 2: the same release plus bert-intent-train, which failed with OOMKilled")
+        second = run_gate(env, release_dir, "demo-2", [GOOD_V2, FAILING_V2], [GOOD_V1])
+        blocked = not os.path.exists(os.path.join(release_dir, "release-demo-2.json"))
+        if second == 0 or not blocked:
+            say("Run 2 should have closed the gate but did not")
+            return 1
+        say("The gate stayed closed: the failed job blocked the deploy, and no release-demo-2.json was written")
+    say("Emulator stopped. Releases written: %s" % ", ".join(sorted(os.listdir(release_dir))))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
