@@ -5,9 +5,11 @@
 Modules, in the order a request meets them:
 
 - ``tls``         CA and server certificate generation for ``--tls-dir``
-- ``handler``     HTTP request handler: routing, request ids, fault injection, logging
+- ``handler``     HTTP server and request handler: request ids, the request log, transport faults
+- ``gateway``     what the API gateway does first: authentication, then the project check
 - ``signing``     server-side ``SDK-HMAC-SHA256`` verification (independent of the collection)
 - ``accounts``    domains, users, AK/SK pairs, temporary credentials and projects
+- ``routes``      the APIs: IAM tokens/projects, v2 details and search, v1 versions; fault drawing
 - ``iam``         token issue and validation (``POST /v3/auth/tokens``), project listing
 - ``errors``      error bodies in the shapes of APIGW, IAM, ModelArts v2 and v1
 - ``lifecycle``   phase timelines driven by wall clock or by poll counts
@@ -17,4 +19,5 @@ Modules, in the order a request meets them:
 - ``requestlog``  the redacted request log
 - ``control``     the admin API under ``/_emulator/``
 - ``state``       the shared, lock-protected emulator state
+- ``app``         assembling state, TLS and the server; running it in a thread or the foreground
 """

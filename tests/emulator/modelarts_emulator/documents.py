@@ -174,6 +174,15 @@ def _engine(job):
             'engine_version': engine['engine_version'], 'install_sys_packages': True}
 
 
+def algorithm_name(job):
+    """The algorithm name of a job created from algorithm management or a subscription ('' for code)."""
+    if job.algorithm == 'managed':
+        return 'algo-%s' % job.code_name
+    if job.algorithm == 'subscription':
+        return 'market-%s' % job.code_name
+    return ''
+
+
 def _algorithm(job):
     bucket = _bucket(job)
     code_dir = 'obs://%s/code/%s/' % (bucket, job.code_name)
@@ -216,9 +225,9 @@ def _algorithm(job):
         },
     }
     if job.algorithm == 'managed':
-        algorithm.update({'id': job.uid_b, 'name': 'algo-%s' % job.code_name})
+        algorithm.update({'id': job.uid_b, 'name': algorithm_name(job)})
     elif job.algorithm == 'subscription':
-        algorithm.update({'id': job.uid_b, 'name': 'market-%s' % job.code_name, 'subscription_id': job.uid[:32],
+        algorithm.update({'id': job.uid_b, 'name': algorithm_name(job), 'subscription_id': job.uid[:32],
                           'item_version_id': job.uid_b[:32]})
     if job.engine == 'custom':
         algorithm['command'] = 'bash /home/ma-user/modelarts/user-job-dir/%s/run_train.sh' % job.code_name

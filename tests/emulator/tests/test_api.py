@@ -223,3 +223,9 @@ def test_oversized_body_is_refused(client):
                                headers={'Content-Type': 'application/json'})
     assert response.status_code == 413 and response.headers['Connection'] == 'close'
     assert client.job('a1000000-0000-4000-8000-000000000001').status_code == 200
+
+
+def test_search_by_algorithm_name(client):
+    body = client.search({'filters': [{'key': 'algorithm_name', 'operator': 'like', 'value': ['market-']}]}).json()
+    assert [j['metadata']['name'] for j in body['items']] == ['variety-subscription']
+    assert body['items'][0]['algorithm']['name'] == 'market-resnet50'
