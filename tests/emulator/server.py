@@ -43,7 +43,8 @@ API (one port serves everything; use the URL as both endpoint and iam_endpoint):
   /_emulator/...                                         control API (X-Emulator-Admin-Token header):
        health, state, reset, jobs, faults, requests, settings, tokens/expire, clock/advance
 
-scenario: a YAML/JSON file, or the name of one in tests/emulator/scenarios (e.g. "demo").
+scenario: a YAML/JSON file, or the name of one in tests/emulator/scenarios (e.g. "demo");
+the format, the faults and the control API are documented in docs/emulator.md.
 """ % {
     'region': accounts.DEFAULT_REGION, 'project': accounts.DEFAULT_PROJECT_ID,
     'region2': accounts.SECOND_REGION, 'project2': accounts.SECOND_PROJECT_ID,
