@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime
 import email.utils
 import json
+import os
 import random
 import threading
 import time
@@ -26,6 +27,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.errors import (
     RETRYABLE_STATUS,
     error_from_response,
     excerpt,
+    label,
     redact,
 )
 from ansible_collections.modelarts.training.plugins.module_utils.options import (
@@ -49,6 +51,8 @@ COLLECTION_VERSION = "0.1.0"
 USER_AGENT = "modelarts.training/%s (Ansible collection; +https://github.com/modelarts-training/modelarts.training)" % COLLECTION_VERSION
 MAX_BODY_BYTES = 64 * 1024 * 1024
 TOKEN_RENEW_MARGIN = 300.0
+# Transport errors that say the request can never work as configured: retrying them only wastes the backoff.
+PERMANENT_TRANSPORT_ERRORS = ("SSLError", "InvalidURL", "InvalidSchema", "MissingSchema", "InvalidProxyURL", "InvalidHeader", "URLRequired")
 
 
 def modelarts_endpoint(region):
@@ -162,7 +166,11 @@ class ModelArtsClient(object):
         # verify setting; passing verify on every request keeps ca_bundle in charge.
         if not self.params["validate_certs"]:
             return False
-        return self.params["ca_bundle"] or True
+        bundle = self.params["ca_bundle"]
+        if bundle and not os.path.exists(bundle):
+            # requests would raise a bare OSError on every attempt, each one retried.
+            raise ConnectionConfigError("%s: no such file or directory: %s" % (describe("ca_bundle"), label(bundle, 300)))
+        return bundle or True
 
     @staticmethod
     def _new_session(pool_size):
@@ -403,7 +411,7 @@ class ModelArtsClient(object):
         text = excerpt(str(reason), self._secrets, length=200)
         if "CERTIFICATE_VERIFY_FAILED" in text or name == "SSLError":
             text += " (the server certificate is not trusted: set ca_bundle (HUAWEICLOUD_CA_BUNDLE) to its CA file, or validate_certs: false)"
-        return ModelArtsError("%s: %s: %s" % (operation, name, text), operation=operation, transient=name != "SSLError")
+        return ModelArtsError("%s: %s: %s" % (operation, name, text), operation=operation, transient=name not in PERMANENT_TRANSPORT_ERRORS)
 
     def _note(self, method, url, started):
         if self._trace is not None:
@@ -414,12 +422,12 @@ class ModelArtsClient(object):
     def get_training_job(self, job_id, deadline=None):
         """``GET /v2/{project_id}/training-jobs/{id}``: the v2 job document."""
         path = "/v2/%s/training-jobs/%s" % (escape(self.project_id), escape(job_id))
-        return self.request("GET", path, operation="get training job %s" % job_id, deadline=deadline)
+        return self.request("GET", path, operation="get training job %s" % label(job_id), deadline=deadline)
 
     def get_job_version(self, job_id, version_id, deadline=None):
         """``GET /v1/{project_id}/training-jobs/{job_id}/versions/{version_id}``: the legacy v1 document."""
         path = "/v1/%s/training-jobs/%s/versions/%s" % (escape(self.project_id), escape(job_id), escape(version_id))
-        return self.request("GET", path, operation="get training job %s version %s" % (job_id, version_id), deadline=deadline)
+        return self.request("GET", path, operation="get training job %s version %s" % (label(job_id), label(version_id)), deadline=deadline)
 
     def search_training_jobs(self, name, deadline=None, page_size=50):
         """All v2 jobs whose name is exactly ``name``, following every page of the search API.
@@ -433,10 +441,10 @@ class ModelArtsClient(object):
             body = {"offset": page, "limit": page_size, "sort_by": "create_time", "order": "desc",
                     "filters": [{"key": "name", "operator": "like", "value": [name]}]}
             response = self.request("POST", "/v2/%s/training-job-searches" % escape(self.project_id), body=body,
-                                    operation="search training jobs named %r (page %d)" % (name, page), deadline=deadline)
+                                    operation="search training jobs named '%s' (page %d)" % (label(name), page), deadline=deadline)
             items = response.data.get("items") if isinstance(response.data, dict) else None
             if not isinstance(items, list):
-                raise ModelArtsError("search training jobs named %r: the answer has no 'items' list" % name, request_id=response.request_id)
+                raise ModelArtsError("search training jobs named '%s': the answer has no 'items' list" % label(name), request_id=response.request_id)
             found.extend(item for item in items if isinstance(item, dict) and (item.get("metadata") or {}).get("name") == name)
             total = response.data.get("total")
             seen = page * page_size + len(items)

@@ -14,6 +14,7 @@ import re
 RETRYABLE_STATUS = frozenset((429, 500, 502, 503, 504))
 NOT_FOUND_CODES = frozenset(("ModelArts.2775",))
 EXCERPT_LENGTH = 160
+LABEL_LENGTH = 120
 MASK = "********"
 
 # What a user should check for the codes they meet most; keyed by error_code.
@@ -37,6 +38,16 @@ def redact(text, secrets=()):
         if secret:
             text = text.replace(secret, MASK)
     return text
+
+
+def label(value, length=LABEL_LENGTH):
+    """``value`` as one bounded, printable line for messages: control characters escaped, long values cut.
+
+    A job id is the user's (or another system's) input: a newline in it must not forge a line of
+    Ansible's output, and a 5,000-character id must not make a 5,000-character message.
+    """
+    text = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in str(value))
+    return text if len(text) <= length else text[:length] + "..."
 
 
 def excerpt(body, secrets=(), length=EXCERPT_LENGTH):

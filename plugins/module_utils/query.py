@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 
+from ansible_collections.modelarts.training.plugins.module_utils.errors import label
 from ansible_collections.modelarts.training.plugins.module_utils.fanout import DEFAULT_MAX_CONCURRENCY, fetch_concurrently
 from ansible_collections.modelarts.training.plugins.module_utils.jobs import DEFAULT_FAIL_ON, DEFAULT_WAIT_FOR, ITEM_KEYS, TERMINAL_PHASES, build_item
 from ansible_collections.modelarts.training.plugins.module_utils.waiter import wait_for_jobs
@@ -32,7 +33,7 @@ def describe(key):
     """Human name of a key, for messages: ``3f7a...`` or ``v1 job 10 version 2``."""
     if isinstance(key, tuple):
         return "v1 job %s version %s" % (key[1], key[2])
-    return str(key)
+    return label(key)
 
 
 def fetch_item(client, key, validate="strict", fail_on=DEFAULT_FAIL_ON, deadline=None):
@@ -45,7 +46,7 @@ def fetch_item(client, key, validate="strict", fail_on=DEFAULT_FAIL_ON, deadline
         response = client.get_job_version(key[1], key[2], deadline=deadline)
         return build_item(response.data, "v1", validate=validate, fail_on=fail_on, job_ref=describe(key))
     response = client.get_training_job(key, deadline=deadline)
-    return build_item(response.data, "v2", validate=validate, fail_on=fail_on, job_ref=key)
+    return build_item(response.data, "v2", validate=validate, fail_on=fail_on, job_ref=describe(key))
 
 
 def unseen_item(key, error):

@@ -34,6 +34,8 @@ from __future__ import annotations
 import datetime
 import time
 
+from ansible_collections.modelarts.training.plugins.module_utils.errors import label
+
 OUTCOME_SATISFIED = 'satisfied'
 OUTCOME_FAILED = 'failed'
 OUTCOME_TIMEOUT = 'timeout'
@@ -167,15 +169,15 @@ def wait_outcome(verdicts):
 def describe_job(key, item):
     """Name a job for a message: id, name and (v1) version from its item, else its key."""
     if item:
-        text = 'training job %s' % (item.get('id'),)
+        text = 'training job %s' % (label(item.get('id')),)
         if item.get('version_id') is not None:
-            text += ' version %s' % (item.get('version_id'),)
+            text += ' version %s' % (label(item.get('version_id')),)
         if item.get('name'):
-            text += ' (%s)' % (item.get('name'),)
+            text += ' (%s)' % (label(item.get('name')),)
         return text
     if isinstance(key, tuple):
-        return 'training job %s' % '/'.join(str(part) for part in key)
-    return 'training job %s' % (key,)
+        return 'training job %s' % '/'.join(label(part) for part in key)
+    return 'training job %s' % (label(key),)
 
 
 def _seconds(value):

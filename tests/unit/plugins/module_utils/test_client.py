@@ -64,13 +64,15 @@ def test_endpoint_overrides_and_user_agent():
     assert real._session.headers["User-Agent"].startswith("modelarts.training/0.1.0")
 
 
-def test_ca_bundle_wins_and_validate_certs_false():
+def test_ca_bundle_wins_and_validate_certs_false(tmp_path):
+    bundle = tmp_path / "ca.pem"
+    bundle.write_text("-----BEGIN CERTIFICATE-----\n")
     session = FakeSession(FakeResponse(200, JOB), FakeResponse(200, JOB))
-    client, _clock = make(session, {"ca_bundle": "/tmp/ca.pem", "proxy": "http://proxy.example:3128"})
+    client, _clock = make(session, {"ca_bundle": str(bundle), "proxy": "http://proxy.example:3128"})
     client.get_training_job("job-1")
-    assert session.calls[0]["verify"] == "/tmp/ca.pem"
+    assert session.calls[0]["verify"] == str(bundle)
     assert session.calls[0]["proxies"] == {"http": "http://proxy.example:3128", "https": "http://proxy.example:3128"}
-    client, _clock = make(session, {"validate_certs": False, "ca_bundle": "/tmp/ca.pem"})
+    client, _clock = make(session, {"validate_certs": False, "ca_bundle": str(bundle)})
     client.get_training_job("job-1")
     assert session.calls[1]["verify"] is False
 
