@@ -69,11 +69,13 @@ V1_STATUS = {'Creating': 1, 'Pending': 7, 'Running': 8, 'Terminating': 9, 'Compl
              'Terminated': 12, 'Abnormal': 14}
 
 
-def failure_info(job, phase):
+def failure_info(job, phase, ran=True):
     """Return {task, exit_code, message} describing why a job ended in ``phase`` (or None)."""
     if phase not in DEFAULT_FAILURE:
         return None
     info = dict(DEFAULT_FAILURE[phase])
+    if phase == 'Abnormal' and not ran:
+        info['message'] = 'Failed to create pod worker-0: insufficient resources in the resource pool'
     info['task'] = 'worker-0'
     if job.failure and phase in ('Failed', 'Abnormal'):
         info.update({k: v for k, v in job.failure.items() if v is not None})
@@ -102,7 +104,7 @@ def _run_window(snapshot):
 def _running_records(job, snapshot):
     records = []
     history = snapshot.history
-    failure = failure_info(job, snapshot.phase)
+    failure = failure_info(job, snapshot.phase, _run_window(snapshot)[0] is not None)
     for index, (step, entered) in enumerate(history):
         if step.phase != 'Running':
             continue
@@ -133,7 +135,7 @@ def _task_statuses(job, snapshot):
     phase = snapshot.phase
     if phase not in TERMINAL_PHASES:
         return []
-    failure = failure_info(job, phase)
+    failure = failure_info(job, phase, _run_window(snapshot)[0] is not None)
     statuses = []
     for task in _tasks(job):
         if phase == 'Completed':

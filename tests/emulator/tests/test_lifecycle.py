@@ -45,6 +45,8 @@ def test_terminated_and_abnormal_by_polls(client):
     assert _phases(client, 'a1000000-0000-4000-8000-000000000013', 3) == ['Creating', 'Pending', 'Abnormal']
     status = client.job('a1000000-0000-4000-8000-000000000013').json()['status']
     assert status['secondary_phase'] == 'CreateFailed' and status['start_time'] == 0
+    assert status['running_records'] == []
+    assert status['task_statuses'][0]['message'].startswith('Failed to create pod worker-0')
 
 
 def test_not_found_for_the_first_polls(client):
