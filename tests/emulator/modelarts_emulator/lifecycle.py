@@ -6,9 +6,10 @@ A timeline is a list of steps (phase, secondary phase, length). It is driven eit
 (``seconds`` lengths, measured from the job's creation) or by polls (``polls`` lengths: the number
 of GETs of that job which see the step). The last step has no length: the job stays there.
 
-A poll-driven transition is stamped halfway between the poll that first saw it and the poll before,
-as if it happened while the client slept: the times in the documents (start_time, duration,
-running_records) then agree with what a client observed, and a job seen Running has run a while.
+A poll-driven transition is stamped halfway between the poll that first saw it and the last time a
+client saw the job before (a GET or a search), as if it happened while the client slept: the times
+in the documents (start_time, duration, running_records) then agree with what a client observed,
+and a job first seen Running has already run a while.
 """
 
 import threading
@@ -176,7 +177,7 @@ class Lifecycle:
         self.polls = 0                              # polls that saw the job
         self.hidden_polls = 0                       # polls answered "not found"
         self._entered = [self.created_at]           # poll mode: entry time (s) of steps 0..current
-        self._last_poll = self.created_at           # poll mode: when the job was last seen
+        self._last_seen = self.created_at           # poll mode: when a client last saw the job (GET or search)
         self._bounds = []
         total = 0
         for step in steps[:-1]:
@@ -227,8 +228,8 @@ class Lifecycle:
         else:
             index = self._index_for_polls(polls)
             while len(self._entered) <= index:
-                self._entered.append((self._last_poll + now) / 2.0)
-            self._last_poll = max(self._last_poll, now)
+                self._entered.append((self._last_seen + now) / 2.0)
+            self._last_seen = max(self._last_seen, now)
             history = [(self.steps[i], int(self._entered[i] * 1000)) for i in range(index + 1)]
         return Snapshot(history, int(self.created_at * 1000), int(now * 1000))
 
