@@ -2,9 +2,13 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Phase timelines by polls and by time, not-yet-visible jobs, and consistent secondary data."""
 
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 
 from modelarts_emulator.lifecycle import Lifecycle, TimelineError, parse_timeline, static_timeline
+
+from .helpers import SignedClient
 
 POLLS = 'a1000000-0000-4000-8000-000000000010'
 
@@ -146,3 +150,18 @@ def test_poll_lifecycle_stamps_transitions_between_polls():
     done = lifecycle.poll(150.0)
     assert [entered for _step, entered in done.history] == [100000, 106000, 130000]
     assert lifecycle.peek(999.0).phase == 'Completed'
+
+
+def test_concurrent_polls_are_counted_exactly(emu):
+    job = '77777777-0000-4000-8000-000000000002'
+    emu.add_jobs([{'id': job, 'name': 'hammered', 'timeline': [{'phase': 'Running', 'polls': 60}, 'Completed']}])
+
+    def poll_ten(_worker):
+        with SignedClient(emu.url, emu.ak, emu.sk, emu.project_id) as client:
+            return [client.job(job).json()['status']['phase'] for _attempt in range(10)]
+
+    with ThreadPoolExecutor(8) as pool:
+        phases = [p for batch in pool.map(poll_ten, range(8)) for p in batch]
+    assert phases.count('Running') == 60 and phases.count('Completed') == 20
+    summary = [j for j in emu.control('GET', '/jobs')['jobs'] if j['id'] == job][0]
+    assert summary['polls'] == 80
