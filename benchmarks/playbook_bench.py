@@ -1,0 +1,263 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Playbook-level comparisons, timed per task inside real ``ansible-playbook`` runs.
+
+One round is one ``ansible-playbook`` run (``-c local`` against ``localhost``) over a staged copy of
+the checkout. Its first tasks get an IAM token the way a hand-rolled ``uri`` user does (``POST
+/v3/auth/tokens``, token from ``X-Subject-Token``) and warm every code path once (unmeasured); the
+measured tasks follow in an order shuffled per round. The ``task_timer`` callback
+(benchmarks/callback_plugins) records each task's wall time in the controller.
+
+Measured task kinds:
+
+* ``module_token`` / ``module_aksk``: ``modelarts_training_job_info`` with ``training_job_id`` (n=1)
+  or ``training_job_ids`` (n>1), authenticated with the same IAM token as ``uri`` (``auth_token``)
+  or with AK/SK signing; ``ca_bundle`` for TLS; strict validation (the default).
+* ``uri``: ``ansible.builtin.uri`` GETs of the same URLs with ``X-Auth-Token`` and ``ca_path``,
+  one task for n=1 and a ``loop`` over the ids for n>1 (uri parses the JSON body, too).
+* ``lookup``: ``set_fact`` of ``query('modelarts.training.training_job', ...)`` with 1 or 50 terms
+  (AK/SK), so the time includes templating and the lookup's own client set-up; ``lookup_phase`` is
+  the same with ``field='phase'``, which returns one string per term instead of whole items.
+"""
+
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+
+import yaml
+
+from common import CALLBACK_DIR, V2_IDS, summarize, ratio_summary
+
+KINDS = ('module_token', 'module_aksk', 'uri', 'lookup', 'lookup_phase')
+
+
+def connection_vars(kind):
+    """Module options (as Jinja over play vars) for one credential kind."""
+    options = {'region': '{{ region }}', 'project_id': '{{ project_id }}', 'endpoint': '{{ emu_url }}', 'iam_endpoint': '{{ emu_url }}',
+               'ca_bundle': '{{ ca_file }}'}
+    if kind == 'token':
+        options['auth_token'] = '{{ token }}'
+    else:
+        options.update(access_key='{{ ak }}', secret_key='{{ sk }}')
+    return options
+
+
+def task_for(kind, size, name):
+    """One task of ``kind`` over the first ``size`` job ids."""
+    ids = '{{ ids[0] }}' if size == 1 else '{{ ids[:%d] }}' % size
+    if kind in ('module_token', 'module_aksk'):
+        options = connection_vars('token' if kind == 'module_token' else 'aksk')
+        options['training_job_id' if size == 1 else 'training_job_ids'] = ids
+        return {'name': name, 'modelarts.training.modelarts_training_job_info': options}
+    if kind == 'uri':
+        task = {'name': name, 'ansible.builtin.uri': {
+            'url': '{{ base }}/%s' % ('{{ ids[0] }}' if size == 1 else '{{ item }}'),
+            'headers': {'X-Auth-Token': '{{ token }}'},
+            'ca_path': '{{ ca_file }}',
+        }}
+        if size > 1:
+            task['loop'] = ids
+        return task
+    if kind in ('lookup', 'lookup_phase'):
+        terms = 'ids[0]' if size == 1 else 'ids[:%d]' % size
+        field = ", field='phase'" if kind == 'lookup_phase' else ''
+        expression = ("{{ query('modelarts.training.training_job', %s, region=region, project_id=project_id, endpoint=emu_url, "
+                      "iam_endpoint=emu_url, ca_bundle=ca_file, access_key=ak, secret_key=sk%s) }}" % (terms, field))
+        return {'name': name, 'ansible.builtin.set_fact': {'bench_lookup_result': expression}}
+    raise ValueError(kind)
+
+
+def setup_tasks():
+    """Unmeasured tasks: the IAM token for uri and module_token, then one warm-up of every code path."""
+    token_body = {'auth': {'identity': {'methods': ['password'], 'password': {'user': {
+        'name': '{{ username }}', 'password': '{{ password }}', 'domain': {'name': '{{ domain_name }}'}}}},
+        'scope': {'project': {'id': '{{ project_id }}'}}}}
+    tasks = [
+        {'name': 'setup|token', 'ansible.builtin.uri': {'url': '{{ emu_url }}/v3/auth/tokens', 'method': 'POST', 'body_format': 'json',
+                                                        'body': token_body, 'ca_path': '{{ ca_file }}', 'status_code': [200, 201]},
+         'register': 'token_response', 'no_log': True},
+        {'name': 'setup|token fact', 'ansible.builtin.set_fact': {'token': '{{ token_response.x_subject_token }}'}, 'no_log': True},
+    ]
+    for kind in KINDS:
+        tasks.append(task_for(kind, 1, 'setup|warm %s' % kind))
+    return tasks
+
+
+def build_playbook(measured):
+    """The playbook text for a list of ``(kind, size, name)`` measured tasks."""
+    play = {'name': 'benchmark', 'hosts': 'localhost', 'gather_facts': False,
+            'vars': {'base': '{{ emu_url }}/v2/{{ project_id }}/training-jobs'},
+            'tasks': setup_tasks() + [task_for(kind, size, name) for kind, size, name in measured]}
+    return yaml.safe_dump([play], sort_keys=False, width=1000)
+
+
+def ansible_env(collections_base, home, timer_file):
+    """Environment for ansible-playbook: only the staged collection, the venv first, our callback on."""
+    env = dict((k, v) for k, v in os.environ.items() if not k.startswith(('HUAWEICLOUD_', 'ANSIBLE_')))
+    env.update({
+        'PATH': os.path.dirname(sys.executable) + os.pathsep + env.get('PATH', ''),
+        'ANSIBLE_COLLECTIONS_PATH': collections_base,
+        'ANSIBLE_HOME': home,
+        'ANSIBLE_LOCAL_TEMP': os.path.join(home, 'tmp'),
+        'ANSIBLE_NOCOLOR': '1',
+        'ANSIBLE_RETRY_FILES_ENABLED': '0',
+        'ANSIBLE_PYTHON_INTERPRETER': sys.executable,
+        'ANSIBLE_LOCALHOST_WARNING': '0',
+        'ANSIBLE_INVENTORY_UNPARSED_WARNING': '0',
+        'ANSIBLE_CALLBACK_PLUGINS': CALLBACK_DIR,
+        'ANSIBLE_CALLBACKS_ENABLED': 'task_timer',
+        'TASK_TIMER_OUTPUT': timer_file,
+    })
+    return env
+
+
+def plan(groups, single_reps, module_sizes, uri_sizes, lookup_reps):
+    """The measured tasks of one round as blocks: a list of lists of ``(kind, size, name)``.
+
+    A block holds the tasks that are compared with each other (one module task and one uri task
+    doing the same GET; the module and the uri loop over the same n jobs; the lookup with 1 and
+    with 50 terms). Blocks are shuffled per round and so are the tasks within a block, but a block's
+    tasks run next to each other, so each ratio compares tasks that met the same machine load.
+    Task names are ``group|kind|size|block``.
+    """
+    blocks = []
+    if 'single' in groups:
+        for rep in range(single_reps):
+            blocks.append([(kind, 1, 'single|%s|1|%d' % (kind, rep)) for kind in ('module_token', 'module_aksk', 'uri')])
+    if 'fanout' in groups:
+        top = max(module_sizes)
+        for size in sorted(set(module_sizes) | set(uri_sizes)):
+            block = []
+            if size in module_sizes:
+                block.append(('module_token', size, 'fanout|module_token|%d|0' % size))
+            if size == top:
+                block.append(('module_aksk', size, 'fanout|module_aksk|%d|0' % size))
+            if size in uri_sizes:
+                block.append(('uri', size, 'fanout|uri|%d|0' % size))
+            blocks.append(block)
+    if 'lookup' in groups:
+        for rep in range(lookup_reps):
+            blocks.append([(kind, size, 'lookup|%s|%d|%d' % (kind, size, rep)) for kind in ('lookup', 'lookup_phase') for size in (1, 50)])
+    return blocks
+
+
+def run_round(emu, collections_base, workdir, measured, round_index, timeout=1800):
+    """One ansible-playbook run; return ``{task name: seconds}`` of the measured tasks and the process wall time."""
+    playbook = os.path.join(workdir, 'round%d.yml' % round_index)
+    with open(playbook, 'w', encoding='utf-8') as handle:
+        handle.write(build_playbook(measured))
+    extra = {'emu_url': emu.url, 'project_id': emu.project_id, 'region': emu.region, 'ca_file': emu.ca_file, 'ak': emu.ak, 'sk': emu.sk,
+             'username': emu.username, 'password': emu.password, 'domain_name': emu.domain_name, 'ids': V2_IDS}
+    extra_file = os.path.join(workdir, 'extra_vars.json')
+    with open(extra_file, 'w', encoding='utf-8') as handle:
+        json.dump(extra, handle)
+    timer_file = os.path.join(workdir, 'timer%d.jsonl' % round_index)
+    home = os.path.join(workdir, 'ansible-home')
+    command = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), '-i', 'localhost,', '-c', 'local', playbook, '-e', '@' + extra_file]
+    started = time.perf_counter()
+    process = subprocess.run(command, env=ansible_env(collections_base, home, timer_file), cwd=workdir, capture_output=True, text=True,
+                             timeout=timeout, check=False)
+    wall = time.perf_counter() - started
+    if process.returncode != 0:
+        raise RuntimeError('ansible-playbook failed (rc %d):\n%s\n%s' % (process.returncode, process.stdout[-4000:], process.stderr[-4000:]))
+    times = {}
+    with open(timer_file, encoding='utf-8') as handle:
+        for line in handle:
+            record = json.loads(line)
+            if record['status'] != 'ok':
+                raise RuntimeError('task %s ended %s' % (record['task'], record['status']))
+            times[record['task']] = record['seconds']
+    missing = [name for _kind, _size, name in measured if name not in times]
+    if missing:
+        raise RuntimeError('no timing for tasks %s' % ', '.join(missing))
+    return times, wall
+
+
+def run(emu, collections_base, groups, rounds, single_reps, module_sizes, uri_sizes, lookup_reps, seed=5, log=print):
+    """Run ``rounds`` playbook rounds; return the raw per-task samples, summaries and paired ratios."""
+    blocks = plan(groups, single_reps, module_sizes, uri_sizes, lookup_reps)
+    rng = random.Random(seed)
+    samples = {}  # 'group|kind|size' -> list of [round, block, seconds]
+    walls = []
+    with tempfile.TemporaryDirectory(prefix='modelarts-bench-') as workdir:
+        for round_index in range(rounds):
+            order = [list(block) for block in blocks]
+            rng.shuffle(order)
+            for block in order:
+                rng.shuffle(block)
+            measured = [task for block in order for task in block]
+            times, wall = run_round(emu, collections_base, workdir, measured, round_index)
+            walls.append(wall)
+            for _kind, _size, name in measured:
+                group, kind, size, block = name.split('|')
+                samples.setdefault('%s|%s|%s' % (group, kind, size), []).append([round_index, int(block), times[name]])
+            log('  playbook round %d/%d: %.1fs wall, load %s' % (round_index + 1, rounds, wall, '%.1f' % os.getloadavg()[0]))
+    return analyse(samples, walls, rounds)
+
+
+def paired(samples, numerator, denominator):
+    """Ratios of the two series' samples taken in the same round and block."""
+    top = dict(((r, b), value) for r, b, value in samples.get(numerator, []))
+    bottom = dict(((r, b), value) for r, b, value in samples.get(denominator, []))
+    keys = sorted(set(top) & set(bottom))
+    return [top[key] for key in keys], [bottom[key] for key in keys]
+
+
+def analyse(samples, walls, rounds):
+    """Summaries per series and the paired ratios the goals are stated in."""
+    series = {}
+    for key, values in samples.items():
+        per_round = [[value for r, _b, value in values if r == index] for index in range(rounds)]
+        series[key] = {'samples': values, 'summary': summarize([value for _r, _b, value in values]),
+                       'round_medians': [summarize(group)['median'] if group else None for group in per_round]}
+    ratios = {}
+
+    def add(name, numerator, denominator):
+        if numerator in samples and denominator in samples:
+            ratios[name] = ratio_summary(*paired(samples, numerator, denominator))
+
+    add('single_module_token_vs_uri', 'single|module_token|1', 'single|uri|1')
+    add('single_module_aksk_vs_uri', 'single|module_aksk|1', 'single|uri|1')
+    fan_sizes = sorted(int(key.split('|')[2]) for key in series if key.startswith('fanout|module_token|'))
+    uri_sizes = sorted(int(key.split('|')[2]) for key in series if key.startswith('fanout|uri|'))
+    for size in fan_sizes:
+        add('fanout_uri_vs_module_token_%d' % size, 'fanout|uri|%d' % size, 'fanout|module_token|%d' % size)
+    if fan_sizes:
+        top = max(fan_sizes)
+        add('fanout_uri_vs_module_aksk_%d' % top, 'fanout|uri|%d' % top, 'fanout|module_aksk|%d' % top)
+    add('lookup_50_vs_1', 'lookup|lookup|50', 'lookup|lookup|1')
+    add('lookup_phase_50_vs_1', 'lookup|lookup_phase|50', 'lookup|lookup_phase|1')
+    extrapolated = _extrapolate_uri(series, fan_sizes, uri_sizes)
+    if extrapolated:
+        ratios.update(extrapolated.pop('ratios'))
+    return {'series': series, 'ratios': ratios, 'uri_fit': extrapolated, 'round_wall_seconds': walls}
+
+
+def _extrapolate_uri(series, fan_sizes, uri_sizes):
+    """A least-squares line ``seconds = a + b * n`` through the uri loop's per-round medians.
+
+    Used only for module sizes the uri loop was not run at (``--quick``); such ratios are named
+    ``..._extrapolated`` and marked in the report.
+    """
+    if len(uri_sizes) < 2:
+        return None
+    fit = {}
+    for round_index in range(len(series['fanout|uri|%d' % uri_sizes[0]]['round_medians'])):
+        xs = uri_sizes
+        ys = [series['fanout|uri|%d' % size]['round_medians'][round_index] for size in xs]
+        mean_x, mean_y = sum(xs) / len(xs), sum(ys) / len(ys)
+        slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys)) / sum((x - mean_x) ** 2 for x in xs)
+        fit.setdefault('per_round', []).append({'intercept': mean_y - slope * mean_x, 'slope': slope})
+    fit['slope'] = summarize([line['slope'] for line in fit['per_round']])
+    fit['intercept'] = summarize([line['intercept'] for line in fit['per_round']])
+    fit['ratios'] = {}
+    for size in fan_sizes:
+        if size in uri_sizes:
+            continue
+        predicted = [line['intercept'] + line['slope'] * size for line in fit['per_round']]
+        fit['ratios']['fanout_uri_vs_module_token_%d_extrapolated' % size] = ratio_summary(predicted, series['fanout|module_token|%d' % size]['round_medians'])
+    return fit
