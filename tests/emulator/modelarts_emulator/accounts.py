@@ -74,11 +74,14 @@ class Account:
             name = str(user['name'])
             self.users[name] = {'name': name, 'id': str(user.get('id') or _hex_from('user/' + name)),
                                 'password': str(user['password'])}
-        self.access_keys = {str(k['ak']): {'ak': str(k['ak']), 'sk': str(k['sk']), 'security_token': None}
+        self.access_keys = {str(k['ak']): {'ak': str(k['ak']), 'sk': str(k['sk']), 'security_token': None, 'expires_at': None}
                             for k in spec.get('access_keys') or []}
         for key in spec.get('temporary_keys') or []:
+            # expires_in: seconds after the scenario is loaded; the directory's owner fills expires_at.
             self.access_keys[str(key['ak'])] = {'ak': str(key['ak']), 'sk': str(key['sk']),
-                                                'security_token': str(key['security_token'])}
+                                                'security_token': str(key['security_token']),
+                                                'expires_in': float(key['expires_in']) if key.get('expires_in') is not None else None,
+                                                'expires_at': None}
         self.projects = []
         for project in spec.get('projects') or []:
             self.projects.append({'id': str(project['id']), 'name': str(project['name'])})
@@ -113,6 +116,23 @@ class Directory:
                 self._by_ak[ak] = account
             for project in account.projects:
                 self._by_project[project['id']] = account
+
+    def start_clocks(self, now):
+        """Fix the expiry time of temporary keys that declare ``expires_in``."""
+        for account in self.accounts:
+            for key in account.access_keys.values():
+                if key.get('expires_in') is not None:
+                    key['expires_at'] = now + key['expires_in']
+
+    def expire_temporary_keys(self, now):
+        """Make every temporary key expire at ``now`` (their security tokens stop working)."""
+        count = 0
+        for account in self.accounts:
+            for key in account.access_keys.values():
+                if key['security_token']:
+                    key['expires_at'] = now if key['expires_at'] is None else min(key['expires_at'], now)
+                    count += 1
+        return count
 
     def account_for_ak(self, ak):
         """Return (account, key dict) for an AK, or (None, None)."""

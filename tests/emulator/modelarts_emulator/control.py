@@ -16,7 +16,7 @@ GET      /_emulator/requests              request log; query ``since=<seq>``, ``
 DELETE   /_emulator/requests              clear the request log
 GET      /_emulator/settings              current settings
 PUT      /_emulator/settings              change settings, e.g. ``{"token_lifetime": 2, "clock_skew_tolerance": 60}``
-POST     /_emulator/tokens/expire         expire every issued IAM token now
+POST     /_emulator/tokens/expire         expire every issued IAM token and every temporary AK's security token now
 POST     /_emulator/clock/advance         ``{"seconds": 60}``: move the emulator clock (lifecycles, token expiry)
 =======  ===============================  ==========================================================
 """
@@ -83,7 +83,7 @@ def handle_control(server, method, raw_path, raw_query, body, request_id):
                 return 200, state.update_settings(payload)
         if route == 'tokens' and rest == ['expire'] and method == 'POST':
             state.tokens.expire_all(state.now())
-            return 200, {'expired': state.tokens.count()}
+            return 200, {'expired': state.tokens.count(), 'temporary_keys': state.directory.expire_temporary_keys(state.now())}
         if route == 'clock' and rest == ['advance'] and method == 'POST':
             seconds = float(payload.get('seconds', 0)) if isinstance(payload, dict) else 0.0
             if seconds < 0:

@@ -94,6 +94,8 @@ def _authenticate_signature(state, exchange, authorization):
         if 'x-security-token' not in signed:
             # An unsigned token could have been attached by anyone who saw a signed request.
             raise errors.apigw_auth('X-Security-Token must be a signed header')
+        if key['expires_at'] is not None and state.now() >= key['expires_at']:
+            raise errors.apigw_auth('the security token of temporary AK %s has expired' % ak)
     elif sent_token:
         raise errors.apigw_auth('a security token was sent with the permanent AK %s' % ak)
     declared = headers.get('x-project-id')

@@ -90,6 +90,7 @@ class EmulatorState:
                     raise ScenarioError('unknown setting %r' % key)
                 settings[key] = SETTING_TYPES[key](value)
         origin = self.now()
+        directory.start_clocks(origin)
         jobs = build_jobs(scenario.get('jobs'), directory, origin)
         with self._lock:
             self.directory = directory

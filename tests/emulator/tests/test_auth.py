@@ -188,3 +188,29 @@ def test_iam_projects_lookup(emu, client):
     everything = client.with_token('GET', '/v3/projects', token)
     assert len(everything.json()['projects']) == 2
     _apigw(client.unsigned('GET', '/v3/projects?name=cn-north-4'), 401, 'APIG.0301')
+
+
+def test_temporary_credentials_expire(emu):
+    with SignedClient(emu.url, emu.temp_ak, emu.temp_sk, emu.project_id, security_token=emu.security_token) as temp:
+        assert temp.job(JOB).status_code == 200
+        emu.control('POST', '/tokens/expire')
+        body = _apigw(temp.job(JOB), 401, 'APIG.0301')
+        assert 'has expired' in body['error_msg'] and emu.security_token not in body['error_msg']
+        emu.reset()
+        assert temp.job(JOB).status_code == 200
+
+
+def test_temporary_credentials_with_a_lifetime(emu, client):
+    scenario = {'accounts': [{'domain_name': 'short', 'users': [], 'projects': [{'id': emu.project_id, 'name': emu.region}],
+                              'temporary_keys': [{'ak': 'HSTASHORTLIVED000001', 'sk': 'S' * 40, 'security_token': 'tok',
+                                                  'expires_in': 30}]}],
+                'jobs': [{'id': JOB, 'name': 'j'}]}
+    emu.reset(scenario)
+    try:
+        with SignedClient(emu.url, 'HSTASHORTLIVED000001', 'S' * 40, emu.project_id, security_token='tok') as temp:
+            assert temp.job(JOB).status_code == 200
+            emu.control('POST', '/clock/advance', {'seconds': 31})
+            _apigw(temp.job(JOB), 401, 'APIG.0301')
+    finally:
+        emu.reset()
+    assert client.job(JOB).status_code == 200
