@@ -420,7 +420,9 @@ def v1_document(job, snapshot):
     if start is not None:
         duration = (end if end is not None else snapshot.now_ms) - start
     started = start is not None
-    usage = ['0', '3.10', '5.76', '12.40', '11.95'] if started else []
+    cpu = ['0', '3.10', '5.76', '12.40', '11.95'] if started else []
+    mem = ['0', '0.77', '2.09', '4.31', '4.28'] if started else []
+    gpu = ['0', '0.25', '0.88', '0.93', '0.91'] if started else []
     return {
         'is_success': True,
         'job_id': job.v1_job_id,
@@ -454,7 +456,7 @@ def v1_document(job, snapshot):
         'data_source': [{'dataset_id': '', 'dataset_version': '', 'type': 'obs', 'data_url': '/%s/datasets/%s/' % (bucket, job.dataset)}],
         'model_id': job.seed % 97 + 1,
         'model_metric_list': _model_metric_list(job, snapshot.phase),
-        'system_metric_list': {'cpuUsage': usage, 'memUsage': [u[:3] for u in usage], 'gpuUtil': [u[:4] for u in usage]},
+        'system_metric_list': {'cpuUsage': cpu, 'memUsage': mem, 'gpuUtil': gpu},
         'user_image_url': job.image_url if job.engine == 'custom' else '',
         'user_command': ('bash -x /home/work/run_train.sh python /home/work/user-job-dir/%s/train.py' % job.code_name)
         if job.engine == 'custom' else '',

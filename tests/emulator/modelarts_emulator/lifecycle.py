@@ -22,6 +22,7 @@ DEFAULT_SECONDARY = {
 }
 # How long each phase lasted in the synthesised past of a job declared with just ``phase: X``.
 HISTORY_SECONDS = {'Creating': 25, 'Pending': 45, 'Running': 1800, 'Terminating': 15}
+ENDED_AGO_SECONDS = 600
 _STATIC_PATHS = {
     'Creating': ['Creating'],
     'Pending': ['Creating', 'Pending'],
@@ -161,6 +162,9 @@ def static_timeline(phase, secondary_phase=None, run_seconds=None):
     if phase in ('Running', 'Pending', 'Creating'):
         # Jobs still in progress have spent a while in their current phase too.
         total += HISTORY_SECONDS[phase] if phase != 'Running' else (float(run_seconds) if run_seconds else 600.0)
+    elif phase in TERMINAL_PHASES:
+        # ... and finished jobs finished a while ago, not the moment the emulator started.
+        total += ENDED_AGO_SECONDS
     _mode, steps = parse_timeline(items, clock='seconds')
     return steps, total
 
