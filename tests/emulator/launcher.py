@@ -22,7 +22,7 @@ Usage::
 ``running_emulator(scenario=None, tls=False, tls_dir=None, port=0, admin_token=None,
 extra_args=(), python=None, startup_timeout=20.0, env=None)`` is a context manager yielding an
 :class:`EmulatorProcess`; ``start_emulator(...)`` takes the same arguments and returns one that
-you ``stop()`` yourself. ``pytest_fixture(scope='session', **kwargs)`` builds a pytest fixture.
+you ``stop()`` yourself. ``emulator_fixture(scope='session', **kwargs)`` builds a pytest fixture.
 
 The defaults below mirror tests/emulator/modelarts_emulator/accounts.py; they are overridable via
 ``extra_args`` (e.g. ``['--access-key', 'X', '--secret-key', 'Y']``), which updates the yielded
@@ -264,17 +264,21 @@ class running_emulator:  # pylint: disable=invalid-name,too-few-public-methods
         return False
 
 
-def pytest_fixture(scope='session', name=None, **kwargs):
+def emulator_fixture(scope='session', name=None, **kwargs):
     """Return a pytest fixture that runs one emulator for ``scope`` (xdist: one per worker).
 
     Example (in a conftest.py)::
 
-        from launcher import pytest_fixture
-        emulator = pytest_fixture(scope='session', scenario='integration', tls=True)
+        from launcher import emulator_fixture
+        emulator = emulator_fixture(scope='session', scenario='integration', tls=True)
+
+    The fixture takes the name of the variable it is assigned to (or ``name``). Do not import this
+    function into a conftest under a name starting with ``pytest_``: pytest would take it for a hook.
     """
-    import pytest  # pylint: disable=import-outside-toplevel
+    import pytest  # pylint: disable=import-outside-toplevel  # only needed by pytest users
 
     def _fixture():
+        """A running emulator, stopped after the last test of the scope."""
         with running_emulator(**kwargs) as emu:
             yield emu
 

@@ -19,16 +19,15 @@ for _host in ('127.0.0.1', 'localhost'):
 os.environ['NO_PROXY'] = os.environ['no_proxy'] = ','.join(_NO_PROXY)
 
 # pylint: disable=wrong-import-position
-from launcher import running_emulator  # noqa: E402
+from launcher import emulator_fixture  # noqa: E402
 
 from .helpers import SignedClient  # noqa: E402
 
 
-@pytest.fixture(scope='session')
-def emulator_session():
-    """A plain-HTTP emulator with the integration scenario, shared by a worker's tests."""
-    with running_emulator(scenario='integration') as emu:
-        yield emu
+# One plain-HTTP and one HTTPS emulator with the integration scenario, shared by a worker's tests
+# (built with the same helper other suites use).
+emulator_session = emulator_fixture(scope='session', scenario='integration')
+tls_emulator_session = emulator_fixture(scope='session', scenario='integration', tls=True)
 
 
 @pytest.fixture
@@ -36,13 +35,6 @@ def emu(emulator_session):  # pylint: disable=redefined-outer-name
     """The shared emulator, reset to its scenario's initial state."""
     emulator_session.reset()
     return emulator_session
-
-
-@pytest.fixture(scope='session')
-def tls_emulator_session():
-    """An HTTPS emulator (certificates generated in a temporary directory)."""
-    with running_emulator(scenario='integration', tls=True) as emu:
-        yield emu
 
 
 @pytest.fixture
