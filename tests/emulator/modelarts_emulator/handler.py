@@ -171,7 +171,8 @@ class EmulatorRequestHandler(BaseHTTPRequestHandler):
         except Exception as exc:  # pylint: disable=broad-except
             # Never leak a traceback to the client: answer like the service's generic internal error.
             if self.server.verbose:
-                sys.stderr.write('modelarts-emulator: internal error %s: %s\n' % (type(exc).__name__, exc))
+                # The type and the path only: an exception's text could quote request data.
+                sys.stderr.write('modelarts-emulator: internal error %s on %s %s\n' % (type(exc).__name__, self.command, path))
             response = error_response(errors.internal_error(family if family in (errors.V1, errors.V2) else errors.V2),
                                       exchange.request_id)
         if path.startswith('/v3/'):
