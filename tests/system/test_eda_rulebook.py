@@ -14,7 +14,7 @@ from eda_helpers import RULEBOOKS, event_lines, run_rulebook, unique_id
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OBSERVE = os.path.join(RULEBOOKS, "observe_phases.yml")
-WITH_PLAYBOOK = os.path.join(RULEBOOKS, "deploy_with_playbook.yml")
+WITH_PLAYBOOK = os.path.join(RULEBOOKS, "deploy_with_marker.yml")
 MARKER_PLAYBOOK = os.path.join(RULEBOOKS, "write_marker.yml")
 
 
@@ -73,7 +73,8 @@ def test_completed_and_failed_jobs_fire_their_rules_once(emulator, rulebook_env,
 
 def test_503_burst_does_not_end_the_source(emulator, rulebook_env, tmp_path):
     job = unique_id("eda-503")
-    emulator.add_jobs([{"id": job, "name": "eda-503", "timeline": [{"phase": "Pending", "polls": 1}, {"phase": "Running", "polls": 1}, "Completed"]}])
+    emulator.add_jobs([{"id": job, "name": "eda-503", "timeline": [
+        {"phase": "Pending", "polls": 1}, {"phase": "Running", "polls": 1}, "Completed"]}])
     # Let the first read through, then fail the next five: the source logs, backs off and carries on.
     emulator.add_fault(type="error", status=503, count=5, after=1, job=job)
     result = run_rulebook(rulebook_env, tmp_path, OBSERVE, observe_vars([job], tmp_path, interval=0.2))
@@ -103,7 +104,8 @@ def test_shipped_rulebook_notifies_on_failure(emulator, rulebook_env, tmp_path):
     job = unique_id("eda-shipped")
     emulator.add_jobs([{"id": job, "name": "eda-shipped", "timeline": [{"phase": "Running", "polls": 1}, "Terminated"]}])
     # By FQCN: ansible-rulebook finds it in the staged collection, as users would run it.
-    result = run_rulebook(rulebook_env, tmp_path, "modelarts.training.deploy_on_completed", {"training_job_ids": [job], "poll_interval": 0.3, "stop_when_done": True})
+    variables = {"training_job_ids": [job], "poll_interval": 0.3, "stop_when_done": True}
+    result = run_rulebook(rulebook_env, tmp_path, "modelarts.training.deploy_on_completed", variables)
     assert_ran(result)
     assert "%s" % job in result.stdout
     assert "Terminated" in result.stdout

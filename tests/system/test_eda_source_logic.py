@@ -250,7 +250,10 @@ def test_dropped_jobs_end_the_source_with_an_error_naming_them(src):
 
 def test_events_and_messages_are_scrubbed_of_secrets(src):
     secret = "S3cret-Value-In-A-Document"
-    redact = lambda text: text.replace(secret, "********")  # noqa: E731
+
+    def redact(text):
+        return text.replace(secret, "********")
+
     w = watcher(src, redact=redact)
     event = w.observe("a", dict(item("a", "Running"), details={"spec": {"env": ["TOKEN=" + secret]}}))
     assert secret not in repr(event) and "********" in repr(event)
@@ -309,9 +312,9 @@ def test_main_name_search_picks_up_jobs_created_later(src, emulator):
     async def scenario():
         queue = asyncio.Queue()
         task = asyncio.ensure_future(src["main"](queue, dict(connection_args(emulator), name=name, interval=0.2)))
-        events = [await asyncio.wait_for(queue.get(), 10) for _ in range(2)]
+        events = [await asyncio.wait_for(queue.get(), 10) for _index in range(2)]
         await asyncio.to_thread(emulator.add_jobs, [{"id": later, "name": name, "timeline": [{"phase": "Pending", "seconds": 0.6}, "Failed"]}])
-        events += [await asyncio.wait_for(queue.get(), 10) for _ in range(2)]
+        events += [await asyncio.wait_for(queue.get(), 10) for _index in range(2)]
         await asyncio.sleep(0.6)
         extra = queue.qsize()
         task.cancel()

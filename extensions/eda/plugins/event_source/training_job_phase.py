@@ -51,6 +51,7 @@ once with a message naming the option.  No secret value ever reaches an event or
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
 import logging
 import os
@@ -95,6 +96,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.waiter import D
 logger = logging.getLogger(NAME)
 
 DEFAULT_INTERVAL = 10.0
+ROUND_TRIPS_KEPT = 5
 SOURCE_ARGS = ("training_job_ids", "name", "interval", "validate", "fail_on", "max_concurrency", "stop_when_done")
 # Errors that say the credentials or the project are wrong: every job would fail the same way, so
 # the source ends at once instead of dropping the jobs one by one.
@@ -304,6 +306,7 @@ class Watcher(object):
         self.search_state = JobState(now) if settings.name else None
         # A poll starts this much early so that its answer, not its start, lands within one interval.
         self.lead = 0.0
+        self.round_trips = collections.deque(maxlen=ROUND_TRIPS_KEPT)
 
     # -- pure decisions --------------------------------------------------------
 
@@ -452,10 +455,11 @@ class Watcher(object):
                 state.due = due
 
     def _next_round(self, started):
-        # The next round starts one round-trip early, so its answer (not its start) comes within one
-        # interval of this one's; at most half an interval early, so a slow round cannot turn into
-        # back-to-back polling.
-        self.lead = min(self.clock() - started, self.settings.interval / 2.0)
+        # The next round starts one round-trip early (the slowest of the last few, as round-trips
+        # jitter), so its answer, not its start, comes within one interval of this one's; at most
+        # half an interval early, so a slow round cannot turn into back-to-back polling.
+        self.round_trips.append(self.clock() - started)
+        self.lead = min(max(self.round_trips), self.settings.interval / 2.0)
         return started + self.settings.interval - self.lead
 
     def _finish(self):
