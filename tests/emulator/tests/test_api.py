@@ -9,7 +9,10 @@ import socket
 import pytest
 import requests
 
-from .helpers import V2_JOB
+from modelarts_emulator import routes
+from modelarts_emulator.app import Emulator
+
+from .helpers import V2_JOB, SignedClient
 
 FIELDS = json.load(open(os.path.join(os.path.dirname(__file__), 'fixtures', 'v2_doc_fields.json'), encoding='utf-8'))
 COMPLETED = 'a1000000-0000-4000-8000-000000000001'
@@ -229,3 +232,22 @@ def test_search_by_algorithm_name(client):
     body = client.search({'filters': [{'key': 'algorithm_name', 'operator': 'like', 'value': ['market-']}]}).json()
     assert [j['metadata']['name'] for j in body['items']] == ['variety-subscription']
     assert body['items'][0]['algorithm']['name'] == 'market-resnet50'
+
+
+def test_internal_errors_are_generic(monkeypatch):
+    def explode(job, snapshot):
+        raise RuntimeError('boom with details %s %s' % (job.name, snapshot.phase))
+
+    emulator = Emulator(scenario={'jobs': [{'id': COMPLETED, 'name': 'in-process'}]}).start()
+    try:
+        monkeypatch.setattr(routes.documents, 'v2_document', explode)
+        with SignedClient(emulator.url, 'HPUAMAEMULATOR000001', 'MaEmulatorSecretKey000000000000000000001',
+                          'c2078239586c89f12689d89fd66e9f9b') as client:
+            response = client.job(COMPLETED)
+            assert response.status_code == 500
+            assert response.json() == {'error_code': 'ModelArts.0010', 'error_msg': 'Internal server error. Please try again later.'}
+            assert 'Traceback' not in response.text and 'boom' not in response.text
+            v1 = client.v1_job(1, 1)
+            assert v1.status_code == 400 and v1.json()['is_success'] is False
+    finally:
+        emulator.stop()
