@@ -358,3 +358,99 @@ def test_a_leak_would_be_caught(canary_emulator, run_hosts):
     result = run_hosts(play, hosts)
     assert result.returncode == 0, result.stdout[-3000:]
     assert scan(result.stdout + result.stderr)
+
+
+# -- the event source ---------------------------------------------------------------------------
+
+# (path, argument overrides, seconds to let it run: sources that retry for ever are stopped then)
+EDA_PATHS = [
+    ("success", {"training_job_ids": [COMPLETED]}, 20),
+    ("fail_on", {"training_job_ids": [FAILED]}, 20),
+    ("not_found", {"training_job_ids": [MISSING]}, 20),
+    ("wrong_secret", {"training_job_ids": [COMPLETED], "wrong": True}, 20),
+    ("wrong_project", {"training_job_ids": [COMPLETED], "project_id": OTHER_PROJECT}, 20),
+    ("exhausted_503", {"training_job_ids": [UNAVAILABLE]}, 1.5),
+    ("schema_strict", {"training_job_ids": [DRIFTED]}, 1.5),
+    ("tls_untrusted", {"training_job_ids": [COMPLETED], "ca_bundle": certifi.where()}, 20),
+    ("bad_interval", {"training_job_ids": [COMPLETED], "interval": "soon"}, 20),
+    ("bad_timeout", {"training_job_ids": [COMPLETED], "request_timeout": 0}, 20),
+    ("bad_fail_on", {"training_job_ids": [COMPLETED], "fail_on": ["Broken"]}, 20),
+    ("conflicting", {"training_job_ids": [COMPLETED], "conflict": True}, 20),
+]
+
+
+class _Queue(object):
+    """Collects events as ansible-rulebook's queue would receive them."""
+
+    def __init__(self):
+        self.events = []
+
+    async def put(self, event):
+        """Keep one event."""
+        self.events.append(event)
+
+
+def run_source(src, args, seconds):
+    """Run the source's ``main`` for at most ``seconds``; return (events, error text or None)."""
+    import asyncio  # pylint: disable=import-outside-toplevel
+    import traceback  # pylint: disable=import-outside-toplevel
+
+    queue = _Queue()
+    try:
+        asyncio.run(asyncio.wait_for(src["main"](queue, args), seconds))
+        error = None
+    except (asyncio.TimeoutError, TimeoutError):
+        error = "stopped by the test after %ss" % seconds
+    except Exception as exc:  # pylint: disable=broad-except
+        # ansible-rulebook prints a failing source's traceback: scan all of it.
+        error = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return queue.events, error
+
+
+def test_event_source_every_kind_every_path(canary_emulator, collection_root):
+    """The event source (main() in-process, DEBUG logging of every logger) never puts a secret in an event, a log line or an error."""
+    import logging  # pylint: disable=import-outside-toplevel
+    import eda_helpers  # pylint: disable=import-outside-toplevel,import-error
+
+    try:
+        src = eda_helpers.load_source(collection_root)
+    except (OSError, ImportError) as error:
+        pytest.skip("the event source is not there yet: %s" % error)
+    emu = canary_emulator
+    faults(emu)
+    token = issue_token(emu)
+    records = []
+    handler = logging.Handler(level=logging.DEBUG)
+    handler.emit = lambda record: records.append(logging.Formatter("%(levelname)s %(name)s %(message)s").format(record))
+    root = logging.getLogger()
+    old_level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG)
+    outcomes = {}
+    try:
+        for kind in KINDS:
+            for name, overrides, seconds in EDA_PATHS:
+                args = dict(connection(emu, kind, token), interval=0.2, stop_when_done=True)
+                overrides = dict(overrides)
+                if overrides.pop("wrong", False):
+                    args.update(wrong_secret(kind))
+                if overrides.pop("conflict", False):
+                    args.update(conflicting(kind))
+                args.update(overrides)
+                events, error = run_source(src, args, seconds)
+                outcomes[(kind, name)] = (events, error)
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(old_level)
+    text = "\n".join(records) + json.dumps(dict(("%s/%s" % key, value) for key, value in outcomes.items()), default=str)
+    assert scan(text, [token]) == [], scan(text, [token])
+    log = json.dumps(emu.requests(), ensure_ascii=False)
+    assert scan(log, [token]) == []
+    for kind in KINDS:
+        events, error = outcomes[(kind, "success")]
+        assert [event["modelarts"]["phase"] for event in events] == ["Completed"], (kind, error)
+        events, error = outcomes[(kind, "fail_on")]
+        assert [event["modelarts"]["phase"] for event in events] == ["Failed"], (kind, error)
+        for name in ("wrong_secret", "wrong_project", "bad_interval", "bad_timeout", "bad_fail_on", "conflicting", "tls_untrusted", "not_found"):
+            events, error = outcomes[(kind, name)]
+            assert events == [] and error and not error.startswith("stopped by the test"), (kind, name, error)
