@@ -56,7 +56,7 @@ def test_connection_reset(emu, client):
 def test_delay_beyond_client_timeout(emu, client):
     emu.add_fault(type='delay', seconds=1.0)
     with pytest.raises(requests.exceptions.ReadTimeout):
-        client.job(JOB, timeout=0.3)
+        client.job(JOB, timeout=(10, 0.3))
     assert client.job(JOB, timeout=5).status_code == 200
     # The stalled request finishes server-side later; wait for it so it cannot leak into the next test's log.
     assert wait_until(lambda: any(e['fault'] == 'delay' for e in emu.requests()), timeout=5)
@@ -186,8 +186,9 @@ def test_transport_faults_over_tls(tls_emu):
         tls_emu.add_fault(type='truncate', mode='short_read')
         with pytest.raises((requests.exceptions.ChunkedEncodingError, requests.exceptions.ConnectionError)):
             client.job(JOB)
+        assert client.job(JOB).status_code == 200        # a fresh connection, so only the read can time out
         tls_emu.add_fault(type='delay', seconds=0.6)
         with pytest.raises(requests.exceptions.ReadTimeout):
-            client.job(JOB, timeout=0.2)
+            client.job(JOB, timeout=(10, 0.2))
         assert wait_until(lambda: any(e['fault'] == 'delay' for e in tls_emu.requests()), timeout=5)
         assert client.job(JOB).status_code == 200
