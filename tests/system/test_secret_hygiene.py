@@ -143,7 +143,7 @@ def scan(text, extra=()):
     """Every secret (raw or URL-quoted) and IAM token found in ``text``."""
     found = []
     for secret in list(SECRETS) + list(extra):
-        for form in {secret, quote(secret, safe=""), quote(secret)}:
+        for form in sorted({secret, quote(secret, safe=""), quote(secret)}):
             if form in text:
                 found.append(form[:12] + "...")
     found.extend(match[:12] + "..." for match in IAM_TOKEN.findall(text))
