@@ -22,6 +22,10 @@ HINTS = {
     "APIG.0301": "check access_key/secret_key (HUAWEICLOUD_SDK_AK/HUAWEICLOUD_SDK_SK) and that this machine's clock is right",
     "APIG.0303": "the signature has expired: this machine's clock is off by more than 15 minutes",
     "APIG.0307": "the IAM token is invalid or has expired: renew auth_token (HUAWEICLOUD_SDK_AUTH_TOKEN)",
+    # Some gateways spell the prefix APIGW.
+    "APIGW.0301": "check access_key/secret_key (HUAWEICLOUD_SDK_AK/HUAWEICLOUD_SDK_SK) and that this machine's clock is right",
+    "APIGW.0303": "the signature has expired: this machine's clock is off by more than 15 minutes",
+    "APIGW.0307": "the IAM token is invalid or has expired: renew auth_token (HUAWEICLOUD_SDK_AUTH_TOKEN)",
     "ModelArts.2786": "the credentials belong to another project: check project_id (HUAWEICLOUD_SDK_PROJECT_ID) and region",
     "ModelArts.0210": "the project id is not valid for these credentials: check project_id and region",
     "ModelArts.2771": "the credentials may not read this training job",
@@ -81,8 +85,12 @@ class ModelArtsError(Exception):
 
     @property
     def not_found(self):
-        """True for HTTP 404 and for ModelArts' "training job not found" (HTTP 400, ModelArts.2775)."""
-        return self.status == 404 or self.error_code in NOT_FOUND_CODES
+        """True for ModelArts' "training job not found" (ModelArts.2775, HTTP 400) and for a bare HTTP 404.
+
+        A 404 that carries another code is something else: ModelArts.2786 (the
+        credentials' project does not match the URL) or a gateway code.
+        """
+        return self.error_code in NOT_FOUND_CODES or (self.status == 404 and not self.error_code)
 
     def to_dict(self):
         """The error's fields for a module result (``fail_json(**err.to_dict())``)."""

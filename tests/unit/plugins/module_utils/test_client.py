@@ -199,7 +199,11 @@ def test_request_id_from_apigw_body_when_header_missing():
 def test_not_found_classification():
     assert ModelArtsError("x", status=404).not_found
     assert ModelArtsError("x", status=400, error_code="ModelArts.2775").not_found
+    assert ModelArtsError("x", status=404, error_code="ModelArts.2775").not_found
     assert not ModelArtsError("x", status=400, error_code="ModelArts.0101").not_found
+    # The project mismatch comes as HTTP 404 but is not a missing job.
+    assert not ModelArtsError("x", status=404, error_code="ModelArts.2786").not_found
+    assert not ModelArtsError("x", status=404, error_code="APIG.0101").not_found
 
 
 def test_html_gateway_page_is_quoted_briefly():
