@@ -278,10 +278,15 @@ def test_main_time_driven_job_gives_each_phase_once_in_order(src, emulator):
 def test_main_reads_connection_from_environment(src, emulator, monkeypatch):
     for name, value in emulator.env().items():
         monkeypatch.setenv(name, value)
+    # Without a project id the source looks it up in IAM (from the region) before the first poll.
+    monkeypatch.delenv("HUAWEICLOUD_SDK_PROJECT_ID")
+    since = emulator.requests()[-1]["seq"] if emulator.requests() else 0
     job = unique_id("logic-env")
     emulator.add_jobs([{"id": job, "name": "logic-env", "phase": "Completed"}])
     events = run(collect(src, {"training_job_ids": job, "interval": 0.2, "stop_when_done": True}))
     assert phases(events) == [(job, None, "Completed")]
+    paths = [entry["path"] for entry in emulator.requests(since=since)]
+    assert paths[0].startswith("/v3/projects") and any(job in path for path in paths[1:])
 
 
 def test_main_idles_after_the_last_job_unless_told_to_stop(src, emulator):
@@ -324,6 +329,18 @@ def test_main_name_search_picks_up_jobs_created_later(src, emulator):
     events, extra = run(scenario())
     assert phases(events) == [(first, None, "Running"), (first, "Running", "Completed"), (later, None, "Pending"), (later, "Pending", "Failed")]
     assert extra == 0
+
+
+def test_main_name_search_survives_a_503_burst(src, emulator, caplog):
+    caplog.set_level(logging.WARNING, LOGGER)
+    name = unique_id("logic-search-503")
+    job = unique_id("logic-search-503-job")
+    emulator.add_jobs([{"id": job, "name": name, "timeline": [{"phase": "Running", "seconds": 0.8}, "Completed"]}])
+    emulator.add_fault(type="error", status=503, count=3, after=1, target="search")
+    events = run(collect(src, dict(connection_args(emulator), name=name, interval=0.1, backoff_retries=0),
+                         until=lambda events: events[-1]["modelarts"]["phase"] == "Completed"))
+    assert phases(events) == [(job, None, "Running"), (job, "Running", "Completed")]
+    assert caplog.text.count("HTTP 503") == 3
 
 
 def test_main_ends_when_every_job_is_unreadable(src, emulator):
