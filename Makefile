@@ -11,9 +11,14 @@ STAMP := $(VENV)/.installed
 # git and find none); the copy also keeps ansible-lint and molecule on this checkout.
 IN_COPY := hacking/in_staged_copy.sh
 TEST_PYTHON ?= 3.11
+# The version matrix: the newest ansible-core on Python 3.13 (pyenv provides the interpreter).
+PYTHON_NEWEST ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.13*/bin/python3.13) $(shell command -v python3.13))
+VENV_NEWEST := $(CURDIR)/.venv-newest
+BIN_NEWEST := $(VENV_NEWEST)/bin
+STAMP_NEWEST := $(VENV_NEWEST)/.installed
 export PATH := $(BIN):$(PATH)
 
-.PHONY: help venv get-pip demo test test-quick sanity units emulator-tests system-tests molecule integration lint docs-lint changelog-lint clean
+.PHONY: help venv get-pip get-pip-newest sanity-newest units-newest integration-newest demo test test-quick sanity units emulator-tests system-tests molecule integration lint docs-lint changelog-lint ee clean
 
 help:
 	@echo "make demo        run the deployment-gate demo against the ModelArts emulator"
@@ -27,6 +32,26 @@ $(STAMP): requirements/runtime.txt requirements/test.txt
 	touch $@
 
 venv: $(STAMP)
+
+$(STAMP_NEWEST): requirements/matrix-newest.txt
+	@test -n "$(PYTHON_NEWEST)" || { echo "Python 3.13 not found; set PYTHON_NEWEST" >&2; exit 1; }
+	test -x $(BIN_NEWEST)/python || $(PYTHON_NEWEST) -m venv $(VENV_NEWEST)
+	$(BIN_NEWEST)/python -m pip install --quiet --upgrade pip
+	$(BIN_NEWEST)/python -m pip install --quiet -r requirements/matrix-newest.txt
+	touch $@
+
+get-pip-newest: $(STAMP_NEWEST)
+	@hacking/provide_get_pip.sh $(BIN_NEWEST)/python
+
+# Sanity, units and integration again with the newest ansible-core on Python 3.13.
+sanity-newest: get-pip-newest
+	$(IN_COPY) -- $(BIN_NEWEST)/ansible-test sanity --venv --python 3.13 --color no
+
+units-newest: get-pip-newest
+	$(IN_COPY) -- $(BIN_NEWEST)/ansible-test units --venv --python 3.13 --color no --requirements
+
+integration-newest: get-pip-newest
+	$(IN_COPY) -- $(BIN_NEWEST)/python tests/integration/run.py --python 3.13
 
 # ansible-test bootstraps pip in its venvs from a cached get-pip script; provide one that works offline.
 get-pip: $(STAMP)
@@ -69,6 +94,10 @@ docs-lint: venv
 
 changelog-lint: venv
 	$(BIN)/antsibull-changelog lint
+
+# The execution environment: metadata consistent, and ansible-builder makes a build context.
+ee: venv
+	hacking/check_ee.sh $(BIN)/python
 
 clean:
 	rm -rf .cache tests/output

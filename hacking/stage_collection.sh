@@ -9,7 +9,7 @@ target="$dest/ansible_collections/modelarts/training"
 rm -rf "$target"
 mkdir -p "$target"
 tar -C "$src" \
-    --exclude=./.venv --exclude=./.git --exclude=./.cache --exclude=./.ansible \
+    --exclude='./.venv*' --exclude=./.git --exclude=./.cache --exclude=./.ansible \
     --exclude=./tests/output --exclude=./benchmarks/results --exclude=./docs/build \
     --exclude='__pycache__' --exclude=.pytest_cache --exclude=.hypothesis \
     -cf - . | tar -C "$target" -xf -
