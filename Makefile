@@ -61,7 +61,8 @@ demo: $(STAMP)
 	@$(IN_COPY) -- $(BIN)/python $(CURDIR)/hacking/demo.py
 
 test: venv
-	@hacking/run_suites.sh sanity units emulator-tests integration system-tests lint docs-lint changelog-lint
+	@hacking/run_suites.sh sanity units emulator-tests integration system-tests molecule lint docs-lint changelog-lint ee \
+		sanity-newest units-newest integration-newest
 
 test-quick: venv
 	@hacking/run_suites.sh units emulator-tests
