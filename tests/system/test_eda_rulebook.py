@@ -109,3 +109,17 @@ def test_shipped_rulebook_notifies_on_failure(emulator, rulebook_env, tmp_path):
     assert_ran(result)
     assert "%s" % job in result.stdout
     assert "Terminated" in result.stdout
+
+
+def test_shipped_rulebook_deploys_through_the_gate_playbook(emulator, rulebook_env, tmp_path):
+    """The shipped rulebook's deploy rule runs playbooks/gate_deployment.yml, which writes the release manifest."""
+    job = unique_id("eda-deploy")
+    emulator.add_jobs([{"id": job, "name": "eda-deploy", "timeline": ["Running", "Completed"]}])
+    variables = {"training_job_ids": [job], "poll_interval": 0.3, "stop_when_done": True}
+    # The playbook writes under $TMPDIR/modelarts-releases by default.
+    env = dict(rulebook_env, TMPDIR=str(tmp_path))
+    result = run_rulebook(env, tmp_path, "modelarts.training.deploy_on_completed", variables, shutdown_delay=60, timeout=120)
+    assert_ran(result)
+    releases = list((tmp_path / "modelarts-releases").glob("release-*.json"))
+    assert len(releases) == 1, result.stdout[-3000:]
+    assert job in releases[0].read_text()
