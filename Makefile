@@ -18,12 +18,13 @@ BIN_NEWEST := $(VENV_NEWEST)/bin
 STAMP_NEWEST := $(VENV_NEWEST)/.installed
 export PATH := $(BIN):$(PATH)
 
-.PHONY: help venv get-pip get-pip-newest sanity-newest units-newest integration-newest demo test test-quick sanity units emulator-tests system-tests molecule integration lint docs-lint changelog-lint ee clean
+.PHONY: help venv docs get-pip get-pip-newest sanity-newest units-newest integration-newest demo test test-quick sanity units emulator-tests system-tests molecule integration lint docs-lint changelog-lint ee clean
 
 help:
 	@echo "make demo        run the deployment-gate demo against the ModelArts emulator"
 	@echo "make test        run every test suite (what CI runs)"
 	@echo "make test-quick  unit and emulator tests only, for the inner loop"
+	@echo "make docs        render the docsite into docs/build/html"
 
 $(STAMP): requirements/runtime.txt requirements/test.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,6 +33,15 @@ $(STAMP): requirements/runtime.txt requirements/test.txt
 	touch $@
 
 venv: $(STAMP)
+
+$(VENV)/.installed-docs: $(STAMP) requirements/docs.txt
+	$(BIN)/python -m pip install --quiet -r requirements/docs.txt
+	touch $@
+
+# The rendered docsite (build output, not committed): docs/build/html/index.html.
+docs: $(VENV)/.installed-docs
+	rm -rf docs/build/html
+	$(IN_COPY) -- hacking/build_docs.sh $(BIN) $(CURDIR)/docs/build/html
 
 $(STAMP_NEWEST): requirements/matrix-newest.txt
 	@test -n "$(PYTHON_NEWEST)" || { echo "Python 3.13 not found; set PYTHON_NEWEST" >&2; exit 1; }
