@@ -45,7 +45,7 @@ def _one(emu, size, concurrency):
 def _measure(emu, cases, rounds, reps, rng, label, log):
     for size, concurrency in cases:
         _one(emu, size, concurrency)  # warm-up: imports, jsonschema validators
-    per_round = dict(('%d|%d' % case, [[] for _ in range(rounds)]) for case in cases)
+    per_round = dict(('%d|%d' % case, [[] for _round in range(rounds)]) for case in cases)
     for round_index in range(rounds):
         order = cases * reps
         rng.shuffle(order)

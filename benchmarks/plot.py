@@ -46,10 +46,14 @@ def fanout_png(playbooks, path, title_note=''):
         key = 'fanout_uri_vs_module_token_%d' % size
         ratio = playbooks['ratios'].get(key) or playbooks['ratios'].get(key + '_extrapolated')
         if ratio and size == max(module_sizes):
-            axes.annotate('%.0fx' % ratio['median'], xy=(size, series['fanout|module_token|%d' % size]['summary']['median']),
-                          xytext=(-30, 25), textcoords='offset points', arrowprops={'arrowstyle': '-'})
+            axes.annotate('uri loop / module: %.0fx' % ratio['median'], xy=(size, series['fanout|module_token|%d' % size]['summary']['median']),
+                          xytext=(-120, 30), textcoords='offset points', arrowprops={'arrowstyle': '-'})
     axes.set_xscale('log')
     axes.set_yscale('log')
+    ticks = sorted(set(module_sizes) | set(uri_sizes))
+    axes.set_xticks(ticks)
+    axes.set_xticklabels([str(tick) for tick in ticks])
+    axes.minorticks_off()
     axes.set_xlabel('training jobs read in one task')
     axes.set_ylabel('task wall time, seconds (median, min-max)')
     axes.set_title('Fan-out: one module task vs a uri loop%s' % title_note, fontsize=10)

@@ -3,8 +3,8 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Run the benchmarks behind docs/performance.md against a private emulator, side by side, in one run.
 
-    .venv/bin/python benchmarks/run.py              # full run, about 8-10 minutes on 2 cores
-    .venv/bin/python benchmarks/run.py --quick      # about 1-2 minutes; the 200-job uri loop is extrapolated
+    .venv/bin/python benchmarks/run.py              # full run, about 7 minutes on 2 idle cores (more when they are busy)
+    .venv/bin/python benchmarks/run.py --quick      # about 1.5 minutes; the 200-job uri loop is extrapolated
     .venv/bin/python benchmarks/run.py --only client --only lookup
 
 Groups (``--only``, repeatable; default all):
@@ -35,7 +35,7 @@ import playbook_bench
 import plot
 
 GROUPS = ('single', 'fanout', 'lookup', 'client')
-FULL = {'rounds': 3, 'single_reps': 5, 'module_sizes': [1, 10, 50, 200], 'uri_sizes': [1, 10, 50, 200], 'lookup_reps': 5,
+FULL = {'rounds': 3, 'single_reps': 5, 'module_sizes': [1, 10, 50, 200], 'uri_sizes': [1, 10, 200], 'lookup_reps': 5,
         'client_rounds': 30, 'client_block': 50, 'direct_rounds': 3, 'direct_reps': 5}
 QUICK = {'rounds': 2, 'single_reps': 3, 'module_sizes': [1, 10, 50, 200], 'uri_sizes': [1, 10, 25], 'lookup_reps': 3,
          'client_rounds': 10, 'client_block': 40, 'direct_rounds': 2, 'direct_reps': 3}
@@ -96,8 +96,8 @@ def lookup_table(title, playbooks):
     for kind, label in (('lookup', 'whole items'), ('lookup_phase', "`field='phase'`")):
         one, fifty = series.get('lookup|%s|1' % kind), series.get('lookup|%s|50' % kind)
         if one and fifty:
-            lines.append('| %s | %s | %s | %s |' % (label, fmt_spread(one['summary']), fmt_spread(fifty['summary']),
-                                                   ratio_cell(ratios.get('%s_50_vs_1' % kind))))
+            ratio = ratio_cell(ratios.get('%s_50_vs_1' % kind))
+            lines.append('| %s | %s | %s | %s |' % (label, fmt_spread(one['summary']), fmt_spread(fifty['summary']), ratio))
     return lines + ['']
 
 
@@ -135,12 +135,13 @@ def markdown(results):
                 if ratio is None:
                     ratio = ratios.get('fanout_uri_vs_module_token_%d_extrapolated' % size)
                     mark = ' (uri extrapolated)' if ratio else ''
-                lines.append('| %d | %s | %s | %s%s |' % (size, fmt_spread(module and module['summary']), fmt_spread(uri and uri['summary']),
-                                                           ratio_cell(ratio), mark))
+                cells = (size, fmt_spread(module and module['summary']), fmt_spread(uri and uri['summary']), ratio_cell(ratio), mark)
+                lines.append('| %d | %s | %s | %s%s |' % cells)
             top = max(sizes)
             aksk = series.get('fanout|module_aksk|%d' % top)
             if aksk:
-                lines.append('| %d, module AK/SK | %s | | %s |' % (top, fmt_spread(aksk['summary']), ratio_cell(ratios.get('fanout_uri_vs_module_aksk_%d' % top))))
+                aksk_ratio = ratio_cell(ratios.get('fanout_uri_vs_module_aksk_%d' % top))
+                lines.append('| %d, module AK/SK | %s | | %s |' % (top, fmt_spread(aksk['summary']), aksk_ratio))
             fit = playbooks.get('uri_fit')
             if fit:
                 lines += ['', 'uri loop, least-squares line per round: %s s per job, %s s fixed.' % (
