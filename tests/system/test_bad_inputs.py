@@ -326,8 +326,6 @@ def test_every_option_with_wrong_types_and_values(emu, ansible_env, tmp_path):
 
 # -- the role's verdict ----------------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="roles/training_job_gate draft: failed_when: false hides the module's strict schema failure, "
-                                       "and the drifted job still reads Completed, so the gate opens (reported; role owned elsewhere)")
 def test_role_closes_the_gate_on_a_strict_schema_failure(emu, run_playbook):
     """validate=strict fails the module on a drifted response; the gate must not open on it."""
     emu.reset()
