@@ -47,8 +47,9 @@ def marked_block(text, start=START, end=END):
     return block[1:] if block.startswith("\n") else block
 
 
-def module_documentation(path=MODULE_FILE):
+def module_documentation(path=None):
     """The module's DOCUMENTATION, parsed as YAML, read from the source without importing it."""
+    path = path or MODULE_FILE
     with open(path, encoding="utf-8") as handle:
         tree = ast.parse(handle.read(), filename=path)
     for node in tree.body:
