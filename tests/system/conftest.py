@@ -86,8 +86,8 @@ def run_playbook(ansible_env, tmp_path):
     return run
 
 
-def emulator_connection(emu, kind="aksk"):
-    """Module/role connection options for the emulator with one credential kind."""
+def emulator_connection(emu, kind="aksk", token=None, **extra):
+    """Module/role connection options for the emulator with one credential kind (``auth_token`` takes ``token``)."""
     options = {"region": emu.region, "project_id": emu.project_id, "endpoint": emu.url, "iam_endpoint": emu.url, "ca_bundle": emu.ca_file}
     if kind == "aksk":
         options.update(access_key=emu.ak, secret_key=emu.sk)
@@ -95,8 +95,11 @@ def emulator_connection(emu, kind="aksk"):
         options.update(access_key=emu.temp_ak, secret_key=emu.temp_sk, security_token=emu.security_token)
     elif kind == "password":
         options.update(username=emu.username, password=emu.password, domain_name=emu.domain_name)
+    elif kind == "auth_token":
+        options.update(auth_token=token)
     else:
         raise ValueError(kind)
+    options.update(extra)
     return options
 
 

@@ -25,6 +25,7 @@ import certifi
 import pytest
 import yaml
 
+from conftest import emulator_connection
 from launcher import running_emulator  # pylint: disable=import-error
 
 CANARY = {
@@ -77,18 +78,8 @@ def issue_token(emu):
 
 
 def connection(emu, kind, token=None):
-    """Connection options of one credential kind, as a playbook variable."""
-    options = {"region": emu.region, "project_id": emu.project_id, "endpoint": emu.url, "iam_endpoint": emu.url,
-               "ca_bundle": emu.ca_file, "backoff_retries": 1, "backoff_delay": 0.01, "backoff_max_delay": 0.05}
-    if kind == "aksk":
-        options.update(access_key=emu.ak, secret_key=emu.sk)
-    elif kind == "temporary":
-        options.update(access_key=emu.temp_ak, secret_key=emu.temp_sk, security_token=emu.security_token)
-    elif kind == "password":
-        options.update(username=emu.username, password=emu.password, domain_name=emu.domain_name)
-    else:
-        options.update(auth_token=token)
-    return options
+    """Connection options of one credential kind, as a playbook variable, with quick retries."""
+    return emulator_connection(emu, kind, token, backoff_retries=1, backoff_delay=0.01, backoff_max_delay=0.05)
 
 
 def wrong_secret(kind):

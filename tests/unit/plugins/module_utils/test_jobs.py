@@ -7,7 +7,6 @@ from __future__ import annotations
 import copy
 import datetime
 import json
-import os
 
 import pytest
 from hypothesis import given, settings
@@ -32,24 +31,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.jobs import (
     v1_status_table_markdown,
 )
 from ansible_collections.modelarts.training.plugins.module_utils.validation import validate_document
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-FIXTURES = os.path.abspath(os.path.join(HERE, "..", "..", "fixtures"))
-
-
-def load(name):
-    with open(os.path.join(FIXTURES, name), encoding="utf-8") as handle:
-        return json.load(handle)
-
-
-@pytest.fixture
-def v2():
-    return load("v2_example_rst.json")
-
-
-@pytest.fixture
-def v1():
-    return load("v1_example.json")
+from ansible_collections.modelarts.training.tests.unit.plugins.module_utils.fixture_files import load
 
 
 def v2_doc(phase="Running", **status):

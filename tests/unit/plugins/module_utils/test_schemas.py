@@ -19,17 +19,12 @@ from ansible_collections.modelarts.training.plugins.module_utils.schemas import 
     V2_TRAINING_JOB_SCHEMA,
 )
 from ansible_collections.modelarts.training.plugins.module_utils.validation import validate_document
+from ansible_collections.modelarts.training.tests.unit.plugins.module_utils.fixture_files import load
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", "..", ".."))
-FIXTURES = os.path.join(ROOT, "tests", "unit", "fixtures")
 
 V2_EXAMPLES = ("v2_example_rst.json", "v2_example_latest.json", "v2_example_older.json")
-
-
-def load(name):
-    with open(os.path.join(FIXTURES, name), encoding="utf-8") as handle:
-        return json.load(handle)
 
 
 def resolve(node, root):

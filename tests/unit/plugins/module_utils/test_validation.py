@@ -5,8 +5,6 @@
 from __future__ import annotations
 
 import importlib.util
-import json
-import os
 import sys
 
 import pytest
@@ -26,24 +24,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.validation impo
     json_path,
     validate_document,
 )
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-FIXTURES = os.path.abspath(os.path.join(HERE, "..", "..", "fixtures"))
-
-
-def load(name):
-    with open(os.path.join(FIXTURES, name), encoding="utf-8") as handle:
-        return json.load(handle)
-
-
-@pytest.fixture
-def v2():
-    return load("v2_example_rst.json")
-
-
-@pytest.fixture
-def v1():
-    return load("v1_example.json")
+from ansible_collections.modelarts.training.tests.unit.plugins.module_utils.fixture_files import load
 
 
 def paths(errors):
