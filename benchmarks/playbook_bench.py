@@ -183,6 +183,7 @@ def run(emu, collections_base, groups, rounds, single_reps, module_sizes, uri_si
     rng = random.Random(seed)
     samples = {}  # 'group|kind|size' -> list of [round, block, seconds]
     walls = []
+    loads = []
     with tempfile.TemporaryDirectory(prefix='modelarts-bench-') as workdir:
         for round_index in range(rounds):
             order = [list(block) for block in blocks]
@@ -192,11 +193,14 @@ def run(emu, collections_base, groups, rounds, single_reps, module_sizes, uri_si
             measured = [task for block in order for task in block]
             times, wall = run_round(emu, collections_base, workdir, measured, round_index)
             walls.append(wall)
+            loads.append(os.getloadavg())
             for _kind, _size, name in measured:
                 group, kind, size, block = name.split('|')
                 samples.setdefault('%s|%s|%s' % (group, kind, size), []).append([round_index, int(block), times[name]])
-            log('  playbook round %d/%d: %.1fs wall, load %s' % (round_index + 1, rounds, wall, '%.1f' % os.getloadavg()[0]))
-    return analyse(samples, walls, rounds)
+            log('  playbook round %d/%d: %.1fs wall, load %.1f' % (round_index + 1, rounds, wall, loads[-1][0]))
+    result = analyse(samples, walls, rounds)
+    result['round_loadavg'] = loads
+    return result
 
 
 def paired(samples, numerator, denominator):

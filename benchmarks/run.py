@@ -245,6 +245,7 @@ def main(argv=None):
                 log('client throughput, %d rounds of %d requests per contender' % (config['client_rounds'], config['client_block']))
                 results['client'] = client_bench.run(emu, V2_IDS[:200], config['client_rounds'], config['client_block'], log=log)
     results['seconds'] = time.perf_counter() - began
+    results['loadavg_at_end'] = os.getloadavg()
     os.makedirs(args.results_dir, exist_ok=True)
     base = os.path.join(args.results_dir, '%s-%s' % (stamp, mode))
     if 'fanout' in groups:
