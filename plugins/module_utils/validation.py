@@ -8,22 +8,41 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import traceback
 
+# jsonschema takes tens of milliseconds to import, and a valid document (every poll of
+# every job, normally) never needs it: the pre-check below decides validity alone. So it
+# is only looked for here, and imported the first time a document needs its errors listed.
 try:
-    from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import ValidationError
-    from jsonschema.validators import extend as _extend_validator
-except ImportError:
+    HAS_JSONSCHEMA = importlib.util.find_spec("jsonschema") is not None
+except (ImportError, ValueError):
     HAS_JSONSCHEMA = False
-    JSONSCHEMA_IMPORT_ERROR = traceback.format_exc()
-    Draft202012Validator = None
-    ValidationError = None
-    _extend_validator = None
-else:
-    HAS_JSONSCHEMA = True
-    JSONSCHEMA_IMPORT_ERROR = None
+JSONSCHEMA_IMPORT_ERROR = None if HAS_JSONSCHEMA else "ModuleNotFoundError: No module named 'jsonschema'"
+Draft202012Validator = None
+ValidationError = None
+_extend_validator = None
+
+
+def _load_jsonschema():
+    """Import jsonschema on first use; False when it cannot be imported."""
+    global Draft202012Validator, ValidationError, _extend_validator, HAS_JSONSCHEMA, JSONSCHEMA_IMPORT_ERROR  # pylint: disable=global-statement
+    if Draft202012Validator is not None:
+        return True
+    if not HAS_JSONSCHEMA:
+        return False
+    try:
+        from jsonschema import Draft202012Validator as validator_class  # pylint: disable=import-outside-toplevel
+        from jsonschema.exceptions import ValidationError as error_class  # pylint: disable=import-outside-toplevel
+        from jsonschema.validators import extend  # pylint: disable=import-outside-toplevel
+    except ImportError:
+        HAS_JSONSCHEMA = False
+        JSONSCHEMA_IMPORT_ERROR = traceback.format_exc()
+        return False
+    Draft202012Validator, ValidationError, _extend_validator = validator_class, error_class, extend
+    return True
+
 
 EXCERPT_CHARS = 60
 MAX_KEY_CHARS = 64
@@ -204,59 +223,123 @@ def _fast_supported(node, root):
     return all(child is False if child is False else _fast_supported(child, root) for child in children)
 
 
-def _fast_scalar_ok(node, instance):
+def _type_test(node):
     types = node.get("type")
-    if types is not None:
-        if not any(_FAST_TYPES[name](instance) for name in (types if isinstance(types, list) else [types])):
-            return False
-    enums = node.get("enum")
-    if enums is not None and not any(
-            isinstance(each, bool) == isinstance(instance, bool) and each == instance for each in enums):
-        return False
-    if _FAST_TYPES["number"](instance):
-        if "minimum" in node and instance < node["minimum"]:
-            return False
-        if "maximum" in node and instance > node["maximum"]:
-            return False
-    return True
+    if types is None:
+        return None
+    tests = [_FAST_TYPES[name] for name in (types if isinstance(types, list) else [types])]
+    if len(tests) == 1:
+        return tests[0]
+    return lambda value: any(test(value) for test in tests)
 
 
-def _fast_object_ok(node, instance, root):
-    if any(key not in instance for key in node.get("required", ())):
-        return False
-    properties = node.get("properties", {})
-    for key, subschema in properties.items():
-        if key in instance and not _fast_valid(subschema, instance[key], root):
+def _enum_test(node):
+    if "enum" not in node:
+        return None
+    # jsonschema compares enum members by value, except that booleans never equal numbers.
+    flags = frozenset(each for each in node["enum"] if isinstance(each, bool))
+    others = frozenset(each for each in node["enum"] if not isinstance(each, bool))
+
+    def test(value):
+        try:
+            return value in flags if isinstance(value, bool) else value in others
+        except TypeError:  # an unhashable instance (object or array) is in no scalar enum
             return False
-    extra = node.get("additionalProperties")
-    if extra is None:
-        return True
-    extras = [value for key, value in instance.items() if key not in properties]
-    if extra is False:
-        return not extras
-    return all(_fast_valid(extra, value, root) for value in extras)
+    return test
+
+
+def _bounds_test(node):
+    low, high = node.get("minimum"), node.get("maximum")
+    if low is None and high is None:
+        return None
+    is_number = _FAST_TYPES["number"]
+    return lambda value: not is_number(value) or ((low is None or value >= low) and (high is None or value <= high))
+
+
+class _FastChecker(object):
+    """A schema turned once into nested closures: deciding validity is then plain function calls.
+
+    It answers exactly like jsonschema for schemas ``_fast_supported`` accepts, without
+    collecting errors (jsonschema does that when a document is not valid).
+    """
+
+    def __init__(self, root):
+        self.root = root
+        self.defs = {}
+
+    def compile(self, node):
+        """The validity test of one schema node."""
+        if "$ref" in node:
+            name = node["$ref"][8:]
+            if name not in self.defs:
+                self.defs[name] = None  # a placeholder, for recursive definitions
+                self.defs[name] = self.compile(self.root["$defs"][name])
+            defs = self.defs
+            return lambda value: defs[name](value)
+        scalar = [test for test in (_type_test(node), _enum_test(node), _bounds_test(node)) if test is not None]
+        obj = self._object_test(node)
+        items = node.get("items")
+        item_test = None if items is None or items is False else self.compile(items)
+
+        def test(value):
+            for check in scalar:
+                if not check(value):
+                    return False
+            if obj is not None and isinstance(value, dict):
+                return obj(value)
+            if isinstance(value, list) and items is not None:
+                if items is False:
+                    return not value
+                for each in value:
+                    if not item_test(each):
+                        return False
+            return True
+        return test
+
+    def _object_test(self, node):
+        required = tuple(node.get("required", ()))
+        properties = dict((key, self.compile(sub)) for key, sub in node.get("properties", {}).items())
+        extra = node.get("additionalProperties")
+        extra_test = self.compile(extra) if isinstance(extra, dict) else None
+        if not required and not properties and extra is None:
+            return None
+
+        def test(value):
+            for key in required:
+                if key not in value:
+                    return False
+            for key, each in value.items():
+                check = properties.get(key)
+                if check is not None:
+                    if not check(each):
+                        return False
+                elif extra is False or (extra_test is not None and not extra_test(each)):
+                    return False
+            return True
+        return test
 
 
 def _fast_valid(node, instance, root):
-    """True when ``instance`` is valid; decides exactly like jsonschema for supported schemas."""
-    while "$ref" in node:
-        node = root["$defs"][node["$ref"][8:]]
-    if not _fast_scalar_ok(node, instance):
-        return False
-    if isinstance(instance, dict):
-        return _fast_object_ok(node, instance, root)
-    if isinstance(instance, list) and "items" in node:
-        items = node["items"]
-        return not instance if items is False else all(_fast_valid(items, value, root) for value in instance)
-    return True
+    """True when ``instance`` is valid against ``node`` (a node of ``root``); decides exactly like jsonschema."""
+    return _FastChecker(root).compile(node)(instance)
 
 
 _VALIDATOR_CLASS = []
 _VALIDATOR_CACHE = {}
+_FAST_CACHE = {}
+
+
+def _fast_checker(schema):
+    """The compiled pre-check of ``schema`` (None when it uses keywords the pre-check does not know)."""
+    cached = _FAST_CACHE.get(id(schema))
+    if cached is None or cached[0] is not schema:
+        check = _FastChecker(schema).compile(schema) if _fast_supported(schema, schema) else None
+        cached = _FAST_CACHE[id(schema)] = (schema, check)
+    return cached[1]
 
 
 def _compiled(schema):
-    if not HAS_JSONSCHEMA:
+    if not _load_jsonschema():
         raise MissingJsonSchemaError("the jsonschema Python library is required to validate responses; "
                                      "install it or set validate=off")
     cached = _VALIDATOR_CACHE.get(id(schema))
@@ -264,7 +347,7 @@ def _compiled(schema):
         return cached
     if not _VALIDATOR_CLASS:
         _VALIDATOR_CLASS.append(_bounded_validator_class())
-    cached = (schema, _VALIDATOR_CLASS[0](schema), _fast_supported(schema, schema))
+    cached = (schema, _VALIDATOR_CLASS[0](schema))
     _VALIDATOR_CACHE[id(schema)] = cached
     return cached
 
@@ -319,11 +402,14 @@ def validate_document(doc, schema):
     jsonschema); jsonschema runs only when the pre-check finds a problem, to report every
     error with its path.
     """
-    _schema, validator, fast = _compiled(schema)
-    if fast:
+    if not HAS_JSONSCHEMA:
+        raise MissingJsonSchemaError("the jsonschema Python library is required to validate responses; "
+                                     "install it or set validate=off")
+    fast = _fast_checker(schema)
+    if fast is not None:
         try:
-            if _fast_valid(schema, doc, schema):
+            if fast(doc):
                 return []
         except RecursionError:
             pass
-    return _all_errors(validator, doc)
+    return _all_errors(_compiled(schema)[1], doc)

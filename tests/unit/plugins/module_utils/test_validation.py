@@ -43,9 +43,33 @@ def test_guarded_import_without_jsonschema(monkeypatch):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.HAS_JSONSCHEMA is False
-    assert "jsonschema" in module.JSONSCHEMA_IMPORT_ERROR and "Traceback" in module.JSONSCHEMA_IMPORT_ERROR
+    assert "No module named 'jsonschema'" in module.JSONSCHEMA_IMPORT_ERROR
     with pytest.raises(module.MissingJsonSchemaError, match="validate=off"):
         module.validate_document({}, V2_TRAINING_JOB_SCHEMA)
+
+
+def test_broken_jsonschema_is_found_at_first_use(monkeypatch, v2):
+    """Present but failing to import: reported, with the traceback, when errors must be listed."""
+    spec = importlib.util.spec_from_file_location("validation_broken_jsonschema", validation.__file__)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.HAS_JSONSCHEMA is True
+    monkeypatch.setitem(sys.modules, "jsonschema", None)
+    with pytest.raises(module.MissingJsonSchemaError, match="validate=off"):
+        module.validate_document({"kind": 5}, V2_TRAINING_JOB_SCHEMA)
+    assert module.HAS_JSONSCHEMA is False and "Traceback" in module.JSONSCHEMA_IMPORT_ERROR
+
+
+def test_valid_documents_never_import_jsonschema(v2, v1):
+    """Importing jsonschema costs tens of milliseconds per module run; the pre-check alone accepts valid documents."""
+    spec = importlib.util.spec_from_file_location("validation_lazy", validation.__file__)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.validate_document(v2, V2_TRAINING_JOB_SCHEMA) == []
+    assert module.validate_document(v1, V1_JOB_VERSION_SCHEMA) == []
+    assert module.Draft202012Validator is None
+    assert module.validate_document({"kind": 5}, V2_TRAINING_JOB_SCHEMA) != []
+    assert module.Draft202012Validator is not None
 
 
 def test_missing_library_is_a_clear_error(monkeypatch):

@@ -35,7 +35,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.waiter import (
 
 START = 1000.0
 EPOCH = datetime.datetime(2026, 1, 31, 12, 0, 0, tzinfo=datetime.timezone.utc)
-DEFAULT_FAIL_ON = ['Failed', 'Abnormal', 'Terminated']
+DEFAULT_FAIL_ON = ('Failed', 'Abnormal', 'Terminated')
 
 
 class FakeClock:
