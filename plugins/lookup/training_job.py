@@ -119,7 +119,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.errors import M
 from ansible_collections.modelarts.training.plugins.module_utils.jobs import PHASES
 from ansible_collections.modelarts.training.plugins.module_utils.options import CONNECTION_OPTIONS, ConnectionConfigError
 from ansible_collections.modelarts.training.plugins.module_utils.query import query_jobs, v1_key, v2_key
-from ansible_collections.modelarts.training.plugins.module_utils.validation import HAS_JSONSCHEMA, SchemaValidationError
+from ansible_collections.modelarts.training.plugins.module_utils.validation import HAS_JSONSCHEMA, MissingJsonSchemaError, SchemaValidationError
 from ansible_collections.modelarts.training.plugins.module_utils.waiter import validate_wait_options
 
 display = Display()
@@ -194,7 +194,7 @@ class LookupModule(LookupBase):
             raise AnsibleLookupError(str(error)) from None
         try:
             result = query_jobs(client, keys, validate=validate, max_concurrency=concurrency, **options)
-        except (ModelArtsError, SchemaValidationError) as error:
+        except (ModelArtsError, SchemaValidationError, MissingJsonSchemaError) as error:
             raise AnsibleLookupError(str(error)) from None
         finally:
             client.close()

@@ -11,7 +11,6 @@ Every call returns parsed JSON or raises
 from __future__ import annotations
 
 import datetime
-import email.utils
 import json
 import os
 import random
@@ -55,9 +54,13 @@ TOKEN_RENEW_MARGIN = 300.0
 PERMANENT_TRANSPORT_ERRORS = ("SSLError", "InvalidURL", "InvalidSchema", "MissingSchema", "InvalidProxyURL", "InvalidHeader", "URLRequired")
 
 
+# Regions whose ModelArts endpoint does not end in .myhuaweicloud.com (from the official SDK's region map).
+MODELARTS_DOMAIN_EXCEPTIONS = {"ap-southeast-1": "myhuaweicloud.cn"}
+
+
 def modelarts_endpoint(region):
     """Default ModelArts endpoint of a region."""
-    return "https://modelarts.%s.myhuaweicloud.com" % region
+    return "https://modelarts.%s.%s" % (region, MODELARTS_DOMAIN_EXCEPTIONS.get(region, "myhuaweicloud.com"))
 
 
 def iam_endpoint(region):
@@ -84,6 +87,7 @@ def parse_retry_after(value, now=None):
         return max(0.0, float(value))
     except ValueError:
         pass
+    import email.utils  # pylint: disable=import-outside-toplevel  # rare: only HTTP-date Retry-After headers need it
     try:
         moment = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError):
@@ -136,7 +140,9 @@ class ModelArtsClient(object):
     """
 
     def __init__(self, params, session=None, clock=time.monotonic, sleep=time.sleep, rand=random.random, utcnow=None, pool_size=16, trace=None):
-        self.params = dict((name, params.get(name)) for name in CONNECTION_OPTIONS)
+        # An empty string (a blank environment variable or AWX credential field)
+        # means "not set", as it does for the credential rules.
+        self.params = dict((name, None if params.get(name) == "" else params.get(name)) for name in CONNECTION_OPTIONS)
         for name, (spec, _env) in CONNECTION_OPTIONS.items():
             if self.params[name] is None and "default" in spec:
                 self.params[name] = spec["default"]
@@ -325,6 +331,12 @@ class ModelArtsClient(object):
                     error.args = ("%s (gave up after %d attempts)" % (error.args[0], attempt + 1),)
                 raise error
             delay = self._backoff(attempt, retry_after)
+            if retry_after is not None and retry_after > float(self.params["backoff_max_delay"]):
+                # Sleeping less than asked would only be throttled again; sleeping that long
+                # could hold the task far beyond what backoff_max_delay promises.
+                error.args = ("%s (the service asked to retry after %gs, more than backoff_max_delay %gs)" % (
+                    error.args[0], retry_after, float(self.params["backoff_max_delay"])),)
+                raise error
             if deadline is not None and self._clock() + delay >= deadline:
                 error.args = ("%s (no time left before the deadline to retry)" % error.args[0],)
                 raise error

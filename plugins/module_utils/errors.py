@@ -19,11 +19,11 @@ MASK = "********"
 
 # What a user should check for the codes they meet most; keyed by error_code.
 HINTS = {
-    "APIG.0301": "check access_key/secret_key (HUAWEICLOUD_SDK_AK/HUAWEICLOUD_SDK_SK) and that this machine's clock is right",
+    "APIG.0301": "check the credentials (access_key/secret_key, or auth_token) and that this machine's clock is right",
     "APIG.0303": "the signature has expired: this machine's clock is off by more than 15 minutes",
     "APIG.0307": "the IAM token is invalid or has expired: renew auth_token (HUAWEICLOUD_SDK_AUTH_TOKEN)",
     # Some gateways spell the prefix APIGW.
-    "APIGW.0301": "check access_key/secret_key (HUAWEICLOUD_SDK_AK/HUAWEICLOUD_SDK_SK) and that this machine's clock is right",
+    "APIGW.0301": "check the credentials (access_key/secret_key, or auth_token) and that this machine's clock is right",
     "APIGW.0303": "the signature has expired: this machine's clock is off by more than 15 minutes",
     "APIGW.0307": "the IAM token is invalid or has expired: renew auth_token (HUAWEICLOUD_SDK_AUTH_TOKEN)",
     "ModelArts.2786": "the credentials belong to another project: check project_id (HUAWEICLOUD_SDK_PROJECT_ID) and region",

@@ -118,7 +118,17 @@ def check_credentials(params):
         raise ConnectionConfigError(
             "set %s, or %s so that the project can be looked up in IAM" % (describe("project_id"), describe("region")))
     _check_numbers(params)
+    _check_urls(params)
     return kind
+
+
+def _check_urls(params):
+    schemes = {"endpoint": ("https://", "http://"), "iam_endpoint": ("https://", "http://"),
+               "proxy": ("https://", "http://", "socks5://", "socks5h://", "socks4://")}
+    for name, allowed in schemes.items():
+        value = params.get(name)
+        if value and not str(value).lower().startswith(allowed):
+            raise ConnectionConfigError("%s must be a URL starting with %s" % (describe(name), " or ".join(allowed)))
 
 
 def _check_numbers(params):

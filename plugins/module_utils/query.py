@@ -102,17 +102,18 @@ def _errors_message(errors):
 
 def query_jobs(client, keys, validate="strict", fail_on=DEFAULT_FAIL_ON, wait=False, wait_for=DEFAULT_WAIT_FOR,
                wait_timeout=3600, wait_sleep=5, wait_sleep_max=60, max_concurrency=DEFAULT_MAX_CONCURRENCY,
-               initial=None, clock=time.monotonic, sleeper=time.sleep):
+               initial=None, clock=time.monotonic, sleeper=time.sleep, start=None):
     """Fetch the jobs of ``keys`` concurrently over the client's one session; wait when asked.
 
     Without ``wait`` any error fails the call.  With ``wait`` there is one
-    deadline, ``wait_timeout`` seconds from now, for the whole call; transient
-    errors and a few not-founds right after creation are tolerated, and any
-    job reaching a ``fail_on`` phase ends the wait at once.  ``initial`` may
-    hold items already known (from a name search), keyed like ``keys``.
+    deadline, ``wait_timeout`` seconds after ``start`` (a ``clock`` reading,
+    default now), for the whole call; transient errors and a few not-founds
+    right after creation are tolerated, and any job reaching a ``fail_on``
+    phase ends the wait at once.  ``initial`` may hold items already known
+    (from a name search, made after ``start``), keyed like ``keys``.
     """
     keys = list(dict.fromkeys(keys))
-    start = clock()
+    start = clock() if start is None else start
     deadline = start + wait_timeout if wait else None
 
     def fetch_one(key, when):

@@ -240,7 +240,7 @@ training_jobs:
       returned: for v1 jobs
       sample: 10
     secondary_phase:
-      description: The v2 C(status.secondary_phase), informational only.
+      description: The v2 C(status.secondary_phase), or the name of the v1 status (such as C(COMPLETED)); informational only.
       type: str
       returned: always
       sample: Completed
@@ -341,6 +341,8 @@ request_id:
   sample: 5d1c7b9e2f3a4b6c8d0e1f2a3b4c5d6e
 """
 
+import time
+
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.modelarts.training.plugins.module_utils.client import HAS_REQUESTS, REQUESTS_IMPORT_ERROR, ModelArtsClient
@@ -348,7 +350,12 @@ from ansible_collections.modelarts.training.plugins.module_utils.errors import M
 from ansible_collections.modelarts.training.plugins.module_utils.jobs import DEFAULT_FAIL_ON, DEFAULT_WAIT_FOR, PHASES
 from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError, connection_argument_spec
 from ansible_collections.modelarts.training.plugins.module_utils.query import keys_for_name, query_jobs, v1_key, v2_key
-from ansible_collections.modelarts.training.plugins.module_utils.validation import HAS_JSONSCHEMA, JSONSCHEMA_IMPORT_ERROR, SchemaValidationError
+from ansible_collections.modelarts.training.plugins.module_utils.validation import (
+    HAS_JSONSCHEMA,
+    JSONSCHEMA_IMPORT_ERROR,
+    MissingJsonSchemaError,
+    SchemaValidationError,
+)
 from ansible_collections.modelarts.training.plugins.module_utils.waiter import validate_wait_options
 
 MAX_CONCURRENCY_LIMIT = 256
@@ -425,11 +432,14 @@ def run(module, client):
     options = dict(validate=params["validate"], fail_on=params["fail_on"])
     keys, single = selected_keys(params)
     initial = None
+    # One deadline for the whole task: a name search counts against wait_timeout too.
+    start = time.monotonic()
     if params["name"] is not None:
-        keys, initial = keys_for_name(client, params["name"], **options)
+        deadline = start + params["wait_timeout"] if params["wait"] else None
+        keys, initial = keys_for_name(client, params["name"], deadline=deadline, **options)
     outcome = query_jobs(client, keys, wait=params["wait"], wait_for=params["wait_for"], wait_timeout=params["wait_timeout"],
                          wait_sleep=params["wait_sleep"], wait_sleep_max=params["wait_sleep_max"],
-                         max_concurrency=params["max_concurrency"], initial=initial, **options)
+                         max_concurrency=params["max_concurrency"], initial=initial, start=start, **options)
     result = dict(changed=False, training_jobs=outcome.items)
     if single and outcome.ok:
         result["training_job"] = outcome.items[0]
@@ -467,6 +477,8 @@ def main():
         run(module, client)
     except (ModelArtsError, SchemaValidationError) as error:
         fail_with_error(module, error, changed=False, training_jobs=[])
+    except MissingJsonSchemaError as error:
+        module.fail_json(msg="%s: %s" % (missing_required_lib("jsonschema"), error), exception=JSONSCHEMA_IMPORT_ERROR)
     finally:
         client.close()
 

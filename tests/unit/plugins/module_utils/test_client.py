@@ -193,7 +193,7 @@ def test_request_id_from_apigw_body_when_header_missing():
     with pytest.raises(ModelArtsError) as info:
         client.get_training_job("job-1")
     assert info.value.request_id == "body-rid"
-    assert "check access_key/secret_key" in str(info.value)
+    assert "check the credentials (access_key/secret_key, or auth_token)" in str(info.value)
 
 
 def test_not_found_classification():
@@ -398,4 +398,36 @@ def test_credentials_are_checked_before_any_request():
     session = FakeSession()
     with pytest.raises(ConnectionConfigError):
         make(session, {"auth_token": IAM_TOKEN})
+    assert session.calls == []
+
+
+def test_blank_project_id_is_resolved_not_used():
+    """A blank HUAWEICLOUD_SDK_PROJECT_ID (or AWX field) must not make /v2//training-jobs/ URLs."""
+    session = FakeSession(FakeResponse(200, {"projects": [{"id": "p1", "name": "cn-north-4"}]}), FakeResponse(200, JOB))
+    client, _clock = make(session, {"project_id": ""})
+    client.get_training_job("job-1")
+    assert "/v2/p1/training-jobs/job-1" in session.calls[1]["url"]
+
+
+def test_region_endpoints():
+    assert client_mod.modelarts_endpoint("cn-north-4") == "https://modelarts.cn-north-4.myhuaweicloud.com"
+    assert client_mod.modelarts_endpoint("ap-southeast-1") == "https://modelarts.ap-southeast-1.myhuaweicloud.cn"
+    assert client_mod.iam_endpoint("ap-southeast-1") == "https://iam.ap-southeast-1.myhuaweicloud.com"
+
+
+def test_retry_after_beyond_backoff_max_delay_is_not_slept():
+    session = FakeSession(FakeResponse(429, {"error_code": "APIG.0308", "error_msg": "throttled"}, {"Retry-After": "3600"}))
+    client, clock = make(session, {"backoff_max_delay": 30})
+    with pytest.raises(ModelArtsError) as info:
+        client.get_training_job("job-1")
+    assert clock.sleeps == [] and len(session.calls) == 1
+    assert "asked to retry after 3600s, more than backoff_max_delay 30s" in str(info.value)
+    assert info.value.transient, "a wait may still poll again later"
+
+
+@pytest.mark.parametrize("option,value", [("endpoint", "modelarts.example.com"), ("iam_endpoint", "ftp://iam"), ("proxy", "proxy:3128")])
+def test_urls_without_scheme_are_refused_before_any_request(option, value):
+    session = FakeSession()
+    with pytest.raises(ConnectionConfigError, match="%s.* must be a URL starting with https://" % option):
+        make(session, {option: value})
     assert session.calls == []
