@@ -18,13 +18,14 @@ BIN_NEWEST := $(VENV_NEWEST)/bin
 STAMP_NEWEST := $(VENV_NEWEST)/.installed
 export PATH := $(BIN):$(PATH)
 
-.PHONY: help venv docs get-pip get-pip-newest sanity-newest units-newest integration-newest demo test test-quick sanity units emulator-tests system-tests molecule integration lint docs-lint changelog-lint ee clean
+.PHONY: help venv docs bench bench-quick get-pip get-pip-newest sanity-newest units-newest integration-newest demo test test-quick sanity units emulator-tests system-tests molecule integration lint docs-lint changelog-lint ee clean
 
 help:
 	@echo "make demo        run the deployment-gate demo against the ModelArts emulator"
 	@echo "make test        run every test suite (what CI runs)"
 	@echo "make test-quick  unit and emulator tests only, for the inner loop"
 	@echo "make docs        render the docsite into docs/build/html"
+	@echo "make bench       the benchmarks behind docs/performance.md and docs/reliability.md"
 
 $(STAMP): requirements/runtime.txt requirements/test.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -42,6 +43,20 @@ $(VENV)/.installed-docs: $(STAMP) requirements/docs.txt
 docs: $(VENV)/.installed-docs
 	rm -rf docs/build/html
 	$(IN_COPY) -- hacking/build_docs.sh $(BIN) $(CURDIR)/docs/build/html
+
+$(VENV)/.installed-bench: $(STAMP) requirements/bench.txt
+	$(BIN)/python -m pip install --quiet -r requirements/bench.txt
+	touch $@
+
+# Benchmarks behind docs/performance.md and docs/reliability.md (not part of `make test`).
+bench: $(VENV)/.installed-bench
+	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/emulator_throughput.py
+	$(BIN)/python benchmarks/eda_latency.py
+	$(BIN)/python benchmarks/fault_soak.py
+
+bench-quick: $(VENV)/.installed-bench
+	$(BIN)/python benchmarks/run.py --quick
 
 $(STAMP_NEWEST): requirements/matrix-newest.txt
 	@test -n "$(PYTHON_NEWEST)" || { echo "Python 3.13 not found; set PYTHON_NEWEST" >&2; exit 1; }
