@@ -275,7 +275,11 @@ class _FastChecker(object):
                 self.defs[name] = None  # a placeholder, for recursive definitions
                 self.defs[name] = self.compile(self.root["$defs"][name])
             defs = self.defs
-            return lambda value: defs[name](value)
+
+            def follow(value):
+                # Looked up at call time: a recursive definition is still a placeholder here.
+                return defs[name](value)
+            return follow
         scalar = [test for test in (_type_test(node), _enum_test(node), _bounds_test(node)) if test is not None]
         obj = self._object_test(node)
         items = node.get("items")

@@ -31,7 +31,6 @@ from ansible_collections.modelarts.training.plugins.module_utils.jobs import (
     v1_status_table_markdown,
 )
 from ansible_collections.modelarts.training.plugins.module_utils.validation import validate_document
-from ansible_collections.modelarts.training.tests.unit.plugins.module_utils.fixture_files import load
 
 
 def v2_doc(phase="Running", **status):
