@@ -50,6 +50,8 @@ COLLECTION_VERSION = "0.1.0"
 USER_AGENT = "modelarts.training/%s (Ansible collection; +https://github.com/modelarts-training/modelarts.training)" % COLLECTION_VERSION
 MAX_BODY_BYTES = 64 * 1024 * 1024
 TOKEN_RENEW_MARGIN = 300.0
+# The longest Retry-After honoured (unless backoff_max_delay is longer); a deadline may cut it shorter.
+RETRY_AFTER_LIMIT = 300.0
 # Transport errors that say the request can never work as configured: retrying them only wastes the backoff.
 PERMANENT_TRANSPORT_ERRORS = ("SSLError", "InvalidURL", "InvalidSchema", "MissingSchema", "InvalidProxyURL", "InvalidHeader", "URLRequired")
 
@@ -331,11 +333,12 @@ class ModelArtsClient(object):
                     error.args = ("%s (gave up after %d attempts)" % (error.args[0], attempt + 1),)
                 raise error
             delay = self._backoff(attempt, retry_after)
-            if retry_after is not None and retry_after > float(self.params["backoff_max_delay"]):
-                # Sleeping less than asked would only be throttled again; sleeping that long
-                # could hold the task far beyond what backoff_max_delay promises.
-                error.args = ("%s (the service asked to retry after %gs, more than backoff_max_delay %gs)" % (
-                    error.args[0], retry_after, float(self.params["backoff_max_delay"])),)
+            limit = max(RETRY_AFTER_LIMIT, float(self.params["backoff_max_delay"]))
+            if retry_after is not None and retry_after > limit:
+                # Retry-After is honoured as asked (sleeping less would only be throttled
+                # again), but a call with no deadline must not hang for hours on it.
+                error.args = ("%s (the service asked to retry after %gs, more than the %gs this client waits)" % (
+                    error.args[0], retry_after, limit),)
                 raise error
             if deadline is not None and self._clock() + delay >= deadline:
                 error.args = ("%s (no time left before the deadline to retry)" % error.args[0],)

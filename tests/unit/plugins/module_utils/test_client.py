@@ -415,13 +415,20 @@ def test_region_endpoints():
     assert client_mod.iam_endpoint("ap-southeast-1") == "https://iam.ap-southeast-1.myhuaweicloud.com"
 
 
-def test_retry_after_beyond_backoff_max_delay_is_not_slept():
+def test_retry_after_longer_than_backoff_max_delay_is_still_honoured():
+    session = FakeSession(FakeResponse(429, {"error_code": "APIG.0308", "error_msg": "throttled"}, {"Retry-After": "45"}), FakeResponse(200, JOB))
+    client, clock = make(session, {"backoff_max_delay": 0.2})
+    client.get_training_job("job-1")
+    assert clock.sleeps == [45.0]
+
+
+def test_retry_after_of_hours_is_not_slept():
     session = FakeSession(FakeResponse(429, {"error_code": "APIG.0308", "error_msg": "throttled"}, {"Retry-After": "3600"}))
     client, clock = make(session, {"backoff_max_delay": 30})
     with pytest.raises(ModelArtsError) as info:
         client.get_training_job("job-1")
     assert clock.sleeps == [] and len(session.calls) == 1
-    assert "asked to retry after 3600s, more than backoff_max_delay 30s" in str(info.value)
+    assert "asked to retry after 3600s, more than the 300s this client waits" in str(info.value)
     assert info.value.transient, "a wait may still poll again later"
 
 
