@@ -13,6 +13,8 @@ from __future__ import annotations
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+from ansible_collections.modelarts.training.plugins.module_utils.errors import label
+
 DEFAULT_MAX_CONCURRENCY = 16
 
 
@@ -36,8 +38,8 @@ class DeadlineExceeded(Exception):
 def describe_key(key):
     """Render a key (a job id, or a tuple such as ``('v1', job_id, version_id)``) for a message."""
     if isinstance(key, tuple):
-        return '/'.join(str(part) for part in key)
-    return str(key)
+        return '/'.join(label(part) for part in key)
+    return label(key)
 
 
 def fetch_concurrently(keys, fetch_one, max_concurrency=DEFAULT_MAX_CONCURRENCY, deadline=None, clock=time.monotonic):

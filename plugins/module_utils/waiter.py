@@ -35,6 +35,7 @@ import datetime
 import time
 
 from ansible_collections.modelarts.training.plugins.module_utils.errors import label
+from ansible_collections.modelarts.training.plugins.module_utils.fanout import describe_key
 
 OUTCOME_SATISFIED = 'satisfied'
 OUTCOME_FAILED = 'failed'
@@ -175,9 +176,7 @@ def describe_job(key, item):
         if item.get('name'):
             text += ' (%s)' % (label(item.get('name')),)
         return text
-    if isinstance(key, tuple):
-        return 'training job %s' % '/'.join(label(part) for part in key)
-    return 'training job %s' % (label(key),)
+    return 'training job %s' % (describe_key(key),)
 
 
 def _seconds(value):

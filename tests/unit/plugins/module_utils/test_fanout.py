@@ -248,3 +248,6 @@ def test_many_keys_all_fetched_once():
 def test_describe_key():
     assert describe_key('abc') == 'abc'
     assert describe_key(('v1', 'job', 7)) == 'v1/job/7'
+    # Keys are user input: one bounded printable line, like every other job label in messages.
+    assert describe_key('a\nfatal: forged') == 'a\\nfatal: forged'
+    assert len(describe_key('x' * 5000)) < 200
