@@ -158,19 +158,23 @@ def iam_projects(state, exchange):
 
 
 # ModelArts -----------------------------------------------------------------------------------------------
+def _poll_detail(state, job, family, render, api, fault):
+    """One poll of ``job`` (None when unknown): the document of its phase now, or the service's not-found error."""
+    if job is None:
+        raise errors.job_not_found(family)
+    snapshot = job.lifecycle.poll(state.now())
+    if snapshot is None:
+        raise errors.job_not_found(family, job.not_found_status)
+    doc = render(job, snapshot)
+    return finish(Response(200, json_bytes(doc), document=doc, api=api), fault)
+
+
 def v2_detail(state, exchange, match):
     """GET /v2/{project_id}/training-jobs/{id}: one poll of the job."""
     project_id = unquote(match.group('project'))
     job_id = unquote(match.group('job'))
     fault = _modelarts_prelude(state, exchange, project_id, errors.V2, job_key=job_id)
-    job = state.v2_job(project_id, job_id)
-    if job is None:
-        raise errors.job_not_found(errors.V2)
-    snapshot = job.lifecycle.poll(state.now())
-    if snapshot is None:
-        raise errors.job_not_found(errors.V2, job.not_found_status)
-    doc = documents.v2_document(job, snapshot)
-    return finish(Response(200, json_bytes(doc), document=doc, api='v2'), fault)
+    return _poll_detail(state, state.v2_job(project_id, job_id), errors.V2, documents.v2_document, 'v2', fault)
 
 
 def v1_detail(state, exchange, match):
@@ -186,13 +190,7 @@ def v1_detail(state, exchange, match):
     job = state.v1_job(project_id, job_id, version_id)
     job_key = job.key if job else '%d/%d' % (job_id, version_id)
     fault = _modelarts_prelude(state, exchange, project_id, errors.V1, job_key=job_key)
-    if job is None:
-        raise errors.job_not_found(errors.V1)
-    snapshot = job.lifecycle.poll(state.now())
-    if snapshot is None:
-        raise errors.job_not_found(errors.V1, job.not_found_status)
-    doc = documents.v1_document(job, snapshot)
-    return finish(Response(200, json_bytes(doc), document=doc, api='v1'), fault)
+    return _poll_detail(state, job, errors.V1, documents.v1_document, 'v1', fault)
 
 
 def v2_search(state, exchange, match):
