@@ -99,7 +99,7 @@ units: get-pip
 	$(IN_COPY) -- $(BIN)/ansible-test units --venv --python $(TEST_PYTHON) --color no --requirements
 
 emulator-tests: venv
-	$(BIN)/python -m pytest -q -p no:cacheprovider tests/emulator/tests
+	$(BIN)/python -m pytest -q -p no:cacheprovider emulator/tests
 
 # End-to-end: real ansible-playbook / ansible-rulebook processes against the emulator.
 system-tests: venv

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Latency of the ``training_job_phase`` event source: phase change -> event on the queue.
 
-Method: the HTTPS emulator runs in its own process (tests/emulator/launcher.py). For each interval,
+Method: the HTTPS emulator runs in its own process (modelarts_emulator.launcher). For each interval,
 ``--jobs`` jobs are added with clock-driven timelines Pending -> Running -> Completed whose step
 lengths are drawn at random (0.7 to 2.9 intervals, so changes fall anywhere between two polls).
 The source's ``main(queue, args)`` - loaded from a staged copy of the collection with runpy, as
@@ -30,9 +30,9 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "tests", "emulator"))
+sys.path.insert(0, os.path.join(ROOT, "emulator", "src"))  # the emulator package of this checkout
 
-from launcher import running_emulator  # noqa: E402  pylint: disable=wrong-import-position
+from modelarts_emulator.launcher import running_emulator  # noqa: E402  pylint: disable=wrong-import-position
 
 SOURCE = ("ansible_collections", "modelarts", "training", "extensions", "eda", "plugins", "event_source", "training_job_phase.py")
 

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Throughput of the ModelArts emulator with signature checking on.
 
-The emulator runs as its own process (started with tests/emulator/launcher.py, as CI would start
+The emulator runs as its own process (started with modelarts_emulator.launcher, as CI would start
 it). Client processes keep one HTTP/1.1 connection each and sign every request with
 SDK-HMAC-SHA256 (fresh X-Sdk-Date, full canonical request), so the server verifies a real
 signature per request. Reports requests/s, latency percentiles and errors; writes JSON to
@@ -27,9 +27,9 @@ import time
 from urllib.parse import quote, unquote
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, 'tests', 'emulator'))
+sys.path.insert(0, os.path.join(ROOT, 'emulator', 'src'))  # the emulator package of this checkout
 
-from launcher import running_emulator  # noqa: E402  pylint: disable=wrong-import-position
+from modelarts_emulator.launcher import running_emulator  # noqa: E402  pylint: disable=wrong-import-position
 
 V2_IDS = ['5e1f0000-0000-4000-8000-%012d' % n for n in range(1, 221)]
 

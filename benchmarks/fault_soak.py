@@ -38,9 +38,9 @@ import time
 import traceback
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, 'tests', 'emulator'))
+sys.path.insert(0, os.path.join(ROOT, 'emulator', 'src'))  # the emulator package of this checkout
 
-from launcher import running_emulator, wait_until  # noqa: E402  pylint: disable=wrong-import-position
+from modelarts_emulator.launcher import running_emulator, wait_until  # noqa: E402  pylint: disable=wrong-import-position
 
 PHASES = ('Creating', 'Pending', 'Running', 'Failed', 'Completed', 'Terminating', 'Terminated', 'Abnormal')
 # (fault spec without job and count, weight). Delay faults stall past the client's request_timeout.
@@ -359,7 +359,7 @@ def main(argv=None):
     if not 1 <= args.queries <= 100000 or not 1 <= args.workers <= 64:
         parser.error('queries must be 1-100000 and workers 1-64')
     modules = import_collection()
-    with running_emulator(tls=True) as emu:
+    with running_emulator(scenario='empty', tls=True) as emu:
         summary = run_soak(emu, modules, queries=args.queries, workers=args.workers, fault_rate=args.fault_rate, seed=args.seed,
                            request_timeout=args.request_timeout, retries=args.retries)
     print(table(summary))

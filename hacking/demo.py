@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """`make demo`: the deployment gate against the ModelArts emulator, opened and then closed.
 
-1. Start the emulator (HTTPS, tests/emulator/scenarios/demo.yaml): a ResNet-50 job and a legacy
+1. Start the emulator (HTTPS, its default "demo" scenario): a ResNet-50 job and a legacy
    v1 job that train for about fifteen seconds, and a BERT job that fails with OOMKilled.
 2. Run playbooks/gate_deployment.yml on the two good jobs: the gate waits through Creating,
    Pending and Running, opens on Completed, and the deploy step writes a release manifest.
@@ -20,9 +20,9 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "tests", "emulator"))
+sys.path.insert(0, os.path.join(ROOT, "emulator", "src"))  # the emulator package of this checkout
 
-from launcher import running_emulator  # noqa: E402  pylint: disable=wrong-import-position
+from modelarts_emulator.launcher import running_emulator  # noqa: E402  pylint: disable=wrong-import-position
 
 GOOD_V2 = "6a0c7f9e-3d2b-4c18-9e5a-1f2d3c4b5a60"  # resnet50-flowers-train: completes
 FAILING_V2 = "2b7e4d1c-8f3a-4e6b-a0c9-5d1e2f3a4b70"  # bert-intent-train: fails with OOMKilled
@@ -46,7 +46,7 @@ def run_gate(env, release_dir, release, job_ids, v1_jobs):
 
 def main():
     release_dir = tempfile.mkdtemp(prefix="modelarts-demo-releases-")
-    say("Starting the ModelArts emulator (HTTPS, scenario tests/emulator/scenarios/demo.yaml)")
+    say("Starting the ModelArts emulator (HTTPS, the demo jobs: modelarts-emulator --tls-dir DIR)")
     with running_emulator(scenario="demo", tls=True) as emu:
         print("    listening on %s; jobs start training now" % emu.url)
         env = dict(os.environ, **emu.env("aksk"))

@@ -17,9 +17,9 @@ import sys
 import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "tests", "emulator"))
+sys.path.insert(0, os.path.join(ROOT, "emulator", "src"))  # the emulator package of this checkout
 
-from launcher import running_emulator  # noqa: E402  pylint: disable=wrong-import-position
+from modelarts_emulator.launcher import running_emulator  # noqa: E402  pylint: disable=wrong-import-position
 
 CONFIG = os.path.join(ROOT, "tests", "integration", "integration_config.yml")
 

@@ -3,7 +3,10 @@
 """Fixtures for system tests: real ansible-playbook / ansible-rulebook processes against the emulator.
 
 * ``emulator``: one HTTPS emulator (integration scenario) for the session; call ``emulator.reset()``
-  at the start of a test that depends on lifecycles or faults.
+  at the start of a test that depends on lifecycles or faults. It is the emulator package's pytest
+  fixture ``modelarts_emulator_server`` (``modelarts_emulator_options`` below picks the scenario), so
+  the plugin's ``modelarts_emulator`` (reset before each test) and ``modelarts_emulator_factory``
+  (more emulators, e.g. with other credentials) work here too; see docs/emulator.md.
 * ``collection_root``: a staged copy of this checkout at ``<tmp>/ansible_collections/modelarts/training``,
   so the tests use the checkout and never a stray installed copy.
 * ``ansible_env``: the environment for subprocesses (collections path, venv on PATH, no colour,
@@ -22,18 +25,28 @@ import pytest
 import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "tests", "emulator"))
+# The emulator package of this checkout (emulator/), whether or not it is installed in this venv.
+EMULATOR_SRC = os.path.join(ROOT, "emulator", "src")
+if EMULATOR_SRC not in sys.path:
+    sys.path.insert(0, EMULATOR_SRC)
 
-from launcher import running_emulator  # noqa: E402  pylint: disable=wrong-import-position
+# pylint: disable=wrong-import-position,unused-import
+# The package's pytest plugin fixtures (what `pip install modelarts-emulator` registers as a plugin).
+from modelarts_emulator.pytest_plugin import modelarts_emulator, modelarts_emulator_factory, modelarts_emulator_server  # noqa: E402,F401
 
 BIN = os.path.dirname(sys.executable)
 
 
 @pytest.fixture(scope="session")
-def emulator():
-    """A running HTTPS emulator with the integration scenario."""
-    with running_emulator(scenario="integration", tls=True) as emu:
-        yield emu
+def modelarts_emulator_options():
+    """The session's emulator serves the integration scenario over HTTPS."""
+    return {"scenario": "integration", "tls": True}
+
+
+@pytest.fixture(scope="session")
+def emulator(modelarts_emulator_server):  # pylint: disable=redefined-outer-name
+    """A running HTTPS emulator with the integration scenario (not reset between tests)."""
+    return modelarts_emulator_server
 
 
 @pytest.fixture(scope="session")

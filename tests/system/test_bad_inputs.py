@@ -18,7 +18,7 @@ import certifi
 import pytest
 import yaml
 
-from launcher import running_emulator  # pylint: disable=import-error
+from modelarts_emulator.launcher import running_emulator  # pylint: disable=import-error
 
 COMPLETED = "a1000000-0000-4000-8000-000000000001"
 FAILED = "a1000000-0000-4000-8000-000000000002"

@@ -17,7 +17,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
 import fault_soak  # noqa: E402  pylint: disable=wrong-import-position,import-error
-from launcher import running_emulator  # noqa: E402  pylint: disable=wrong-import-position,import-error
+from modelarts_emulator.launcher import running_emulator  # noqa: E402  pylint: disable=wrong-import-position,import-error
 
 QUERIES = 240
 
@@ -26,7 +26,7 @@ QUERIES = 240
 def soak(collection_root):
     """The summary of one quick soak against its own emulator."""
     modules = fault_soak.import_collection(collection_root)
-    with running_emulator(tls=True) as emu:
+    with running_emulator(scenario="empty", tls=True) as emu:
         summary = fault_soak.run_soak(emu, modules, queries=QUERIES, workers=8, fault_rate=0.45, seed=424242)
     print(fault_soak.table(summary))
     return summary

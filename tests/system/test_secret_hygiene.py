@@ -26,7 +26,7 @@ import pytest
 import yaml
 
 from conftest import emulator_connection
-from launcher import running_emulator  # pylint: disable=import-error
+from modelarts_emulator.launcher import running_emulator  # pylint: disable=import-error
 
 CANARY = {
     "ak": "AKCANARYHYGIENE00001",

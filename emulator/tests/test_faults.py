@@ -8,7 +8,7 @@ import json
 import pytest
 import requests
 
-from launcher import running_emulator, wait_until
+from modelarts_emulator.launcher import running_emulator, wait_until
 
 from .helpers import SignedClient
 

@@ -3,13 +3,8 @@
 """Fixtures: one emulator per xdist worker (plain HTTP and TLS), reset before each test that uses it."""
 
 import os
-import sys
 
 import pytest
-
-EMULATOR_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if EMULATOR_DIR not in sys.path:
-    sys.path.insert(0, EMULATOR_DIR)
 
 # The emulator is on loopback: a proxy configured for the machine must never see these requests.
 _NO_PROXY = [h for h in os.environ.get('NO_PROXY', os.environ.get('no_proxy', '')).split(',') if h]
@@ -19,7 +14,7 @@ for _host in ('127.0.0.1', 'localhost'):
 os.environ['NO_PROXY'] = os.environ['no_proxy'] = ','.join(_NO_PROXY)
 
 # pylint: disable=wrong-import-position
-from launcher import emulator_fixture  # noqa: E402
+from modelarts_emulator.pytest_plugin import emulator_fixture  # noqa: E402
 
 from .helpers import SignedClient  # noqa: E402
 

@@ -18,6 +18,17 @@ CERT_FILE = 'server.pem'
 KEY_FILE = 'server-key.pem'
 
 
+class TLSUnavailable(ValueError):
+    """HTTPS was asked for, but the optional ``cryptography`` package is not installed."""
+
+
+def _require_cryptography():
+    try:
+        import cryptography  # noqa: F401  pylint: disable=import-outside-toplevel,unused-import
+    except ImportError:
+        raise TLSUnavailable('--tls-dir needs the cryptography package: pip install "modelarts-emulator[tls]"') from None
+
+
 def _reusable(directory):
     from cryptography import x509  # pylint: disable=import-outside-toplevel
     paths = [os.path.join(directory, name) for name in (CA_FILE, CERT_FILE, KEY_FILE)]
@@ -37,6 +48,7 @@ def _reusable(directory):
 def ensure_certificates(directory):
     """Create (or reuse) the CA and server certificate in ``directory``; return (ca, cert, key) paths."""
     # pylint: disable=too-many-locals
+    _require_cryptography()
     from cryptography import x509  # pylint: disable=import-outside-toplevel
     from cryptography.hazmat.primitives import hashes, serialization  # pylint: disable=import-outside-toplevel
     from cryptography.hazmat.primitives.asymmetric import ec  # pylint: disable=import-outside-toplevel

@@ -27,7 +27,7 @@ from .lifecycle import Lifecycle, parse_timeline, static_timeline
 
 try:
     import yaml
-except ImportError:  # pragma: no cover - PyYAML is a declared dependency; JSON scenarios still work without it
+except ImportError:  # pragma: no cover - PyYAML is the optional [yaml] extra; JSON scenarios work without it
     yaml = None
 
 JOB_KEYS = {
@@ -38,6 +38,10 @@ JOB_KEYS = {
     'search_counts_as_poll',
 }
 _NAMESPACE = uuid.UUID('6f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f')
+# Shipped scenarios live in the package. The ones a bare start needs (demo, empty) are JSON, so the
+# emulator starts without PyYAML; only YAML scenarios need it.
+SCENARIO_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'scenarios')
+DEFAULT_SCENARIO = 'demo'
 
 
 class ScenarioError(ValueError):
@@ -52,7 +56,8 @@ def load_file(path):
         data = json.loads(raw)
     else:
         if yaml is None:
-            raise ScenarioError('PyYAML is needed to read %s' % path)
+            raise ScenarioError('PyYAML is needed to read %s: pip install "modelarts-emulator[yaml]" '
+                                '(or give the scenario as JSON)' % path)
         data = yaml.safe_load(raw)
     if data is None:
         data = {}
@@ -235,13 +240,18 @@ def build_jobs(specs, directory, origin, first_ordinal=0):
     return [build_job(spec, directory, origin, first_ordinal + i) for i, spec in enumerate(expand(specs))]
 
 
+def shipped_scenarios():
+    """Return the names of the scenarios shipped in the package, sorted (``demo``, ``empty``, ...)."""
+    return sorted({os.path.splitext(name)[0] for name in os.listdir(SCENARIO_DIR)
+                   if name.endswith(('.yaml', '.yml', '.json'))})
+
+
 def resolve_scenario_path(path):
-    """Accept a path, or a bare name of a shipped scenario (``demo`` -> scenarios/demo.yaml)."""
+    """Accept a path, or a bare name of a shipped scenario (``demo`` -> scenarios/demo.json)."""
     if os.path.exists(path):
         return path
-    here = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'scenarios')
-    for candidate in (path, path + '.yaml', path + '.yml', path + '.json'):
-        full = os.path.join(here, candidate)
-        if os.path.exists(full):
+    for candidate in (path, path + '.json', path + '.yaml', path + '.yml'):
+        full = os.path.join(SCENARIO_DIR, candidate)
+        if os.path.isfile(full):
             return full
-    raise ScenarioError('scenario file not found: %s' % path)
+    raise ScenarioError('scenario file not found: %s (shipped scenarios: %s)' % (path, ', '.join(shipped_scenarios())))

@@ -11,7 +11,7 @@ import time
 import pytest
 import requests
 
-from launcher import SERVER, running_emulator, wait_until
+from modelarts_emulator.launcher import running_emulator, server_command, server_env, wait_until
 
 from .helpers import SignedClient
 
@@ -38,7 +38,7 @@ def test_tls_dir_is_reused(tmp_path):
 
 
 def test_help_documents_options_and_defaults():
-    out = subprocess.run([sys.executable, SERVER, '--help'], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(server_command() + ['--help'], capture_output=True, text=True, check=True, env=server_env()).stdout
     for text in ('--port', '--tls-dir', '--scenario', '--admin-token', '--ready-file', '--pid-file', '--token-lifetime',
                  '--clock-skew-tolerance', '--access-key', 'cn-north-4', 'c2078239586c89f12689d89fd66e9f9b',
                  'HPUAMAEMULATOR000001', '/_emulator/', 'training-job-searches'):
@@ -46,23 +46,25 @@ def test_help_documents_options_and_defaults():
 
 
 def test_refuses_non_loopback_host():
-    result = subprocess.run([sys.executable, SERVER, '--port', '0', '--host', '0.0.0.0'], capture_output=True, text=True,
-                            timeout=20, check=False)
+    result = subprocess.run(server_command() + ['--port', '0', '--host', '0.0.0.0'], capture_output=True, text=True,
+                            timeout=20, check=False, env=server_env())
     assert result.returncode == 2 and 'loopback' in result.stderr
 
 
 def test_bad_scenario_fails_cleanly(tmp_path):
     bad = tmp_path / 'bad.yaml'
     bad.write_text('jobs:\n  - name: x\n    phase: Exploded\n')
-    result = subprocess.run([sys.executable, SERVER, '--scenario', str(bad)], capture_output=True, text=True, timeout=20, check=False)
+    result = subprocess.run(server_command() + ['--scenario', str(bad)], capture_output=True, text=True, timeout=20, check=False,
+                            env=server_env())
     assert result.returncode == 2
     assert "job 'x': unknown phase 'Exploded'" in result.stderr and 'Traceback' not in result.stderr
 
 
 def test_ready_and_pid_files_for_makefiles(tmp_path):
     ready, pid = tmp_path / 'ready', tmp_path / 'pid'
-    process = subprocess.Popen([sys.executable, SERVER, '--port', '0', '--scenario', 'demo', '--ready-file', str(ready),
-                                '--pid-file', str(pid)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(server_command() + ['--port', '0', '--scenario', 'demo', '--ready-file', str(ready),
+                                '--pid-file', str(pid)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=server_env())
     try:
         assert wait_until(ready.exists, timeout=20)
         url = ready.read_text().strip()
@@ -82,15 +84,15 @@ def test_no_secrets_in_output_even_verbose(tmp_path):
     with running_emulator(extra_args=args, admin_token='custom-admin-token') as emu:
         assert emu.sk == 'CustomSecretKey0000000000000000000000001'
         with SignedClient(emu.url, emu.ak, emu.sk, emu.project_id) as client:
-            assert client.job(JOB).status_code == 400      # default scenario has no jobs: authenticated, not found
+            assert client.job(JOB).status_code == 400      # not a demo job: authenticated, not found
             response = client.iam_token(emu.username, emu.password, emu.domain_name, emu.region)
             token = response.headers['X-Subject-Token']
             client.with_token('GET', '/v2/%s/training-jobs/x' % emu.project_id, token)
         process = emu.process
         emu.stop()
         # stdout/stderr were drained by the launcher; rerun a short verbose session capturing everything.
-    process = subprocess.Popen([sys.executable, SERVER, '--port', '0'] + args, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(server_command() + ['--port', '0'] + args, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env=server_env())
     try:
         line = process.stdout.readline()
         url = line.rsplit(' ', 1)[1].strip()

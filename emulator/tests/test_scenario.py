@@ -6,16 +6,25 @@ import os
 
 import pytest
 
-from modelarts_emulator.scenario import ScenarioError, load_file, resolve_scenario_path
+from modelarts_emulator.scenario import SCENARIO_DIR, ScenarioError, load_file, resolve_scenario_path, shipped_scenarios
 from modelarts_emulator.state import EmulatorState
 
-SCENARIOS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'scenarios')
 
-
-@pytest.mark.parametrize('name', sorted(os.listdir(SCENARIOS)))
+@pytest.mark.parametrize('name', sorted(os.listdir(SCENARIO_DIR)))
 def test_shipped_scenarios_load(name):
-    state = EmulatorState(load_file(os.path.join(SCENARIOS, name)))
-    assert state.jobs
+    state = EmulatorState(load_file(os.path.join(SCENARIO_DIR, name)))
+    assert bool(state.jobs) == (name != 'empty.json')
+
+
+def test_shipped_scenario_names():
+    assert shipped_scenarios() == ['demo', 'empty', 'flaky', 'integration']
+    # What a bare start needs loads without PyYAML.
+    assert resolve_scenario_path('demo').endswith('demo.json') and resolve_scenario_path('empty').endswith('empty.json')
+
+
+def test_unknown_scenario_names_the_shipped_ones():
+    with pytest.raises(ScenarioError, match='scenario file not found: nope .shipped scenarios: demo, empty, flaky, integration.'):
+        resolve_scenario_path('nope')
 
 
 def test_demo_scenario_is_what_make_demo_expects():

@@ -1,8 +1,15 @@
 # Copyright: (c) 2026, modelarts.training contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""ModelArts + IAM emulator internals.
+"""A ModelArts training job + IAM emulator: a real HTTPS server for tests, demos and CI.
 
-Modules, in the order a request meets them:
+Entry points (see docs/emulator.md of modelarts.training):
+
+- ``cli``           the ``modelarts-emulator`` command (also ``python -m modelarts_emulator``)
+- ``launcher``      start it as a subprocess from Python: ``running_emulator()``, ``start_emulator()``
+- ``client``        the control API client (``ControlClient``) and the default credentials
+- ``pytest_plugin`` the pytest fixtures (``modelarts_emulator`` ...), registered as a ``pytest11`` entry point
+
+Internals, in the order a request meets them:
 
 - ``tls``         CA and server certificate generation for ``--tls-dir``
 - ``handler``     HTTP server and request handler: request ids, the request log, transport faults
@@ -21,3 +28,5 @@ Modules, in the order a request meets them:
 - ``state``       the shared, lock-protected emulator state
 - ``app``         assembling state, TLS and the server; running it in a thread or the foreground
 """
+
+__version__ = '0.1.0'
