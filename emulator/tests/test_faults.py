@@ -119,6 +119,54 @@ def test_drift_in_search_results(emu, client):
     assert body['count'] == 3 and all('status' not in item for item in body['items'])
 
 
+def _keys_nulled(node, keep, path=''):
+    """Assert every key of ``node`` not in ``keep`` (nested dict of kept keys) is None; return how many were nulled."""
+    nulled = 0
+    for key, value in node.items():
+        where = path + key
+        if key in keep:
+            assert value is not None, where
+            if keep[key]:
+                nulled += _keys_nulled(value, keep[key], where + '.')
+        else:
+            assert value is None, where
+            nulled += 1
+    return nulled
+
+
+def test_nulls_v2_keeps_only_the_required_keys(emu, client):
+    full = client.job(OTHER).json()
+    emu.add_fault(type='nulls')
+    doc = client.job(OTHER).json()
+    assert set(doc) == set(full) and set(doc['metadata']) == set(full['metadata']) and set(doc['status']) == set(full['status'])
+    assert doc['metadata']['id'] == OTHER and doc['status']['phase'] == 'Failed'
+    expected = (len(full) - 2) + (len(full['metadata']) - 1) + (len(full['status']) - 1)
+    assert _keys_nulled(doc, {'metadata': {'id': {}}, 'status': {'phase': {}}}) == expected
+    assert doc['algorithm'] is None and doc['metadata']['name'] is None and doc['status']['task_statuses'] is None
+    assert client.job(OTHER).json() == full          # count 1: the next answer is whole again
+
+
+def test_nulls_v1_keeps_only_the_required_keys(emu, client):
+    emu.add_fault(type='nulls', target='v1')
+    doc = client.v1_job(1001, 1).json()
+    assert doc['job_id'] == 1001 and doc['version_id'] == 1 and doc['status'] == 10
+    assert _keys_nulled(doc, {'job_id': {}, 'version_id': {}, 'status': {}}) == len(doc) - 3 > 20
+    assert doc['is_success'] is None and doc['job_name'] is None and doc['duration'] is None
+
+
+def test_nulls_in_search_results_and_per_job_from_a_scenario(emu, client):
+    emu.add_fault(type='nulls', target='search')
+    body = client.search({'limit': 3}).json()
+    assert body['count'] == 3 and body['total'] > 3          # the envelope is untouched
+    assert all(item['metadata']['id'] and item['metadata']['name'] is None and item['status']['phase'] for item in body['items'])
+    emu.add_jobs([{'id': 'n0000000-0000-4000-8000-000000000001', 'name': 'all-nulls', 'phase': 'Running',
+                   'faults': [{'type': 'nulls', 'count': 'always'}]}])
+    for _poll in range(2):
+        doc = client.job('n0000000-0000-4000-8000-000000000001').json()
+        assert doc['status'] == {**{k: None for k in doc['status'] if k != 'phase'}, 'phase': 'Running'}
+    assert client.job(JOB).json()['metadata']['name'] == 'phase-completed'
+
+
 def test_per_job_fault_only_hits_that_job(emu, client):
     emu.add_fault(type='error', status=503, job=OTHER, count=2)
     assert client.job(JOB).status_code == 200

@@ -1,10 +1,10 @@
 # Copyright: (c) 2026, modelarts.training contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Injected faults: throttling, server errors, resets, delays, truncated bodies, HTML pages, schema drift.
+"""Injected faults: throttling, server errors, resets, delays, truncated bodies, HTML pages, schema drift, nulls.
 
 A fault is a dict (from a scenario file or ``POST /_emulator/faults``)::
 
-    {type: throttle|error|reset|delay|truncate|html|drift,
+    {type: throttle|error|reset|delay|truncate|html|drift|nulls,
      count: 1,            # how many matching requests it hits; -1 or "always" = every one
      after: 0,            # let this many matching requests through first
      target: modelarts,   # modelarts (v2, v1 and search), v2, v1, search, iam or all
@@ -14,13 +14,18 @@ A fault is a dict (from a scenario file or ``POST /_emulator/faults``)::
      seconds: 5,          # delay: how long to stall before answering
      mode: ...,           # truncate: body|short_read; drift: extra|missing|wrong_types
      paths: [...]}        # drift: dotted JSON paths to change (defaults per API)
+
+``nulls`` answers the job documents (v2 details, v1 versions, each item of a search) with JSON
+``null`` for every key that is not required: only ``metadata.id`` and ``status.phase`` (v2) or
+``job_id``, ``version_id`` and ``status`` (v1) keep their values, as an API that sends every optional
+field as ``null`` would.
 """
 
 import copy
 import itertools
 import threading
 
-FAULT_TYPES = ('throttle', 'error', 'reset', 'delay', 'truncate', 'html', 'drift')
+FAULT_TYPES = ('throttle', 'error', 'reset', 'delay', 'truncate', 'html', 'drift', 'nulls')
 TARGETS = ('modelarts', 'v2', 'v1', 'search', 'iam', 'all')
 DRIFT_MODES = ('extra', 'missing', 'wrong_types')
 DEFAULT_DRIFT_PATHS = {
@@ -30,6 +35,11 @@ DEFAULT_DRIFT_PATHS = {
     'v1': {'missing': ['duration', 'job_name'],
            'wrong_types': ['status', 'create_time', 'duration'],
            'extra': ['x_emulator_extra', 'job_labels']},
+}
+# The keys a ``nulls`` fault keeps, as nested dicts: every other key of the document becomes null.
+NULLS_KEEP = {
+    'v2': {'metadata': {'id': {}}, 'status': {'phase': {}}},
+    'v1': {'job_id': {}, 'version_id': {}, 'status': {}},
 }
 HTML_PAGE = (
     '<html>\r\n<head><title>{status} {reason}</title></head>\r\n<body>\r\n'
@@ -215,3 +225,14 @@ def apply_drift(doc, fault, api):
             elif isinstance(parent, list) and isinstance(last, int) and last < len(parent):
                 parent[last] = _wrong_type(parent[last])
     return doc
+
+
+def _nulled(node, keep):
+    if not isinstance(node, dict):
+        return node
+    return {key: _nulled(value, keep[key]) if key in keep else None for key, value in node.items()}
+
+
+def apply_nulls(doc, api):
+    """Return a copy of a job document (``api`` ``v2`` or ``v1``) with every key but the required ones set to null."""
+    return _nulled(copy.deepcopy(doc), NULLS_KEEP[api])

@@ -93,21 +93,27 @@ def draw_fault(state, exchange, fault_family, body_family):
 
 
 def finish(response, fault):
-    """Apply body-level faults (HTML page, schema drift) to a successful response."""
+    """Apply body-level faults (HTML page, schema drift, nulls) to a successful response."""
     if fault is None:
         return response
     if fault['type'] == 'html':
         status = fault['status']
         page = faults_mod.HTML_PAGE.format(status=status, reason=HTTP_REASONS.get(status, 'Error'))
         return Response(status, page.encode('utf-8'), content_type='text/html')
-    if fault['type'] == 'drift' and response.document is not None:
+    if fault['type'] in ('drift', 'nulls') and response.document is not None:
         doc = response.document
         if response.api == 'search':
-            doc = dict(doc, items=[faults_mod.apply_drift(item, fault, 'v2') for item in doc['items']])
+            doc = dict(doc, items=[_rewrite_document(fault, item, 'v2') for item in doc['items']])
         else:
-            doc = faults_mod.apply_drift(doc, fault, response.api)
+            doc = _rewrite_document(fault, doc, response.api)
         return Response(response.status, json_bytes(doc), document=doc, api=response.api)
     return response
+
+
+def _rewrite_document(fault, doc, api):
+    if fault['type'] == 'nulls':
+        return faults_mod.apply_nulls(doc, api)
+    return faults_mod.apply_drift(doc, fault, api)
 
 
 def _modelarts_prelude(state, exchange, project_id, family, job_key=None, fault_family=None):
