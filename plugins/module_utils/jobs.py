@@ -25,8 +25,18 @@ Conventions:
 
 from __future__ import annotations
 
+import datetime
 import json
 
+from ansible_collections.modelarts.training.plugins.module_utils.phases import (
+    DEFAULT_FAIL_ON,
+    DEFAULT_WAIT_FOR,
+    FAILURE_PHASES,
+    PHASES,
+    TERMINAL_PHASES,
+    V1_STATUS_NAMES,
+    V1_STATUS_PHASES,
+)
 from ansible_collections.modelarts.training.plugins.module_utils.schemas import (
     MAX_DURATION_MS,
     MAX_EPOCH_MS,
@@ -34,6 +44,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.schemas import 
     V2_TRAINING_JOB_SCHEMA,
 )
 from ansible_collections.modelarts.training.plugins.module_utils.validation import (
+    VALIDATE_MODES,
     SchemaValidationError,
     excerpt,
     json_path,
@@ -41,60 +52,17 @@ from ansible_collections.modelarts.training.plugins.module_utils.validation impo
     validate_document,
 )
 
+# Re-exported for the callers that still import the phase vocabulary from here (phases.py and
+# validation.py own it): DEFAULT_WAIT_FOR, DEFAULT_FAIL_ON, PHASES, TERMINAL_PHASES, V1_STATUS_PHASES,
+# VALIDATE_MODES; SchemaValidationError belongs to validation.py.
 __all__ = [
-    "PHASES", "TERMINAL_PHASES", "FAILURE_PHASES", "DEFAULT_WAIT_FOR", "DEFAULT_FAIL_ON",
-    "VALIDATE_MODES", "API_VERSIONS", "ITEM_KEYS", "V1_ITEM_KEYS", "V1_STATUS_TABLE", "V1_STATUS_NAMES", "V1_STATUS_PHASES",
-    "FAILURE_REASON_RULES", "SchemaValidationError", "normalise_v2", "normalise_v1", "build_item",
-    "schema_for", "v1_status_table_markdown", "v1_status_doc_lines", "epoch_ms_to_iso",
+    "API_VERSIONS", "ITEM_KEYS", "V1_ITEM_KEYS", "FAILURE_REASON_RULES", "MAX_REASON_CHARS",
+    "SchemaValidationError", "normalise_v2", "normalise_v1", "build_item", "schema_for", "epoch_ms_to_iso",
+    "PHASES", "TERMINAL_PHASES", "DEFAULT_WAIT_FOR", "DEFAULT_FAIL_ON", "V1_STATUS_PHASES", "VALIDATE_MODES",
 ]
 
-PHASES = ("Creating", "Pending", "Running", "Failed", "Completed", "Terminating", "Terminated", "Abnormal")
-TERMINAL_PHASES = ("Failed", "Completed", "Terminated", "Abnormal")
-# Phases that always explain themselves with a failure_reason, whatever fail_on says.
-FAILURE_PHASES = ("Failed", "Abnormal")
-DEFAULT_WAIT_FOR = ("Completed",)
-DEFAULT_FAIL_ON = ("Failed", "Abnormal", "Terminated")
-VALIDATE_MODES = ("strict", "warn", "off")
 API_VERSIONS = ("v2", "v1")
 MAX_REASON_CHARS = 1000
-
-# v1 integer status -> (name, v2 phase, why).  The rules behind the choices:
-# * Only COMPLETED (10) maps to Completed: CHECK_RUNNING_COMPLETED (20) says a pre-run check
-#   finished, not the training, so it waits as Pending.
-# * Every *_FAILED status maps to a fail_on phase (Failed, or Abnormal for DELETE_FAILED,
-#   an operation on the job rather than the training), so none can open a deployment gate.
-#   SUBMIT_MODEL_FAILED/DEPLOY_SERVICE_FAILED fail even if training itself finished: the
-#   artefact the gate protects was not produced.
-# * UNKNOWN (0) and LOST (14) mean the service lost track of the job; like v2's secondary
-#   phases Unknown/Lost they are Abnormal: never success, and a wait ends at once.
-# * KILLED/CANCELED are stops by a user, i.e. Terminated (in the default fail_on).
-V1_STATUS_TABLE = (
-    (0, "UNKNOWN", "Abnormal", "the service lost track of the job; never success"),
-    (1, "INIT", "Creating", "initialising"),
-    (2, "IMAGE_CREATING", "Creating", "building the image"),
-    (3, "IMAGE_FAILED", "Failed", "image build failed"),
-    (4, "SUBMIT_TRYING", "Creating", "being submitted"),
-    (5, "SUBMIT_FAILED", "Failed", "submission failed"),
-    (6, "DELETE_FAILED", "Abnormal", "a delete failed; the job state is not trustworthy"),
-    (7, "WAITING", "Pending", "queued for resources"),
-    (8, "RUNNING", "Running", "running"),
-    (9, "KILLING", "Terminating", "being stopped"),
-    (10, "COMPLETED", "Completed", "training finished successfully (the only success)"),
-    (11, "FAILED", "Failed", "training failed"),
-    (12, "KILLED", "Terminated", "stopped"),
-    (13, "CANCELED", "Terminated", "cancelled"),
-    (14, "LOST", "Abnormal", "the service lost the job"),
-    (15, "SCALING", "Running", "running, changing node count"),
-    (16, "SUBMIT_MODEL_FAILED", "Failed", "model submission failed; no model to deploy"),
-    (17, "DEPLOY_SERVICE_FAILED", "Failed", "service deployment failed"),
-    (18, "CHECK_INIT", "Creating", "pre-run check initialising"),
-    (19, "CHECK_RUNNING", "Creating", "pre-run check running"),
-    (20, "CHECK_RUNNING_COMPLETED", "Pending", "pre-run check done; training has not finished"),
-    (21, "CHECK_FAILED", "Failed", "pre-run check failed"),
-    (22, "MOUNT_FAILED", "Failed", "storage mount failed"),
-)
-V1_STATUS_NAMES = {code: name for code, name, _phase, _why in V1_STATUS_TABLE}
-V1_STATUS_PHASES = {code: phase for code, _name, phase, _why in V1_STATUS_TABLE}
 
 FAILURE_REASON_RULES = (
     "Set only when the phase is in fail_on or is Failed or Abnormal; otherwise null.",
@@ -106,18 +74,6 @@ FAILURE_REASON_RULES = (
     "v1: the status code and its name, e.g. 'v1 status 11 (FAILED)'.",
     "Bounded to %d characters." % MAX_REASON_CHARS,
 )
-
-
-def v1_status_table_markdown():
-    """Return the v1 status -> phase table as Markdown (header and one row per status)."""
-    rows = ["| status | name | phase | why |", "|---|---|---|---|"]
-    rows.extend("| %d | %s | %s | %s |" % row for row in V1_STATUS_TABLE)
-    return "\n".join(rows) + "\n"
-
-
-def v1_status_doc_lines():
-    """Return the v1 status table as one line per status, for a module's DOCUMENTATION."""
-    return ["C(%d) %s -> C(%s): %s." % row for row in V1_STATUS_TABLE]
 
 
 def schema_for(api_version):
@@ -181,6 +137,9 @@ class _Reader:
         return int(value) if kind == "integer" else value
 
 
+_EPOCH = datetime.datetime(1970, 1, 1)
+
+
 def epoch_ms_to_iso(value):
     """Convert epoch milliseconds to ``YYYY-MM-DDTHH:MM:SSZ`` (UTC, sub-second part floored).
 
@@ -190,23 +149,9 @@ def epoch_ms_to_iso(value):
         raise ValueError("not an epoch time in milliseconds between 0 and %d" % MAX_EPOCH_MS)
     if value == 0:
         return None
-    seconds = int(value) // 1000
-    days, rest = divmod(seconds, 86400)
-    year, month, day = _civil_from_days(days)
-    return "%04d-%02d-%02dT%02d:%02d:%02dZ" % (year, month, day, rest // 3600, rest % 3600 // 60, rest % 60)
-
-
-def _civil_from_days(days):
-    # Howard Hinnant's days-from-civil inverse; avoids datetime's platform strftime quirks.
-    days += 719468
-    era = days // 146097
-    doe = days - era * 146097
-    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
-    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
-    mp = (5 * doy + 2) // 153
-    day = doy - (153 * mp + 2) // 5 + 1
-    month = mp + 3 if mp < 10 else mp - 9
-    return yoe + era * 400 + (1 if month <= 2 else 0), month, day
+    # Naive arithmetic on whole seconds: no time zone database, no platform gmtime() limits,
+    # and isoformat() prints no fraction when there is none.
+    return (_EPOCH + datetime.timedelta(seconds=int(value) // 1000)).isoformat() + "Z"
 
 
 def _read_time(reader, obj, parts, key):

@@ -44,6 +44,10 @@ def _load_jsonschema():
     return True
 
 
+# What the collection does with a document that breaks its schema (the ``validate`` option):
+# strict fails, warn reports the errors in the item, off skips the schema.
+VALIDATE_MODES = ("strict", "warn", "off")
+
 EXCERPT_CHARS = 60
 MAX_KEY_CHARS = 64
 MAX_MESSAGE_CHARS = 300

@@ -2,33 +2,50 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The user docs and the module's DOCUMENTATION state the v1 status -> phase table that the code uses.
 
-``docs/module.md`` holds the Markdown table of ``jobs.v1_status_table_markdown()`` between two HTML
-comment markers; the module's DOCUMENTATION lists the statuses as ``C(<n>) NAME, ... -> C(Phase)``
-lines. Both are checked against ``jobs.V1_STATUS_TABLE`` so a change to the mapping cannot leave
+``docs/module.md`` holds the Markdown table rendered by ``hacking/render_v1_status_table.py`` between
+two HTML comment markers; the module's DOCUMENTATION lists the statuses as ``C(<n>) NAME, ... -> C(Phase)``
+lines. Both are checked against ``phases.V1_STATUS_TABLE`` so a change to the mapping cannot leave
 either behind.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib.util
 import os
 import re
 
 import pytest
 import yaml
 
-from ansible_collections.modelarts.training.plugins.module_utils.jobs import (
-    FAILURE_REASON_RULES,
+from ansible_collections.modelarts.training.plugins.module_utils.jobs import FAILURE_REASON_RULES
+from ansible_collections.modelarts.training.plugins.module_utils.phases import (
     PHASES,
     V1_STATUS_NAMES,
     V1_STATUS_PHASES,
-    v1_status_table_markdown,
+    V1_STATUS_TABLE,
 )
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", "..", "..", ".."))
 MODULE_MD = os.path.join(ROOT, "docs", "module.md")
 MODULE_FILE = os.path.join(ROOT, "plugins", "modules", "modelarts_training_job_info.py")
+
+
+def _renderer():
+    # Loaded by path: hacking/ is a directory of scripts, not a package.
+    spec = importlib.util.spec_from_file_location("render_v1_status_table", os.path.join(ROOT, "hacking", "render_v1_status_table.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+RENDERER = _renderer()
+
+
+def v1_status_table_markdown():
+    """The table as docs/module.md must hold it, rendered from the table the code uses."""
+    return RENDERER.v1_status_table_markdown(V1_STATUS_TABLE)
 
 START = "<!-- v1-status-table:start -->"
 END = "<!-- v1-status-table:end -->"
@@ -82,7 +99,7 @@ def test_module_md_table_matches_code():
     with open(MODULE_MD, encoding="utf-8") as handle:
         block = marked_block(handle.read())
     assert block == v1_status_table_markdown(), (
-        "docs/module.md is out of date: paste the output of jobs.v1_status_table_markdown() between %s and %s" % (START, END))
+        "docs/module.md is out of date: run hacking/render_v1_status_table.py --write (the table between %s and %s)" % (START, END))
 
 
 def test_module_md_states_the_failure_reason_rules():
@@ -138,3 +155,26 @@ def test_marked_block_catches_drift():
     broken = table.replace("| 20 | CHECK_RUNNING_COMPLETED | Pending |", "| 20 | CHECK_RUNNING_COMPLETED | Completed |")
     assert marked_block("intro\n%s\n%s%s\nmore\n" % (START, broken, END)) != table
     assert marked_block("intro\n%s\n%s%s\nmore\n" % (START, table, END)) == table
+
+
+def test_v1_table_renders_for_docs():
+    markdown = v1_status_table_markdown().splitlines()
+    assert markdown[0] == "| status | name | phase | why |"
+    assert len(markdown) == 2 + 23
+    assert markdown[2 + 10].startswith("| 10 | COMPLETED | Completed |")
+    lines = RENDERER.v1_status_doc_lines(V1_STATUS_TABLE)
+    assert len(lines) == 23 and lines[3].startswith("C(3) IMAGE_FAILED -> C(Failed): ")
+
+
+def test_renderer_reads_the_table_the_code_uses():
+    # The renderer loads phases.py by path; it must be the same file the collection imports.
+    assert RENDERER.v1_status_table_markdown() == v1_status_table_markdown()
+
+
+def test_renderer_writes_between_the_markers():
+    text = "intro\n%s\nold table\n%s\nmore\n" % (START, END)
+    written = RENDERER.replace_marked_block(text, v1_status_table_markdown())
+    assert marked_block(written) == v1_status_table_markdown()
+    assert written.startswith("intro\n") and written.endswith("\nmore\n")
+    assert RENDERER.replace_marked_block(written, v1_status_table_markdown()) == written
+    assert (RENDERER.START, RENDERER.END) == (START, END)

@@ -1,6 +1,8 @@
 # Copyright: (c) 2026, modelarts.training contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Normalisation of v2/v1 documents into items, phase tables and build_item."""
+"""Normalisation of v2/v1 documents into items, phase tables and build_item.
+
+The v1 table's rendering for the docs is tested in test_docs_sync.py."""
 
 from __future__ import annotations
 
@@ -14,21 +16,21 @@ from hypothesis import strategies as st
 
 from ansible_collections.modelarts.training.plugins.module_utils import jobs
 from ansible_collections.modelarts.training.plugins.module_utils.jobs import (
-    DEFAULT_FAIL_ON,
-    DEFAULT_WAIT_FOR,
     ITEM_KEYS,
-    PHASES,
-    TERMINAL_PHASES,
     V1_ITEM_KEYS,
-    V1_STATUS_NAMES,
-    V1_STATUS_PHASES,
     SchemaValidationError,
     build_item,
     epoch_ms_to_iso,
     normalise_v1,
     normalise_v2,
-    v1_status_doc_lines,
-    v1_status_table_markdown,
+)
+from ansible_collections.modelarts.training.plugins.module_utils.phases import (
+    DEFAULT_FAIL_ON,
+    DEFAULT_WAIT_FOR,
+    PHASES,
+    TERMINAL_PHASES,
+    V1_STATUS_NAMES,
+    V1_STATUS_PHASES,
 )
 from ansible_collections.modelarts.training.plugins.module_utils.validation import validate_document
 
@@ -78,15 +80,6 @@ def test_no_failure_status_can_open_a_gate():
                                          (15, "Running"), (20, "Pending")])
 def test_v1_mapping_of_notable_statuses(code, phase):
     assert V1_STATUS_PHASES[code] == phase
-
-
-def test_v1_table_renders_for_docs():
-    markdown = v1_status_table_markdown().splitlines()
-    assert markdown[0] == "| status | name | phase | why |"
-    assert len(markdown) == 2 + 23
-    assert markdown[2 + 10].startswith("| 10 | COMPLETED | Completed |")
-    lines = v1_status_doc_lines()
-    assert len(lines) == 23 and lines[3].startswith("C(3) IMAGE_FAILED -> C(Failed): ")
 
 
 # -- time conversion --------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import os
 import pytest
 from jsonschema import Draft202012Validator
 
-from ansible_collections.modelarts.training.plugins.module_utils.jobs import PHASES, V1_STATUS_PHASES
+from ansible_collections.modelarts.training.plugins.module_utils.phases import PHASES, V1_STATUS_PHASES
 from ansible_collections.modelarts.training.plugins.module_utils.schemas import (
     V1_JOB_VERSION_SCHEMA,
     V2_TRAINING_JOB_SCHEMA,
@@ -214,7 +214,7 @@ def test_generated_json_is_the_python_schema():
     assert all(content.endswith("}\n") and '\n  "$defs"' in content for content in files.values())
 
 
-@pytest.mark.parametrize("name", ["schemas.py", "validation.py", "jobs.py"])
+@pytest.mark.parametrize("name", ["schemas.py", "validation.py", "jobs.py", "phases.py"])
 def test_module_utils_parse_as_python_3_8(name):
     with open(os.path.join(ROOT, "plugins", "module_utils", name), encoding="utf-8") as handle:
         ast.parse(handle.read(), feature_version=(3, 8))
