@@ -114,13 +114,13 @@ from ansible.module_utils.common.text.converters import to_text
 from ansible.plugins.lookup import LookupBase
 from ansible.utils.display import Display
 
-from ansible_collections.modelarts.training.plugins.module_utils.client import HAS_REQUESTS, ModelArtsClient
-from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
-from ansible_collections.modelarts.training.plugins.module_utils.jobs import PHASES
-from ansible_collections.modelarts.training.plugins.module_utils.options import CONNECTION_OPTIONS, ConnectionConfigError
-from ansible_collections.modelarts.training.plugins.module_utils.query import query_jobs, v1_key, v2_key
-from ansible_collections.modelarts.training.plugins.module_utils.validation import HAS_JSONSCHEMA, MissingJsonSchemaError, SchemaValidationError
-from ansible_collections.modelarts.training.plugins.module_utils.waiter import validate_wait_options
+from ansible_collections.modelarts.training.plugins.module_utils.options import (
+    LEVEL_KEYWORD,
+    LEVEL_VARIABLE,
+    ConnectionConfigError,
+    variable_names,
+)
+from ansible_collections.modelarts.training.plugins.module_utils.query import Query, Selection, v1_key, v2_key
 
 display = Display()
 
@@ -172,50 +172,34 @@ def pick(item, path):
 
 
 class LookupModule(LookupBase):
-    """Look up training jobs through the collection's shared query pipeline."""
+    """Look up training jobs through the collection's one door, ``module_utils.query.Query``."""
 
     def run(self, terms, variables=None, **kwargs):
-        self.set_options(var_options=variables, direct=kwargs)
-        if not HAS_REQUESTS:
-            raise AnsibleLookupError("the training_job lookup needs the Python library 'requests' on the controller")
-        validate = self.get_option("validate")
-        if validate != "off" and not HAS_JSONSCHEMA:
-            raise AnsibleLookupError("the training_job lookup needs the Python library 'jsonschema' on the controller (or validate='off')")
-        options = dict((name, self.get_option(name)) for name in ("wait", "wait_for", "fail_on", "wait_timeout", "wait_sleep", "wait_sleep_max"))
-        self._check_options(options)
+        # Inventory values are templates: render the modelarts_* variables (only those) before use.
+        names = variable_names()
+        given = dict((name, variables[var]) for name, var in names.items() if variables and var in variables)
+        rendered = self._templar.template(given) if given else {}
+        rendered = dict((name, _plain(value)) for name, value in rendered.items())
+        # Ansible checks the keywords (unknown ones fail); the door reads the raw values itself, strictly.
+        self.set_options(var_options=None, direct=kwargs)
         keys = [term_key(term, index) for index, term in enumerate(flatten_terms(terms))]
-        params = dict((name, self.get_option(name)) for name in CONNECTION_OPTIONS)
-        concurrency = self.get_option("max_concurrency")
-        if not 1 <= concurrency <= 256:
-            raise AnsibleLookupError("max_concurrency must be between 1 and 256, got %d" % concurrency)
         try:
-            client = ModelArtsClient(params, pool_size=concurrency)
+            query = Query([(LEVEL_KEYWORD, kwargs), (LEVEL_VARIABLE, rendered)], Selection(dict.fromkeys(keys)))
         except ConnectionConfigError as error:
-            raise AnsibleLookupError(str(error)) from None
-        try:
-            result = query_jobs(client, keys, validate=validate, max_concurrency=concurrency, **options)
-        except (ModelArtsError, SchemaValidationError, MissingJsonSchemaError) as error:
-            raise AnsibleLookupError(str(error)) from None
-        finally:
-            client.close()
+            raise AnsibleLookupError("training_job lookup: %s" % error) from None
+        with query:
+            result = query.run()
+        for warning in result.warnings:
+            display.warning(warning)
         if not result.ok:
             raise AnsibleLookupError(result.msg)
-        if validate == "warn":
-            for item in result.items:
-                for problem in item.get("schema_errors") or []:
-                    display.warning("training job %s: %s: %s" % (item.get("id"), problem.get("path"), problem.get("message")))
         field = self.get_option("field")
-        # Without field, each key maps to the item as it is: one element per term, in order.
+        # One element per term, in order, duplicates included.
         by_key = dict(zip(dict.fromkeys(keys), result.items))
         items = [by_key[key] for key in keys]
         return [pick(item, field) for item in items] if field else items
 
-    @staticmethod
-    def _check_options(options):
-        for name in ("wait_for", "fail_on"):
-            unknown = [phase for phase in options[name] or [] if phase not in PHASES]
-            if unknown:
-                raise AnsibleLookupError("%s: unknown phase %s; choose from %s" % (name, ", ".join(map(repr, unknown)), ", ".join(PHASES)))
-        problems = validate_wait_options(options["wait_for"], options["fail_on"], options["wait_timeout"], options["wait_sleep"], options["wait_sleep_max"])
-        if problems:
-            raise AnsibleLookupError("; ".join(problems))
+
+def _plain(value):
+    # A vaulted value is a str-like object; the door wants plain str for strings.
+    return to_text(value) if hasattr(value, "_ciphertext") or type(value).__name__ in ("EncryptedString", "AnsibleVaultEncryptedUnicode") else value

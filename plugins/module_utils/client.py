@@ -14,11 +14,13 @@ import datetime
 import json
 import os
 import random
+import re
 import threading
 import time
 import traceback
+import warnings
 
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from ansible_collections.modelarts.training.plugins.module_utils import auth
 from ansible_collections.modelarts.training.plugins.module_utils.errors import (
@@ -48,7 +50,6 @@ except ImportError:
 
 COLLECTION_VERSION = "0.1.0"
 USER_AGENT = "modelarts.training/%s (Ansible collection; +https://github.com/modelarts-training/modelarts.training)" % COLLECTION_VERSION
-MAX_BODY_BYTES = 64 * 1024 * 1024
 TOKEN_RENEW_MARGIN = 300.0
 # The longest Retry-After honoured (unless backoff_max_delay is longer); a deadline may cut it shorter.
 RETRY_AFTER_LIMIT = 300.0
@@ -164,6 +165,8 @@ class ModelArtsClient(object):
         self._token = self.params["auth_token"] if self.kind == "auth_token" else None
         self._token_renew_at = None
         self._verify = self._tls_verify()
+        if self._verify is False:
+            self._quiet_insecure_warnings()
         self._proxies = {"http": self.params["proxy"], "https": self.params["proxy"]} if self.params["proxy"] else None
         self._session = session if session is not None else self._new_session(pool_size)
 
@@ -179,6 +182,15 @@ class ModelArtsClient(object):
             # requests would raise a bare OSError on every attempt, each one retried.
             raise ConnectionConfigError("%s: no such file or directory: %s" % (describe("ca_bundle"), label(bundle, 300)))
         return bundle or True
+
+    def _quiet_insecure_warnings(self):
+        # urllib3 warns on every unverified request, straight to stderr (in a lookup, Ansible then
+        # complains that a worker wrote to stderr); the caller warns once instead.  The filter only
+        # matches this client's own hosts.
+        for base in (self.endpoint, self.iam_endpoint):
+            host = urlsplit(base).hostname
+            if host:
+                warnings.filterwarnings("ignore", message=r"Unverified HTTPS request is being made to host '%s'" % re.escape(host))
 
     @staticmethod
     def _new_session(pool_size):
@@ -205,12 +217,28 @@ class ModelArtsClient(object):
 
     @property
     def project_id(self):
-        """The project id: given, or resolved once from ``region`` through IAM."""
+        """The project id: given, or resolved once from ``region`` through IAM (within one request budget)."""
+        return self.resolve_project_id()
+
+    def resolve_project_id(self, deadline=None):
+        """The project id, looked up in IAM the first time; the lookup ends by ``deadline`` (default: one request budget)."""
         if self._project_id is None:
             with self._lock:
                 if self._project_id is None:
-                    self._project_id = self._resolve_project_id()
+                    self._project_id = self._resolve_project_id(self._bounded(deadline))
         return self._project_id
+
+    def request_budget(self):
+        """The longest one call may take without a deadline: every attempt's timeouts and every backoff sleep.
+
+        ``(backoff_retries + 1) * (connect_timeout + request_timeout) + backoff_retries * backoff_max_delay``
+        """
+        retries = max(0, int(self.params["backoff_retries"]))
+        attempt = float(self.params["connect_timeout"]) + float(self.params["request_timeout"])
+        return (retries + 1) * attempt + retries * float(self.params["backoff_max_delay"])
+
+    def _bounded(self, deadline):
+        return deadline if deadline is not None else self._clock() + self.request_budget()
 
     def _resolve_project_id(self, deadline=None):
         region = self.params["region"]
@@ -279,13 +307,13 @@ class ModelArtsClient(object):
         margin = min(TOKEN_RENEW_MARGIN, max(lifetime, 0) * 0.1)
         return expiry - datetime.timedelta(seconds=margin)
 
-    def _auth_headers(self, method, url, headers, body, service):
+    def _auth_headers(self, method, url, headers, body, service, deadline=None):
         """Return ``(url, headers)`` ready to send, authenticated with this client's credential kind."""
         if self.kind == "aksk":
             project = self._project_id if service == "modelarts" else None
             return auth.sign_request(method, url, headers, body, self.params["access_key"], self.params["secret_key"],
                                      project_id=project, security_token=self.params["security_token"], now=self._utcnow())
-        token = self._token if self.kind == "auth_token" else self._ensure_token()
+        token = self._token if self.kind == "auth_token" else self._ensure_token(deadline)
         headers = dict(headers)
         headers["X-Auth-Token"] = token
         return url, headers
@@ -297,14 +325,16 @@ class ModelArtsClient(object):
 
         ``path`` must already be escaped (see :func:`escape`); ``query`` is a
         list of ``(key, value)`` pairs; ``body`` is JSON-serialisable or None.
-        ``deadline`` is a value of the client's monotonic clock after which no
-        attempt starts and no backoff sleeps.  Retries 429, 500, 502, 503, 504,
+        ``deadline`` is a value of the client's monotonic clock by which the call ends: no attempt
+        starts and no backoff sleeps past it, and an attempt under way is cut there (connect, read
+        and a slowly arriving body alike).  Without one, the call is bounded by :meth:`request_budget`.  Retries 429, 500, 502, 503, 504,
         connection errors, timeouts and unreadable 2xx bodies up to
         ``backoff_retries`` times with full-jitter exponential backoff,
         honouring ``Retry-After``.  A 401 with a password-issued token renews
         the token once.
         """
         operation = operation or "%s %s" % (method, path)
+        deadline = self._bounded(deadline)
         base = self.endpoint if service == "modelarts" else self.iam_endpoint
         url = base + path
         if query:
@@ -341,7 +371,9 @@ class ModelArtsClient(object):
                     error.args[0], retry_after, limit),)
                 raise error
             if deadline is not None and self._clock() + delay >= deadline:
-                error.args = ("%s (no time left before the deadline to retry)" % error.args[0],)
+                wanted = "the service asked to retry after %gs" % retry_after if retry_after is not None else "the next retry is due in %.1fs" % delay
+                error.args = ("%s (no time left before the deadline to retry: it passes in %.1fs and %s)" % (
+                    error.args[0], max(0.0, deadline - self._clock()), wanted),)
                 raise error
             self._sleep(delay)
             attempt += 1
@@ -353,24 +385,20 @@ class ModelArtsClient(object):
         return self._rand() * ceiling
 
     def _timeouts(self, deadline):
-        connect = float(self.params["connect_timeout"])
-        read = float(self.params["request_timeout"])
-        if deadline is not None:
-            remaining = max(0.001, deadline - self._clock())
-            connect, read = min(connect, remaining), min(read, remaining)
-        return connect, read
+        remaining = max(0.001, deadline - self._clock())
+        return min(float(self.params["connect_timeout"]), remaining), min(float(self.params["request_timeout"]), remaining)
 
     def _attempt(self, method, url, headers, payload, operation, service, deadline, authenticate):
-        """One HTTP exchange. Returns ``(Response, None)`` or ``(ModelArtsError, retry_after)``."""
-        if deadline is not None and self._clock() >= deadline:
+        """One HTTP exchange, ended by ``deadline``. Returns ``(Response, None)`` or ``(ModelArtsError, retry_after)``."""
+        if self._clock() >= deadline:
             return ModelArtsError("%s: the deadline passed before the request could be sent" % operation, operation=operation, transient=True), None
-        send_url, send_headers = self._auth_headers(method, url, headers, payload, service) if authenticate else (url, dict(headers))
+        send_url, send_headers = self._auth_headers(method, url, headers, payload, service, deadline) if authenticate else (url, dict(headers))
         started = self._clock()
         try:
             raw = self._session.request(method, send_url, headers=send_headers, data=payload, timeout=self._timeouts(deadline),
                                         verify=self._verify, proxies=self._proxies, stream=True, allow_redirects=False)
             try:
-                content = self._read_body(raw)
+                content = self._read_body(raw, deadline)
             finally:
                 raw.close()
         except ModelArtsError as error:
@@ -397,21 +425,53 @@ class ModelArtsClient(object):
             if request_id:
                 message += " [request id %s]" % request_id
             return ModelArtsError(message, operation=operation, status=status, request_id=request_id, transient=True), None
+        if isinstance(data, dict) and data.get("is_success") is False:
+            # The v1 API reports some errors on HTTP 200: the same error as on a 4xx.
+            return error_from_response(operation, status, raw.headers, content, self._secrets), None
         return Response(data, status, request_id, raw.headers), None
 
-    @staticmethod
-    def _read_body(raw):
+    def _read_body(self, raw, deadline):
+        """The whole body, read in pieces so that neither its size nor a slow trickle can pass the limits."""
+        limit = int(self.params["max_response_bytes"])
         declared = raw.headers.get("Content-Length")
-        if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-            raise ModelArtsError("the response body is %s bytes, over the %d-byte limit" % (declared, MAX_BODY_BYTES))
+        if declared and declared.isdigit() and int(declared) > limit:
+            raise ModelArtsError("the response body is %s bytes, over the max_response_bytes limit of %d; raise max_response_bytes "
+                                 "if documents this large are expected" % (declared, limit))
         chunks = []
         size = 0
-        for chunk in raw.iter_content(chunk_size=65536):
+        for chunk in self._body_pieces(raw, deadline):
             size += len(chunk)
-            if size > MAX_BODY_BYTES:
-                raise ModelArtsError("the response body is over the %d-byte limit" % MAX_BODY_BYTES)
+            if size > limit:
+                raise ModelArtsError("the response body is over the max_response_bytes limit of %d (more than %d bytes received, "
+                                     "Content-Type %s); raise max_response_bytes if documents this large are expected" % (
+                                         limit, limit, label(raw.headers.get("Content-Type"), 60)))
             chunks.append(chunk)
         return b"".join(chunks)
+
+    def _body_pieces(self, raw, deadline):
+        # With urllib3's response, each piece is one socket read whose timeout is cut to the time
+        # left, so a body that trickles in ends at the deadline; other transports (test fakes) give
+        # their own pieces, checked against the deadline in between.
+        stream = getattr(raw, "raw", None)
+        reader = getattr(stream, "read1", None) if stream is not None and hasattr(stream, "_connection") else None
+        pieces = None if reader is not None else raw.iter_content(chunk_size=65536)
+        read_timeout = float(self.params["request_timeout"])
+        received = 0
+        while True:
+            remaining = deadline - self._clock()
+            if remaining <= 0:
+                raise ModelArtsError("the deadline passed while the body was still arriving (%d bytes received)" % received, transient=True)
+            if reader is None:
+                piece = next(pieces, b"")
+            else:
+                sock = getattr(getattr(stream, "_connection", None), "sock", None)
+                if sock is not None:
+                    sock.settimeout(max(0.001, min(read_timeout, remaining)))
+                piece = reader(65536)
+            if not piece:
+                return
+            received += len(piece)
+            yield piece
 
     def _transport_error(self, exc, operation):
         reason = exc
@@ -436,12 +496,14 @@ class ModelArtsClient(object):
 
     def get_training_job(self, job_id, deadline=None):
         """``GET /v2/{project_id}/training-jobs/{id}``: the v2 job document."""
-        path = "/v2/%s/training-jobs/%s" % (escape(self.project_id), escape(job_id))
+        deadline = self._bounded(deadline)
+        path = "/v2/%s/training-jobs/%s" % (escape(self.resolve_project_id(deadline)), escape(job_id))
         return self.request("GET", path, operation="get training job %s" % label(job_id), deadline=deadline)
 
     def get_job_version(self, job_id, version_id, deadline=None):
         """``GET /v1/{project_id}/training-jobs/{job_id}/versions/{version_id}``: the legacy v1 document."""
-        path = "/v1/%s/training-jobs/%s/versions/%s" % (escape(self.project_id), escape(job_id), escape(version_id))
+        deadline = self._bounded(deadline)
+        path = "/v1/%s/training-jobs/%s/versions/%s" % (escape(self.resolve_project_id(deadline)), escape(job_id), escape(version_id))
         return self.request("GET", path, operation="get training job %s version %s" % (label(job_id), label(version_id)), deadline=deadline)
 
     def search_training_jobs(self, name, deadline=None, page_size=50):
@@ -455,7 +517,7 @@ class ModelArtsClient(object):
         while True:
             body = {"offset": page, "limit": page_size, "sort_by": "create_time", "order": "desc",
                     "filters": [{"key": "name", "operator": "like", "value": [name]}]}
-            response = self.request("POST", "/v2/%s/training-job-searches" % escape(self.project_id), body=body,
+            response = self.request("POST", "/v2/%s/training-job-searches" % escape(self.resolve_project_id(deadline)), body=body,
                                     operation="search training jobs named '%s' (page %d)" % (label(name), page), deadline=deadline)
             items = response.data.get("items") if isinstance(response.data, dict) else None
             if not isinstance(items, list):

@@ -1,23 +1,35 @@
 # Copyright: (c) 2026, modelarts.training contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The one definition of the connection and authentication options.
+"""The one definition of every option, and the one place where option values are read.
 
-Modules build their ``argument_spec`` from :func:`connection_argument_spec`;
-lookup plugins and the event source read the same names (and the same
-environment variables) through :data:`CONNECTION_OPTIONS`.  Credential rules
-live in :func:`check_credentials` so every entry point fails the same way,
-before any request is sent.
+Three tables: :data:`CONNECTION_OPTIONS` (connection and credentials, documented by the
+``modelarts.training.connection`` doc fragment), :data:`WAIT_OPTIONS` (the ``modelarts.training.wait``
+fragment) and :data:`QUERY_OPTIONS` (validation, concurrency, endpoint tokens).
+
+:func:`resolve` turns the values an entry point was given into typed settings.  An entry point hands
+over its *levels*, highest precedence first - the module its task options (``module_defaults``
+included), the lookup its keywords then its ``modelarts_*`` variables, the event source its arguments -
+and the environment is the lowest level.  Each option takes its value from the highest level that sets
+it; the credentials are taken as a whole from the highest level that names any credential option, so
+a task's ``auth_token`` replaces the runner's ``HUAWEICLOUD_SDK_AK``/``_SK``, and two credential kinds
+conflict only when they are given at the same level.  Values are converted strictly: a boolean is a
+boolean (or one of Ansible's boolean words) or an error that names the option and where it came from.
 """
 
 from __future__ import annotations
+
+import os
 
 DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_REQUEST_TIMEOUT = 30.0
 DEFAULT_BACKOFF_RETRIES = 4
 DEFAULT_BACKOFF_DELAY = 1.0
 DEFAULT_BACKOFF_MAX_DELAY = 30.0
+# Job documents are kilobytes; a long job's node_count_metrics can reach a few MiB.
+DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 
-# name -> (spec for AnsibleModule, environment variable or None)
+# name -> (spec, environment variable or None).  The spec is AnsibleModule's, except that a
+# "default" here is applied by resolve() after the environment was read (see connection_argument_spec).
 CONNECTION_OPTIONS = {
     "region": ({"type": "str"}, "HUAWEICLOUD_SDK_REGION"),
     "project_id": ({"type": "str"}, "HUAWEICLOUD_SDK_PROJECT_ID"),
@@ -33,46 +45,104 @@ CONNECTION_OPTIONS = {
     "iam_endpoint": ({"type": "str"}, "HUAWEICLOUD_SDK_IAM_ENDPOINT"),
     "validate_certs": ({"type": "bool", "default": True}, "HUAWEICLOUD_VALIDATE_CERTS"),
     "ca_bundle": ({"type": "path"}, "HUAWEICLOUD_CA_BUNDLE"),
-    "proxy": ({"type": "str"}, None),
+    # Shown in results for debugging; its user:password part is masked everywhere (see proxy_secret).
+    "proxy": ({"type": "str", "no_log": False}, None),
     "connect_timeout": ({"type": "float", "default": DEFAULT_CONNECT_TIMEOUT}, None),
     "request_timeout": ({"type": "float", "default": DEFAULT_REQUEST_TIMEOUT}, None),
     "backoff_retries": ({"type": "int", "default": DEFAULT_BACKOFF_RETRIES}, None),
     "backoff_delay": ({"type": "float", "default": DEFAULT_BACKOFF_DELAY}, None),
     "backoff_max_delay": ({"type": "float", "default": DEFAULT_BACKOFF_MAX_DELAY}, None),
+    "max_response_bytes": ({"type": "int", "default": DEFAULT_MAX_RESPONSE_BYTES}, None),
 }
 
 SECRET_OPTIONS = ("secret_key", "security_token", "auth_token", "password")
 
+PHASE_CHOICES = ["Creating", "Pending", "Running", "Failed", "Completed", "Terminating", "Terminated", "Abnormal"]
+DEFAULT_WAIT_TIMEOUT = 3600
+DEFAULT_MAX_CONCURRENCY = 16
+MAX_CONCURRENCY_LIMIT = 256
+VALIDATE_CHOICES = ["strict", "warn", "off"]
+
+# How to wait; documented by the modelarts.training.wait doc fragment.
+WAIT_OPTIONS = {
+    "wait": {"type": "bool", "default": False},
+    "wait_for": {"type": "list", "elements": "str", "choices": PHASE_CHOICES, "default": ["Completed"]},
+    "fail_on": {"type": "list", "elements": "str", "choices": PHASE_CHOICES, "default": ["Failed", "Abnormal", "Terminated"]},
+    "wait_timeout": {"type": "int", "default": DEFAULT_WAIT_TIMEOUT},
+    "wait_sleep": {"type": "float", "default": 5.0},
+    "wait_sleep_max": {"type": "float", "default": 60.0},
+}
+
+# What every query shares besides waiting.
+QUERY_OPTIONS = {
+    "validate": {"type": "str", "choices": VALIDATE_CHOICES, "default": "strict"},
+    "max_concurrency": {"type": "int", "default": DEFAULT_MAX_CONCURRENCY},
+    "include_endpoint_tokens": {"type": "bool", "default": False},
+}
+
+# The lookup reads modelarts_<option> inventory variables.
+VARIABLE_PREFIX = "modelarts_"
+
+# Level names, as messages show them.
+LEVEL_OPTION = "task option"
+LEVEL_KEYWORD = "keyword"
+LEVEL_VARIABLE = "variable"
+LEVEL_ARGUMENT = "argument"
+LEVEL_ENVIRONMENT = "environment"
+
+_TRUE = frozenset(("yes", "on", "t", "1", "y", "true"))
+_FALSE = frozenset(("false", "f", "off", "no", "0", "n"))
+
 
 class ConnectionConfigError(Exception):
-    """A connection or credential setting is wrong; raised before any request.
+    """An option is wrong; raised before any request.
 
-    The message names the options and their environment variables, never a value.
+    The message names the option and where its value came from, never a secret value.
     """
+
+
+ConfigError = ConnectionConfigError
 
 
 def connection_argument_spec():
     """Return a fresh ``argument_spec`` dict of the connection options for ``AnsibleModule``.
 
-    Options with an environment variable get ``fallback=(env_fallback, [VAR])``.
+    No environment fallbacks and no default for an option that has an environment variable: the
+    environment is read by :func:`resolve`, after the task's own options, so that credentials given
+    on the task replace the environment's as a whole and a bad value names its variable.
     """
-    # Imported here so this file stays importable where ansible is not (the
-    # event source runs inside ansible-rulebook, which may lack ansible-core).
-    from ansible.module_utils.basic import env_fallback
-
     spec = {}
     for name, (option, env) in CONNECTION_OPTIONS.items():
         entry = dict(option)
         if env:
-            entry["fallback"] = (env_fallback, [env])
+            entry.pop("default", None)
         spec[name] = entry
+    return spec
+
+
+def query_argument_spec():
+    """Return a fresh ``argument_spec`` dict of the wait and query options for ``AnsibleModule``."""
+    spec = dict((name, dict(option)) for name, option in WAIT_OPTIONS.items())
+    spec.update((name, dict(option)) for name, option in QUERY_OPTIONS.items())
+    for option in spec.values():
+        if isinstance(option.get("default"), list):
+            option["default"] = list(option["default"])
     return spec
 
 
 def describe(name):
     """``name`` followed by its environment variable, for messages: ``access_key (HUAWEICLOUD_SDK_AK)``."""
-    env = CONNECTION_OPTIONS[name][1]
+    env = CONNECTION_OPTIONS[name][1] if name in CONNECTION_OPTIONS else None
     return "%s (%s)" % (name, env) if env else name
+
+
+def where(name, level):
+    """Name an option together with the place its value came from: ``validate_certs (variable modelarts_validate_certs)``."""
+    if level == LEVEL_ENVIRONMENT:
+        return "%s (environment variable %s)" % (name, CONNECTION_OPTIONS[name][1])
+    if level == LEVEL_VARIABLE:
+        return "%s (variable %s%s)" % (name, VARIABLE_PREFIX, name)
+    return "%s (%s)" % (name, level)
 
 
 def _describe_all(names):
@@ -85,17 +155,19 @@ CREDENTIAL_KINDS = (
     ("auth_token", ("auth_token",), ("auth_token",)),
     ("password", ("username", "password", "domain_name"), ("username", "password", "domain_name")),
 )
+CREDENTIAL_OPTIONS = tuple(name for _kind, names, _required in CREDENTIAL_KINDS for name in names)
 
 
-def check_credentials(params):
+def check_credentials(params, level=None):
     """Return the credential kind of ``params``: ``aksk``, ``auth_token`` or ``password``.
 
-    Raises :class:`ConnectionConfigError` when no kind or more than one kind is
-    set, when a kind is incomplete, when ``security_token`` comes without an
-    AK/SK pair, or when neither ``region`` nor the endpoints allow finding the
-    service.  Messages name options and environment variables only.
+    Raises :class:`ConnectionConfigError` when no kind or more than one kind is set, when a kind is
+    incomplete, when ``security_token`` comes without an AK/SK pair, or when neither ``region`` nor
+    the endpoints allow finding the service.  ``level`` says where the credentials came from, for
+    the messages.  Messages name options and environment variables only.
     """
     present = [kind for kind, names, _required in CREDENTIAL_KINDS if any(params.get(name) for name in names)]
+    source = " (%s)" % _level_text(level) if level else ""
     if not present:
         raise ConnectionConfigError(
             "no credentials: set access_key and secret_key (HUAWEICLOUD_SDK_AK, HUAWEICLOUD_SDK_SK), "
@@ -104,14 +176,14 @@ def check_credentials(params):
     if len(present) > 1:
         groups = ["/".join(n for n in names if params.get(n)) for kind, names, _required in CREDENTIAL_KINDS if kind in present]
         raise ConnectionConfigError(
-            "conflicting credentials: %s are set together; use exactly one kind (AK/SK, auth_token, or username/password/domain_name), "
-            "and check the HUAWEICLOUD_* environment variables too" % " and ".join(groups))
+            "conflicting credentials%s: %s are set together; use exactly one kind (AK/SK, auth_token, or "
+            "username/password/domain_name) at one level" % (source, " and ".join(groups)))
     kind = present[0]
     names, required = [(names, required) for each, names, required in CREDENTIAL_KINDS if each == kind][0]
     missing = [name for name in required if not params.get(name)]
     if missing:
         given = [name for name in names if params.get(name)]
-        raise ConnectionConfigError("incomplete credentials: %s set but %s missing" % (_describe_all(given), _describe_all(missing)))
+        raise ConnectionConfigError("incomplete credentials%s: %s set but %s missing" % (source, _describe_all(given), _describe_all(missing)))
     if not params.get("region") and not params.get("endpoint"):
         raise ConnectionConfigError("set %s or %s to say which ModelArts endpoint to call" % (describe("region"), describe("endpoint")))
     if not params.get("project_id") and not params.get("region"):
@@ -120,6 +192,16 @@ def check_credentials(params):
     _check_numbers(params)
     _check_urls(params)
     return kind
+
+
+def _level_text(level):
+    return {
+        LEVEL_OPTION: "given as task options",
+        LEVEL_KEYWORD: "given as lookup keywords",
+        LEVEL_VARIABLE: "given as modelarts_* variables",
+        LEVEL_ARGUMENT: "given as source arguments",
+        LEVEL_ENVIRONMENT: "from HUAWEICLOUD_* environment variables",
+    }.get(level, level)
 
 
 def _check_urls(params):
@@ -132,11 +214,200 @@ def _check_urls(params):
 
 
 def _check_numbers(params):
-    for name in ("connect_timeout", "request_timeout"):
+    for name in ("connect_timeout", "request_timeout", "max_response_bytes"):
         value = params.get(name)
         if value is not None and not value > 0:
-            raise ConnectionConfigError("%s must be a number of seconds greater than 0, got %r" % (name, value))
+            raise ConnectionConfigError("%s must be greater than 0, got %r" % (name, value))
     for name in ("backoff_retries", "backoff_delay", "backoff_max_delay"):
         value = params.get(name)
         if value is not None and value < 0:
             raise ConnectionConfigError("%s must not be negative, got %r" % (name, value))
+
+
+def proxy_secret(proxy):
+    """The ``user:password`` part of a proxy URL (to be masked wherever it could show), or None."""
+    if not proxy or "@" not in str(proxy):
+        return None
+    rest = str(proxy).split("://", 1)[-1]
+    userinfo = rest.split("/", 1)[0].rpartition("@")[0]
+    return userinfo or None
+
+
+# -- reading values ------------------------------------------------------------------------------
+
+
+def _blank(value):
+    return value is None or (isinstance(value, str) and not value.strip()) or value == []
+
+
+def to_bool(value, name, level):
+    """A strict boolean: ``True``/``False`` or one of Ansible's boolean words; anything else is an error."""
+    if isinstance(value, bool):
+        return value
+    key = value.strip().lower() if isinstance(value, str) else value
+    if not isinstance(key, (bool, dict, list)):
+        try:
+            if key in _TRUE or key == 1:
+                return True
+            if key in _FALSE or key == 0:
+                return False
+        except TypeError:
+            pass
+    shown = repr(value) if isinstance(value, (str, int, float)) and name not in SECRET_OPTIONS else "a %s" % type(value).__name__
+    raise ConnectionConfigError("%s must be a boolean (true or false), got %s" % (where(name, level), shown))
+
+
+def _to_number(value, name, level, kind):
+    if isinstance(value, bool):
+        raise ConnectionConfigError("%s must be a number, got %r" % (where(name, level), value))
+    try:
+        number = float(value) if kind == "float" else value if isinstance(value, int) else float(str(value).strip())
+    except (TypeError, ValueError):
+        shown = repr(value) if isinstance(value, (str, int, float)) else "a %s" % type(value).__name__
+        raise ConnectionConfigError("%s must be %s, got %s" % (where(name, level), "an integer" if kind == "int" else "a number", shown)) from None
+    if kind == "int":
+        if not float(number).is_integer():
+            raise ConnectionConfigError("%s must be an integer, got %r" % (where(name, level), value))
+        return int(number)
+    if number != number or number in (float("inf"), float("-inf")):
+        raise ConnectionConfigError("%s must be a finite number, got %r" % (where(name, level), value))
+    return number
+
+
+def _to_list(value, name, level, spec):
+    if isinstance(value, str):
+        value = [part.strip() for part in value.split(",") if part.strip()]
+    if not isinstance(value, (list, tuple)):
+        raise ConnectionConfigError("%s must be a list, got a %s" % (where(name, level), type(value).__name__))
+    if spec.get("elements") == "str" and not all(isinstance(entry, str) for entry in value):
+        raise ConnectionConfigError("%s must be a list of strings" % where(name, level))
+    choices = spec.get("choices")
+    unknown = [entry for entry in value if choices and entry not in choices]
+    if unknown:
+        raise ConnectionConfigError("%s: unknown %s %s (%s); choose from %s" % (
+            name, "phase" if choices is PHASE_CHOICES else "value", ", ".join(repr(entry) for entry in unknown),
+            where(name, level).partition(" (")[2].rstrip(")"), ", ".join(choices)))
+    return list(value)
+
+
+def convert(name, spec, value, level):
+    """``value`` (as given at ``level``) converted to the type of ``spec``, or :class:`ConnectionConfigError`."""
+    kind = spec.get("type", "str")
+    if kind == "bool":
+        return to_bool(value, name, level)
+    if kind in ("int", "float"):
+        return _to_number(value, name, level, kind)
+    if kind == "list":
+        return _to_list(value, name, level, spec)
+    if not isinstance(value, str):
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and name not in SECRET_OPTIONS:
+            value = str(value)
+        else:
+            # Naming the type, not the value, keeps a mistyped secret out of the message.
+            raise ConnectionConfigError("%s must be a string, got a %s" % (where(name, level), type(value).__name__))
+    choices = spec.get("choices")
+    if choices and value not in choices:
+        raise ConnectionConfigError("%s must be one of %s, got %r" % (where(name, level), ", ".join(choices), value))
+    if kind == "path":
+        return os.path.expanduser(value)
+    return value
+
+
+def environment_level(environ=None):
+    """The values the environment gives, keyed by option name (blank variables count as unset)."""
+    environ = os.environ if environ is None else environ
+    values = {}
+    for name, (_spec, env) in CONNECTION_OPTIONS.items():
+        if env and not _blank(environ.get(env)):
+            values[name] = environ[env]
+    return values
+
+
+def variable_names():
+    """The ``modelarts_*`` variable of each connection option (the only variables the lookup reads)."""
+    return dict((name, VARIABLE_PREFIX + name) for name in CONNECTION_OPTIONS)
+
+
+class Settings(object):
+    """Typed option values after :func:`resolve`: ``connection`` (a dict for the client), ``kind``, ``origins``, and one
+    attribute per wait/query option."""
+
+    def __init__(self, connection, kind, origins, others):
+        self.connection = connection
+        self.kind = kind
+        self.origins = origins
+        self.values = others
+        for name, value in others.items():
+            setattr(self, name, value)
+
+
+def resolve(levels, environ=None):
+    """Merge ``levels`` (``[(level name, {option: raw value})]``, highest first) and the environment into :class:`Settings`.
+
+    Unknown keys in a level are ignored (the entry points own their other options).  Raises
+    :class:`ConnectionConfigError` naming the option and its origin for a value of the wrong type,
+    for conflicting or missing credentials, and for unusable numbers.
+    """
+    levels = [(level, values or {}) for level, values in levels] + [(LEVEL_ENVIRONMENT, environment_level(environ))]
+    connection = {}
+    origins = {}
+
+    def pick(name, spec):
+        for level, values in levels:
+            if name in values and not _blank(values[name]):
+                origins[name] = level
+                return convert(name, spec, values[name], level)
+        return list(spec["default"]) if isinstance(spec.get("default"), list) else spec.get("default")
+
+    credential_level = next((level for level, values in levels
+                             if any(not _blank(values.get(name)) for name in CREDENTIAL_OPTIONS)), None)
+    for name, (spec, _env) in CONNECTION_OPTIONS.items():
+        if name in CREDENTIAL_OPTIONS:
+            values = dict(levels).get(credential_level, {}) if credential_level else {}
+            value = values.get(name)
+            if _blank(value):
+                connection[name] = None
+                continue
+            origins[name] = credential_level
+            connection[name] = convert(name, spec, value, credential_level)
+        else:
+            connection[name] = pick(name, spec)
+    kind = check_credentials(connection, credential_level)
+    others = {}
+    for table in (WAIT_OPTIONS, QUERY_OPTIONS):
+        for name, spec in table.items():
+            others[name] = pick(name, spec)
+    _check_query(others, origins)
+    return Settings(connection, kind, origins, others)
+
+
+def _check_query(values, origins):
+    def named(name):
+        return where(name, origins[name]) if name in origins else name
+
+    concurrency = values["max_concurrency"]
+    if not 1 <= concurrency <= MAX_CONCURRENCY_LIMIT:
+        raise ConnectionConfigError("%s must be between 1 and %d, got %d" % (named("max_concurrency"), MAX_CONCURRENCY_LIMIT, concurrency))
+    problems = wait_option_problems(values["wait_for"], values["fail_on"], values["wait_timeout"], values["wait_sleep"],
+                                    values["wait_sleep_max"], named=named)
+    if problems:
+        raise ConnectionConfigError("; ".join(problems))
+
+
+def wait_option_problems(wait_for, fail_on, timeout, sleep, sleep_max, not_found_tolerance=0, named=str):
+    """Return a list of problems with the wait options (empty when they are usable); ``named(option)`` names an option."""
+    problems = []
+    if not wait_for:
+        problems.append("%s must name at least one phase" % named("wait_for"))
+    overlap = sorted(set(wait_for or ()) & set(fail_on or ()))
+    if overlap:
+        problems.append("wait_for and fail_on must not share phases, both contain: %s" % ", ".join(overlap))
+    if timeout is None or timeout < 0:
+        problems.append("%s must be 0 or more seconds, got %r" % (named("wait_timeout"), timeout))
+    if sleep is None or sleep <= 0:
+        problems.append("%s must be more than 0 seconds, got %r" % (named("wait_sleep"), sleep))
+    if sleep_max is None or sleep_max <= 0:
+        problems.append("%s must be more than 0 seconds, got %r" % (named("wait_sleep_max"), sleep_max))
+    if not_found_tolerance is None or not_found_tolerance < 0:
+        problems.append("not_found_tolerance must be 0 or more, got %r" % (not_found_tolerance,))
+    return problems

@@ -1,22 +1,40 @@
 # Copyright: (c) 2026, modelarts.training contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Query training jobs and optionally wait for them: the one pipeline behind every plugin.
+"""The one door: every plugin hands its options to :class:`Query` and translates what comes back.
 
-client request -> JSON-schema validation -> normalised item -> (waiter polls again) -> result.
-The module, the lookup and the event source call :func:`query_jobs` (or
-:func:`fetch_item`) and only translate the result into their own shape.
+options (``options.resolve``) -> client (``client.ModelArtsClient``) -> request -> validation and
+normalisation (``jobs.build_item``) -> endpoint tokens masked -> (``waiter`` polls again) -> result.
+
+The module calls ``Query(levels, selection).run()`` and turns the :class:`QueryResult` into
+``exit_json``/``fail_json``; the lookup does the same with its terms; the event source keeps a
+``Query`` and calls :meth:`Query.fetch` / :meth:`Query.search` on its own schedule, judging phases
+with :meth:`Query.judge`.  Everything they share - dependency checks, option rules, the name
+search, the deadline, warnings, masking - happens here, once.
 """
 
 from __future__ import annotations
 
 import time
 
-from ansible_collections.modelarts.training.plugins.module_utils.errors import label
+from ansible_collections.modelarts.training.plugins.module_utils.client import HAS_REQUESTS, REQUESTS_IMPORT_ERROR, ModelArtsClient
+from ansible_collections.modelarts.training.plugins.module_utils.errors import MASK, ModelArtsError, label, redact
 from ansible_collections.modelarts.training.plugins.module_utils.fanout import DEFAULT_MAX_CONCURRENCY, fetch_concurrently
 from ansible_collections.modelarts.training.plugins.module_utils.jobs import DEFAULT_FAIL_ON, DEFAULT_WAIT_FOR, ITEM_KEYS, TERMINAL_PHASES, build_item
-from ansible_collections.modelarts.training.plugins.module_utils.waiter import wait_for_jobs
+from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError, proxy_secret, resolve
+from ansible_collections.modelarts.training.plugins.module_utils.validation import HAS_JSONSCHEMA, JSONSCHEMA_IMPORT_ERROR, SchemaValidationError
+from ansible_collections.modelarts.training.plugins.module_utils.waiter import judge, wait_for_jobs
 
 MESSAGE_JOBS_SHOWN = 20
+SELECTION_OPTIONS = ("training_job_id", "training_job_ids", "name", "job_id", "version_id", "v1_jobs")
+
+
+class MissingLibraryError(ConnectionConfigError):
+    """A Python library the call needs is not installed: ``library`` names it, ``traceback`` is the import error."""
+
+    def __init__(self, library, traceback_text, hint=""):
+        super().__init__("the Python library '%s' is required%s" % (library, hint))
+        self.library = library
+        self.traceback = traceback_text
 
 
 def v2_key(job_id):
@@ -30,64 +48,136 @@ def v1_key(job_id, version_id):
 
 
 def describe(key):
-    """Human name of a key, for messages: ``3f7a...`` or ``v1 job 10 version 2``."""
+    """Human name of a key, for messages: ``3f7a...``, ``v1 job 10 version 2`` or ``search result 3``."""
     if isinstance(key, tuple):
-        return "v1 job %s version %s" % (key[1], key[2])
+        if key[0] == "v1":
+            return "v1 job %s version %s" % (key[1], key[2])
+        return "search result %s" % (key[1],)
     return label(key)
 
 
-def fetch_item(client, key, validate="strict", fail_on=DEFAULT_FAIL_ON, deadline=None):
-    """GET one job (v2 id or v1 key), validate and normalise it into an item.
+# -- endpoint tokens ----------------------------------------------------------------------------
 
-    Raises ``ModelArtsError`` for API failures and ``SchemaValidationError``
-    under ``validate=strict``.
+
+def mask_endpoint_tokens(details):
+    """Mask, in place, every ``token`` inside ``details['endpoints']``; return the values masked.
+
+    ``jupyter_lab.token``, ``tensorboard.token`` and ``mindstudio_insight.token`` open the job's
+    notebook and dashboards: they are access credentials, so they leave the collection only when
+    the user asks for them (``include_endpoint_tokens``).
     """
-    if isinstance(key, tuple):
-        response = client.get_job_version(key[1], key[2], deadline=deadline)
-        return build_item(response.data, "v1", validate=validate, fail_on=fail_on, job_ref=describe(key))
-    response = client.get_training_job(key, deadline=deadline)
-    return build_item(response.data, "v2", validate=validate, fail_on=fail_on, job_ref=describe(key))
+    found = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "token" and isinstance(value, str) and value:
+                    found.append(value)
+                    node[key] = MASK
+                elif key == "token" and value is not None and not isinstance(value, str):
+                    node[key] = MASK
+                else:
+                    walk(value)
+        elif isinstance(node, list):
+            for entry in node:
+                walk(entry)
+
+    if isinstance(details, dict):
+        walk(details.get("endpoints"))
+    return found
+
+
+def _mask_item(item, include_tokens):
+    if include_tokens or not isinstance(item, dict):
+        return []
+    found = mask_endpoint_tokens(item.get("details"))
+    if found:
+        if item.get("failure_reason"):
+            item["failure_reason"] = redact(item["failure_reason"], found)
+        item["schema_errors"] = [dict(error, message=redact(error.get("message"), found)) for error in item.get("schema_errors") or []]
+    return found
+
+
+def fetch_item(client, key, validate="strict", fail_on=DEFAULT_FAIL_ON, deadline=None, include_tokens=False):
+    """GET one job (v2 id or v1 key), validate the raw document, normalise it and mask its endpoint tokens.
+
+    Raises ``ModelArtsError`` for API failures and ``SchemaValidationError`` under ``validate=strict``
+    (its item masked too).
+    """
+    try:
+        if isinstance(key, tuple):
+            response = client.get_job_version(key[1], key[2], deadline=deadline)
+            item = build_item(response.data, "v1", validate=validate, fail_on=fail_on, job_ref=describe(key))
+        else:
+            response = client.get_training_job(key, deadline=deadline)
+            item = build_item(response.data, "v2", validate=validate, fail_on=fail_on, job_ref=describe(key))
+    except SchemaValidationError as error:
+        _mask_error(error, include_tokens)
+        raise
+    _mask_item(item, include_tokens)
+    return item
+
+
+def _mask_error(error, include_tokens):
+    found = _mask_item(error.item, include_tokens)
+    if found:
+        error.errors = [dict(entry, message=redact(entry.get("message"), found)) for entry in error.errors]
+        error.args = (redact(str(error), found),)
 
 
 def unseen_item(key, error):
     """The item of a job that could not be read: its last state where the error holds one, and the error.
 
-    A schema failure under ``validate=strict`` carries the normalised item (so
-    the job's phase is still shown); other errors leave identity only.
+    A schema failure under ``validate=strict`` carries the normalised item (so the job's phase is
+    still shown); other errors leave identity only.
     """
     known = getattr(error, "item", None)
     if isinstance(known, dict):
         return dict(known, error=str(error))
     item = dict((name, None) for name in ITEM_KEYS)
     item.update(terminal=False, completed=False, failed=False, schema_errors=[], error=str(error))
-    if isinstance(key, tuple):
+    if isinstance(key, tuple) and key[0] == "v1":
         item.update(id=key[1], version_id=key[2], api_version="v1")
+    elif isinstance(key, tuple):
+        item.update(api_version="v2")
     else:
         item.update(id=key, api_version="v2")
     return item
 
 
 class QueryResult(object):
-    """The outcome of :func:`query_jobs`.
+    """The outcome of a query.
 
-    ``items`` holds one item per job in the order asked (an :func:`unseen_item`
-    for a job never fetched); ``ok`` says whether the call succeeded; ``msg``
-    explains a failure (None on success); ``job_messages`` has one line per
-    job that is not done on a failure; ``errors`` maps keys to the exceptions
-    that made it fail; ``wait`` is the ``WaitResult`` when waiting.
+    ``items`` holds one item per job in the order asked (an :func:`unseen_item` for a job never
+    fetched); ``ok`` says whether the call succeeded; ``msg`` explains a failure (None on success);
+    ``job_messages`` has one line per job that is not done on a failure; ``errors`` maps keys to the
+    exceptions that made it fail; ``wait`` is the ``WaitResult`` when waiting; ``warnings`` are
+    texts to show the user; ``single`` says whether one job was asked for.
     """
 
-    def __init__(self, items, ok, msg=None, errors=None, wait=None, job_messages=None):
+    def __init__(self, items, ok, msg=None, errors=None, wait=None, job_messages=None, warnings=None, single=False):
         self.items = items
         self.ok = ok
         self.msg = msg
         self.errors = errors or {}
         self.wait = wait
         self.job_messages = job_messages or []
+        self.warnings = warnings or []
+        self.single = single
 
     def first_error(self):
         """The first exception behind a failure, or None."""
         return next(iter(self.errors.values()), None)
+
+    def failure_fields(self):
+        """``error_code``/``request_id`` of a single API error and ``schema_errors`` of a schema failure, for a failed result."""
+        fields = {}
+        error = self.first_error()
+        if isinstance(error, ModelArtsError) and len(self.errors) == 1:
+            fields.update(error_code=error.error_code, request_id=error.request_id)
+        if isinstance(error, SchemaValidationError):
+            fields.update(schema_errors=error.errors)
+        return fields
 
 
 def _errors_message(errors):
@@ -102,22 +192,22 @@ def _errors_message(errors):
 
 def query_jobs(client, keys, validate="strict", fail_on=DEFAULT_FAIL_ON, wait=False, wait_for=DEFAULT_WAIT_FOR,
                wait_timeout=3600, wait_sleep=5, wait_sleep_max=60, max_concurrency=DEFAULT_MAX_CONCURRENCY,
-               initial=None, clock=time.monotonic, sleeper=time.sleep, start=None):
+               initial=None, clock=time.monotonic, sleeper=time.sleep, start=None, include_tokens=False, grace=None):
     """Fetch the jobs of ``keys`` concurrently over the client's one session; wait when asked.
 
-    Without ``wait`` any error fails the call.  With ``wait`` there is one
-    deadline, ``wait_timeout`` seconds after ``start`` (a ``clock`` reading,
-    default now), for the whole call; transient errors and a few not-founds
-    right after creation are tolerated, and any job reaching a ``fail_on``
-    phase ends the wait at once.  ``initial`` may hold items already known
-    (from a name search, made after ``start``), keyed like ``keys``.
+    Without ``wait`` any error fails the call, and each request is bounded by the client's request
+    budget.  With ``wait`` there is one deadline, ``wait_timeout`` seconds after ``start`` (a
+    ``clock`` reading, default now), for the whole call; only the last look, right at the deadline,
+    may run ``grace`` seconds past it (default: one ``request_timeout``).  Transient errors and a few
+    not-founds right after creation are tolerated, and any job reaching a ``fail_on`` phase ends the
+    wait at once.  ``initial`` may hold items (or errors) already known from a name search made
+    after ``start``, keyed like ``keys``.
     """
     keys = list(dict.fromkeys(keys))
     start = clock() if start is None else start
-    deadline = start + wait_timeout if wait else None
 
     def fetch_one(key, when):
-        return fetch_item(client, key, validate=validate, fail_on=fail_on, deadline=when)
+        return fetch_item(client, key, validate=validate, fail_on=fail_on, deadline=when, include_tokens=include_tokens)
 
     def poll(some, when):
         return fetch_concurrently(some, fetch_one, max_concurrency=max_concurrency, deadline=when, clock=clock)
@@ -125,14 +215,16 @@ def query_jobs(client, keys, validate="strict", fail_on=DEFAULT_FAIL_ON, wait=Fa
     if not wait:
         known = dict(initial or {})
         missing = [key for key in keys if key not in known]
-        known.update(poll(missing, deadline) if missing else {})
+        known.update(poll(missing, None) if missing else {})
         errors = dict((key, value) for key, value in known.items() if isinstance(value, BaseException))
         items = [unseen_item(key, known[key]) if key in errors else known[key] for key in keys]
         return QueryResult(items, not errors, _errors_message(errors) if errors else None, errors,
                            job_messages=[str(exc) for exc in errors.values()])
 
+    if grace is None:
+        grace = float(client.params["request_timeout"])
     outcome = wait_for_jobs(keys, poll, wait_for, fail_on, wait_timeout, wait_sleep, wait_sleep_max, clock=clock, sleeper=sleeper,
-                            initial=initial, terminal_phases=TERMINAL_PHASES, start=start)
+                            initial=initial, terminal_phases=TERMINAL_PHASES, start=start, grace=grace)
     items = []
     for key in keys:
         item = outcome.items[key]
@@ -146,12 +238,189 @@ def query_jobs(client, keys, validate="strict", fail_on=DEFAULT_FAIL_ON, wait=Fa
     return QueryResult(items, False, outcome.message(limit=MESSAGE_JOBS_SHOWN), errors, outcome, job_messages=lines)
 
 
-def keys_for_name(client, name, validate="strict", fail_on=DEFAULT_FAIL_ON, deadline=None):
-    """Keys and items of the v2 jobs named exactly ``name`` (every page of the search API)."""
+def keys_for_name(client, name, validate="strict", fail_on=DEFAULT_FAIL_ON, deadline=None, include_tokens=False):
+    """Keys and items of the v2 jobs named exactly ``name`` (every page of the search API).
+
+    Returns ``(keys, found)``: ``found[key]`` is the job's item, or the ``SchemaValidationError`` of a
+    document that breaks the schema under ``validate=strict`` - one bad document never hides the
+    others.  A document without a readable id cannot be keyed and is reported under ``("search", n)``.
+    """
     documents = client.search_training_jobs(name, deadline=deadline)
-    initial = {}
-    for document in documents:
-        item = build_item(document, "v2", validate=validate, fail_on=fail_on)
+    found = {}
+    for index, document in enumerate(documents):
+        ref = _document_ref(document, index)
+        try:
+            item = build_item(document, "v2", validate=validate, fail_on=fail_on, job_ref=ref)
+        except SchemaValidationError as error:
+            _mask_error(error, include_tokens)
+            known = error.item.get("id") if isinstance(error.item, dict) else None
+            found[v2_key(known) if known is not None else ("search", index)] = error
+            continue
+        _mask_item(item, include_tokens)
         if item["id"] is not None:
-            initial[v2_key(item["id"])] = item
-    return list(initial), initial
+            found[v2_key(item["id"])] = item
+    return list(found), found
+
+
+def _document_ref(document, index):
+    metadata = document.get("metadata") if isinstance(document, dict) else None
+    job_id = metadata.get("id") if isinstance(metadata, dict) else None
+    return describe(job_id) if isinstance(job_id, str) else "search result %d" % index
+
+
+# -- selection ------------------------------------------------------------------------------------
+
+
+class Selection(object):
+    """Which jobs a call is about: ``keys`` (v2 ids and v1 keys, in order), or a ``name`` to search; ``single`` when one job was asked for."""
+
+    def __init__(self, keys=(), name=None, single=False):
+        self.keys = list(keys)
+        self.name = name
+        self.single = single
+
+
+def select(values):
+    """The :class:`Selection` of ``values`` (``training_job_id``, ``training_job_ids``, ``name``, ``job_id`` with
+    ``version_id``, ``v1_jobs``); :class:`ConnectionConfigError` for an empty or contradictory one."""
+    given = [name for name in ("training_job_id", "training_job_ids", "name", "job_id", "v1_jobs") if values.get(name) not in (None, [])]
+    if values.get("version_id") is not None and values.get("job_id") is None:
+        raise ConnectionConfigError("version_id needs job_id")
+    if values.get("job_id") is not None and values.get("version_id") is None:
+        raise ConnectionConfigError("job_id needs version_id")
+    if not given:
+        raise ConnectionConfigError("one of training_job_id, training_job_ids, name, job_id with version_id, or v1_jobs is required")
+    if len(given) > 1 and set(given) != {"training_job_ids", "v1_jobs"}:
+        raise ConnectionConfigError("%s are mutually exclusive (only training_job_ids and v1_jobs may be combined)" % ", ".join(given))
+    text = values.get("training_job_id")
+    if text is not None:
+        if not str(text).strip():
+            raise ConnectionConfigError("training_job_id must not be empty")
+        return Selection([v2_key(text)], single=True)
+    if values.get("name") is not None:
+        if not str(values["name"]).strip():
+            raise ConnectionConfigError("name must not be empty")
+        return Selection(name=values["name"])
+    if values.get("job_id") is not None:
+        return Selection([_v1(values, "")], single=True)
+    keys = []
+    for index, job_id in enumerate(values.get("training_job_ids") or []):
+        if not isinstance(job_id, str) or not job_id.strip():
+            raise ConnectionConfigError("training_job_ids[%d] must be a non-empty job id string" % index)
+        keys.append(v2_key(job_id))
+    for index, job in enumerate(values.get("v1_jobs") or []):
+        keys.append(_v1(job, "v1_jobs[%d]." % index))
+    return Selection(keys)
+
+
+def _v1(values, prefix):
+    key = []
+    for option in ("job_id", "version_id"):
+        value = values.get(option) if isinstance(values, dict) else None
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConnectionConfigError("%s%s must be an integer, got %s" % (prefix, option, label(value, 40)))
+        if value < 0:
+            raise ConnectionConfigError("%s%s must not be negative, got %d" % (prefix, option, value))
+        key.append(value)
+    return v1_key(*key)
+
+
+# -- the door -------------------------------------------------------------------------------------
+
+
+class Query(object):
+    """One configured query: typed options, one client, and the calls every plugin needs.
+
+    ``levels`` are the entry point's option values, highest precedence first (see
+    ``options.resolve``); the environment comes last.  Raises ``ConnectionConfigError`` (a
+    :class:`MissingLibraryError` for a missing library) before any request.
+    """
+
+    def __init__(self, levels, selection=None, environ=None, clock=time.monotonic, sleeper=time.sleep, **client_kwargs):
+        self.settings = resolve(levels, environ)
+        if not HAS_REQUESTS:
+            raise MissingLibraryError("requests", REQUESTS_IMPORT_ERROR)
+        if self.settings.validate != "off" and not HAS_JSONSCHEMA:
+            raise MissingLibraryError("jsonschema", JSONSCHEMA_IMPORT_ERROR, " (or set validate to off)")
+        self.selection = selection
+        self.clock = clock
+        self.sleeper = sleeper
+        client_kwargs.setdefault("pool_size", self.settings.max_concurrency)
+        self.client = ModelArtsClient(self.settings.connection, clock=clock, **client_kwargs)
+        self.warnings = []
+        if not self.settings.connection["validate_certs"]:
+            self.warnings.append("validate_certs is false: the TLS certificates of %s are not verified" % self.client.endpoint)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+
+    def close(self):
+        """Close the client's pooled connections."""
+        self.client.close()
+
+    def secrets(self):
+        """Values to hide from every output: the secret options and the proxy's ``user:password``."""
+        values = [self.settings.connection.get(name) for name in ("secret_key", "security_token", "auth_token", "password")]
+        values.append(proxy_secret(self.settings.connection.get("proxy")))
+        return [value for value in values if value]
+
+    def redact(self, text):
+        """``text`` with every secret this query knows masked (IAM tokens issued since included)."""
+        return self.client.redact(text)
+
+    # -- what the event source calls ------------------------------------------------------------
+
+    def fetch(self, keys, deadline=None):
+        """``{key: item or exception}`` for ``keys``, fetched concurrently; never raises for one job."""
+        settings = self.settings
+
+        def fetch_one(key, when):
+            return fetch_item(self.client, key, validate=settings.validate, fail_on=settings.fail_on, deadline=when,
+                              include_tokens=settings.include_endpoint_tokens)
+
+        return fetch_concurrently(keys, fetch_one, max_concurrency=settings.max_concurrency, deadline=deadline, clock=self.clock)
+
+    def search(self, name, deadline=None):
+        """``(keys, found)`` for the v2 jobs named ``name``: ``found[key]`` is an item or the schema error of that one job."""
+        settings = self.settings
+        return keys_for_name(self.client, name, validate=settings.validate, fail_on=settings.fail_on, deadline=deadline,
+                             include_tokens=settings.include_endpoint_tokens)
+
+    def judge(self, observation, poll_number):
+        """The waiter's verdict on one observation (see ``waiter.judge``), with this query's phases."""
+        return judge(observation, poll_number, self.settings.wait_for, self.settings.fail_on, TERMINAL_PHASES)
+
+    # -- what the module and the lookup call ----------------------------------------------------
+
+    def run(self):
+        """Query the selected jobs, waiting when asked, and return a :class:`QueryResult` (never raises for the service's answers)."""
+        settings = self.settings
+        selection = self.selection
+        start = self.clock()
+        deadline = start + settings.wait_timeout if settings.wait else None
+        keys, initial = selection.keys, None
+        if selection.name is not None:
+            try:
+                keys, initial = self.search(selection.name, deadline)
+            except ModelArtsError as error:
+                return QueryResult([], False, str(error), {"search": error}, warnings=list(self.warnings), single=selection.single)
+        result = query_jobs(self.client, keys, validate=settings.validate, fail_on=settings.fail_on, wait=settings.wait,
+                            wait_for=settings.wait_for, wait_timeout=settings.wait_timeout, wait_sleep=settings.wait_sleep,
+                            wait_sleep_max=settings.wait_sleep_max, max_concurrency=settings.max_concurrency, initial=initial,
+                            clock=self.clock, sleeper=self.sleeper, start=start, include_tokens=settings.include_endpoint_tokens)
+        result.single = selection.single
+        result.warnings = list(self.warnings)
+        if settings.validate == "warn":
+            for item in result.items:
+                for problem in item.get("schema_errors") or []:
+                    result.warnings.append("training job %s: %s: %s" % (label(item.get("id")), problem.get("path"), problem.get("message")))
+        return result
+
+
+def run(levels, selection, environ=None, **kwargs):
+    """Build a :class:`Query`, run it and close it: the whole call for the module and the lookup."""
+    with Query(levels, selection, environ=environ, **kwargs) as query:
+        return query.run()

@@ -14,9 +14,9 @@ Rules, all measured on ``clock``:
   (1.5) after every sleep, up to ``max(sleep, sleep_max)``.
 * No sleep runs past the deadline: a nap is ``min(interval, time left)``. When a nap reaches the
   deadline, one last round is polled right at it, so a job that finished during that nap is seen.
-  That last round (and only it) is polled with ``deadline=None``: its requests are bounded by the
-  client's own timeouts, which is the one overrun the deadline allows. A round that itself runs
-  past the deadline is not followed by another.
+  That last round (and only it) is polled with the deadline moved ``grace`` seconds on (the caller
+  passes one ``request_timeout``): the one overrun the deadline allows, and a bounded one. A round
+  that itself runs past the deadline is not followed by another.
 * ``timeout=0`` means "look once, do not wait": that single round is the last round.
 * The wait ends at once, with outcome ``failed``, when any job is in a ``fail_on`` phase, or is in a
   final phase (``TERMINAL_PHASES``) that is outside ``wait_for``: such a job can never reach
@@ -36,6 +36,7 @@ import time
 
 from ansible_collections.modelarts.training.plugins.module_utils.errors import label
 from ansible_collections.modelarts.training.plugins.module_utils.fanout import describe_key
+from ansible_collections.modelarts.training.plugins.module_utils.options import wait_option_problems
 
 OUTCOME_SATISFIED = 'satisfied'
 OUTCOME_FAILED = 'failed'
@@ -80,26 +81,8 @@ def format_utc(moment):
 
 
 def validate_wait_options(wait_for, fail_on, timeout, sleep, sleep_max, not_found_tolerance=DEFAULT_NOT_FOUND_TOLERANCE):
-    """Return a list of problems with the wait options (empty when they are usable).
-
-    Modules can call this to fail with a clear message before any request; ``wait_for_jobs``
-    raises ``ValueError`` with the same text.
-    """
-    problems = []
-    if not wait_for:
-        problems.append('wait_for must name at least one phase')
-    overlap = sorted(set(wait_for or ()) & set(fail_on or ()))
-    if overlap:
-        problems.append('wait_for and fail_on must not share phases, both contain: %s' % ', '.join(overlap))
-    if timeout is None or timeout < 0:
-        problems.append('wait_timeout must be 0 or more seconds, got %r' % (timeout,))
-    if sleep is None or sleep <= 0:
-        problems.append('wait_sleep must be more than 0 seconds, got %r' % (sleep,))
-    if sleep_max is None or sleep_max <= 0:
-        problems.append('wait_sleep_max must be more than 0 seconds, got %r' % (sleep_max,))
-    if not_found_tolerance is None or not_found_tolerance < 0:
-        problems.append('not_found_tolerance must be 0 or more, got %r' % (not_found_tolerance,))
-    return problems
+    """Return a list of problems with the wait options (empty when they are usable); the rules live in ``options``."""
+    return wait_option_problems(wait_for, fail_on, timeout, sleep, sleep_max, not_found_tolerance)
 
 
 def next_interval(interval, cap, growth=GROWTH_FACTOR):
@@ -315,7 +298,7 @@ def _counts_as_poll(observation):
 
 def wait_for_jobs(keys, poll, wait_for, fail_on, timeout, sleep, sleep_max, clock=time.monotonic, sleeper=time.sleep,
                   now=utc_now, not_found_tolerance=DEFAULT_NOT_FOUND_TOLERANCE, initial=None,
-                  terminal_phases=TERMINAL_PHASES, growth=GROWTH_FACTOR, start=None):
+                  terminal_phases=TERMINAL_PHASES, growth=GROWTH_FACTOR, start=None, grace=0.0):
     """Poll jobs until all are in ``wait_for``, any fails, or the shared deadline passes.
 
     ``poll(keys, deadline)`` returns a dict ``key -> item or Exception`` for the keys asked (the
@@ -323,7 +306,9 @@ def wait_for_jobs(keys, poll, wait_for, fail_on, timeout, sleep, sleep_max, cloc
     result of a first fetch already made (``key -> item or Exception``): it is judged as the first
     round, counted as one poll per key, and keys it lacks are polled at once. ``start`` is the
     ``clock`` reading the call began at, so that fetch counts against the deadline; it defaults to
-    ``clock()`` on entry. ``now()`` gives the wall-clock time for ``phase_history``.
+    ``clock()`` on entry. ``now()`` gives the wall-clock time for ``phase_history``. ``grace`` is how far
+    past the deadline the requests of the last round may run (so the whole call ends by
+    ``start + timeout + grace``).
 
     Returns a ``WaitResult``; raises ``ValueError`` for unusable options (see
     ``validate_wait_options``). The rules are in this module's docstring.
@@ -344,7 +329,7 @@ def wait_for_jobs(keys, poll, wait_for, fail_on, timeout, sleep, sleep_max, cloc
     first_round = initial is not None
 
     while True:
-        round_deadline = None if last_round else deadline
+        round_deadline = deadline + grace if last_round else deadline
         if first_round:
             observations = dict((key, _result_for(initial, key)) for key in pending if key in initial)
             missing = [key for key in pending if key not in initial]

@@ -341,28 +341,21 @@ request_id:
   sample: 5d1c7b9e2f3a4b6c8d0e1f2a3b4c5d6e
 """
 
-import time
-
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
-from ansible_collections.modelarts.training.plugins.module_utils.client import HAS_REQUESTS, REQUESTS_IMPORT_ERROR, ModelArtsClient
-from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
-from ansible_collections.modelarts.training.plugins.module_utils.jobs import DEFAULT_FAIL_ON, DEFAULT_WAIT_FOR, PHASES
-from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError, connection_argument_spec
-from ansible_collections.modelarts.training.plugins.module_utils.query import keys_for_name, query_jobs, v1_key, v2_key
-from ansible_collections.modelarts.training.plugins.module_utils.validation import (
-    HAS_JSONSCHEMA,
-    JSONSCHEMA_IMPORT_ERROR,
-    MissingJsonSchemaError,
-    SchemaValidationError,
+from ansible_collections.modelarts.training.plugins.module_utils.options import (
+    LEVEL_OPTION,
+    ConnectionConfigError,
+    connection_argument_spec,
+    proxy_secret,
+    query_argument_spec,
 )
-from ansible_collections.modelarts.training.plugins.module_utils.waiter import validate_wait_options
-
-MAX_CONCURRENCY_LIMIT = 256
+from ansible_collections.modelarts.training.plugins.module_utils.query import MissingLibraryError, Query, select
 
 
 def argument_spec():
     spec = connection_argument_spec()
+    spec.update(query_argument_spec())
     spec.update(
         training_job_id=dict(type="str"),
         training_job_ids=dict(type="list", elements="str"),
@@ -370,90 +363,8 @@ def argument_spec():
         job_id=dict(type="int"),
         version_id=dict(type="int"),
         v1_jobs=dict(type="list", elements="dict", options=dict(job_id=dict(type="int", required=True), version_id=dict(type="int", required=True))),
-        validate=dict(type="str", choices=["strict", "warn", "off"], default="strict"),
-        wait=dict(type="bool", default=False),
-        wait_for=dict(type="list", elements="str", choices=list(PHASES), default=list(DEFAULT_WAIT_FOR)),
-        fail_on=dict(type="list", elements="str", choices=list(PHASES), default=list(DEFAULT_FAIL_ON)),
-        wait_timeout=dict(type="int", default=3600),
-        wait_sleep=dict(type="float", default=5),
-        wait_sleep_max=dict(type="float", default=60),
-        max_concurrency=dict(type="int", default=16),
     )
     return spec
-
-
-def check_selection(module):
-    """Fail on selections AnsibleModule cannot express: blank ids and out-of-range numbers."""
-    params = module.params
-    if params["training_job_id"] is not None and not params["training_job_id"].strip():
-        module.fail_json(msg="training_job_id must not be empty")
-    for index, job_id in enumerate(params["training_job_ids"] or []):
-        if not job_id or not job_id.strip():
-            module.fail_json(msg="training_job_ids[%d] must not be empty" % index)
-    if params["name"] is not None and not params["name"].strip():
-        module.fail_json(msg="name must not be empty")
-    for option in ("job_id", "version_id"):
-        if params[option] is not None and params[option] < 0:
-            module.fail_json(msg="%s must not be negative, got %d" % (option, params[option]))
-    for index, job in enumerate(params["v1_jobs"] or []):
-        for option in ("job_id", "version_id"):
-            if job[option] < 0:
-                module.fail_json(msg="v1_jobs[%d].%s must not be negative, got %d" % (index, option, job[option]))
-    if not 1 <= params["max_concurrency"] <= MAX_CONCURRENCY_LIMIT:
-        module.fail_json(msg="max_concurrency must be between 1 and %d, got %d" % (MAX_CONCURRENCY_LIMIT, params["max_concurrency"]))
-    problems = validate_wait_options(params["wait_for"], params["fail_on"], params["wait_timeout"], params["wait_sleep"], params["wait_sleep_max"])
-    if problems:
-        module.fail_json(msg="; ".join(problems))
-
-
-def selected_keys(params):
-    """The job keys asked for, and whether exactly one job was asked for."""
-    if params["training_job_id"] is not None:
-        return [v2_key(params["training_job_id"])], True
-    if params["job_id"] is not None:
-        return [v1_key(params["job_id"], params["version_id"])], True
-    keys = [v2_key(job_id) for job_id in params["training_job_ids"] or []]
-    keys.extend(v1_key(job["job_id"], job["version_id"]) for job in params["v1_jobs"] or [])
-    return keys, False
-
-
-def fail_with_error(module, error, **result):
-    """Fail the task with an exception's safe message and its API fields."""
-    extra = dict(result)
-    if isinstance(error, ModelArtsError):
-        extra.update(error_code=error.error_code, request_id=error.request_id)
-    if isinstance(error, SchemaValidationError):
-        extra.update(schema_errors=error.errors)
-    module.fail_json(msg=str(error), **extra)
-
-
-def run(module, client):
-    params = module.params
-    options = dict(validate=params["validate"], fail_on=params["fail_on"])
-    keys, single = selected_keys(params)
-    initial = None
-    # One deadline for the whole task: a name search counts against wait_timeout too.
-    start = time.monotonic()
-    if params["name"] is not None:
-        deadline = start + params["wait_timeout"] if params["wait"] else None
-        keys, initial = keys_for_name(client, params["name"], deadline=deadline, **options)
-    outcome = query_jobs(client, keys, wait=params["wait"], wait_for=params["wait_for"], wait_timeout=params["wait_timeout"],
-                         wait_sleep=params["wait_sleep"], wait_sleep_max=params["wait_sleep_max"],
-                         max_concurrency=params["max_concurrency"], initial=initial, start=start, **options)
-    result = dict(changed=False, training_jobs=outcome.items)
-    if single and outcome.ok:
-        result["training_job"] = outcome.items[0]
-    if not outcome.ok:
-        result["job_messages"] = outcome.job_messages
-        error = outcome.first_error()
-        if isinstance(error, ModelArtsError) and len(outcome.errors) == 1:
-            result.update(error_code=error.error_code, request_id=error.request_id)
-        module.fail_json(msg=outcome.msg, **result)
-    if params["validate"] == "warn":
-        for item in outcome.items:
-            for problem in item.get("schema_errors") or []:
-                module.warn("training job %s: %s: %s" % (item.get("id"), problem.get("path"), problem.get("message")))
-    module.exit_json(**result)
 
 
 def main():
@@ -464,23 +375,27 @@ def main():
         required_together=[("job_id", "version_id")],
         supports_check_mode=True,
     )
-    if not HAS_REQUESTS:
-        module.fail_json(msg=missing_required_lib("requests"), exception=REQUESTS_IMPORT_ERROR)
-    if module.params["validate"] != "off" and not HAS_JSONSCHEMA:
-        module.fail_json(msg=missing_required_lib("jsonschema") + " (or set validate: off)", exception=JSONSCHEMA_IMPORT_ERROR)
-    check_selection(module)
+    # The proxy URL stays visible for debugging; its user:password never is.
+    module.no_log_values.update(value for value in (proxy_secret(module.params["proxy"]),) if value)
     try:
-        client = ModelArtsClient(module.params, pool_size=module.params["max_concurrency"])
+        query = Query([(LEVEL_OPTION, module.params)], select(module.params))
+    except MissingLibraryError as error:
+        module.fail_json(msg=missing_required_lib(error.library) + str(error).partition("required")[2], exception=error.traceback)
     except ConnectionConfigError as error:
         module.fail_json(msg=str(error))
-    try:
-        run(module, client)
-    except (ModelArtsError, SchemaValidationError) as error:
-        fail_with_error(module, error, changed=False, training_jobs=[])
-    except MissingJsonSchemaError as error:
-        module.fail_json(msg="%s: %s" % (missing_required_lib("jsonschema"), error), exception=JSONSCHEMA_IMPORT_ERROR)
-    finally:
-        client.close()
+    # Secrets read from the environment are as secret as no_log options.
+    module.no_log_values.update(query.secrets())
+    with query:
+        outcome = query.run()
+    for warning in outcome.warnings:
+        module.warn(warning)
+    result = dict(changed=False, training_jobs=outcome.items)
+    if outcome.single:
+        result["training_job"] = outcome.items[0]
+    if not outcome.ok:
+        result.update(outcome.failure_fields())
+        module.fail_json(msg=outcome.msg, job_messages=outcome.job_messages, **result)
+    module.exit_json(**result)
 
 
 if __name__ == "__main__":

@@ -233,13 +233,13 @@ def test_deeply_nested_json_is_a_clean_error():
     assert "not valid JSON" in str(info.value)
 
 
-def test_oversized_body_is_refused(monkeypatch):
-    monkeypatch.setattr(client_mod, "MAX_BODY_BYTES", 1000)
+def test_oversized_body_is_refused():
     session = FakeSession(FakeResponse(200, raw="[" + "1," * 1000 + "1]"))
-    client, _clock = make(session, {"backoff_retries": 0})
+    client, _clock = make(session, {"backoff_retries": 0, "max_response_bytes": 1000})
     with pytest.raises(ModelArtsError) as info:
         client.get_training_job("job-1")
-    assert "over the 1000-byte limit" in str(info.value)
+    assert "over the max_response_bytes limit of 1000" in str(info.value)
+    assert not info.value.transient
 
 
 def test_ten_megabyte_body_is_read():

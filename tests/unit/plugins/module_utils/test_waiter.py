@@ -215,11 +215,11 @@ def test_one_last_poll_at_the_deadline_sees_a_late_completion():
     assert script.calls[-1][2] == START + 30
 
 
-def test_every_poll_gets_the_shared_deadline_except_the_last_look():
-    _result, script, _clock = run({'a': ['Running'], 'b': ['Pending']}, repeat_last=True, timeout=30)
+def test_every_poll_gets_the_shared_deadline_and_the_last_look_only_the_grace_beyond_it():
+    _result, script, _clock = run({'a': ['Running'], 'b': ['Pending']}, repeat_last=True, timeout=30, grace=7)
 
     deadlines = [deadline for _keys, deadline, _at in script.calls]
-    assert deadlines == [START + 30] * 4 + [None]
+    assert deadlines == [START + 30] * 4 + [START + 30 + 7]
 
 
 def test_no_extra_poll_after_a_round_that_ran_past_the_deadline():
@@ -239,11 +239,11 @@ def test_waited_seconds_includes_time_spent_polling():
 
 
 def test_timeout_zero_looks_once_without_sleeping():
-    result, script, clock = run({'a': ['Running']}, timeout=0)
+    result, script, clock = run({'a': ['Running']}, timeout=0, grace=30)
 
     assert result.outcome == OUTCOME_TIMEOUT
     assert clock.sleeps == []
-    assert script.calls == [(['a'], None, START)]
+    assert script.calls == [(['a'], START + 30, START)]
     assert result.polls == {'a': 1}
 
 

@@ -1,0 +1,122 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""options.resolve: precedence of levels over the environment, credentials kind by kind, strict types naming their origin."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.modelarts.training.plugins.module_utils.options import (
+    LEVEL_ARGUMENT,
+    LEVEL_KEYWORD,
+    LEVEL_OPTION,
+    LEVEL_VARIABLE,
+    ConnectionConfigError,
+    proxy_secret,
+    resolve,
+)
+
+CI_ENV = {"HUAWEICLOUD_SDK_AK": "env-ak", "HUAWEICLOUD_SDK_SK": "env-sk-SECRET", "HUAWEICLOUD_SDK_REGION": "env-region"}
+
+
+def test_task_auth_token_replaces_the_environments_aksk():
+    settings = resolve([(LEVEL_OPTION, {"auth_token": "task-token", "project_id": "p"})], CI_ENV)
+    assert settings.kind == "auth_token"
+    assert settings.connection["access_key"] is None and settings.connection["secret_key"] is None
+    assert settings.connection["region"] == "env-region", "non-credential options still come from the environment"
+    assert settings.origins["auth_token"] == LEVEL_OPTION and settings.origins["region"] == "environment"
+
+
+def test_environment_credentials_are_used_when_the_task_names_none():
+    settings = resolve([(LEVEL_OPTION, {"project_id": "p", "validate_certs": None})], CI_ENV)
+    assert settings.kind == "aksk"
+    assert settings.connection["secret_key"] == "env-sk-SECRET"
+
+
+@pytest.mark.parametrize("levels", [
+    [(LEVEL_KEYWORD, {"auth_token": "kw"}), (LEVEL_VARIABLE, {"username": "u", "password": "pw", "domain_name": "d"})],
+    [(LEVEL_KEYWORD, {}), (LEVEL_VARIABLE, {"auth_token": "var"})],
+])
+def test_the_highest_level_naming_credentials_wins(levels):
+    settings = resolve(levels + [], dict(CI_ENV, HUAWEICLOUD_SDK_PROJECT_ID="p"))
+    assert settings.kind == "auth_token"
+
+
+def test_two_kinds_at_one_level_conflict_and_say_where():
+    with pytest.raises(ConnectionConfigError) as info:
+        resolve([(LEVEL_OPTION, {"auth_token": "t", "access_key": "a", "secret_key": "s-SECRET", "project_id": "p", "region": "r"})], {})
+    assert "conflicting credentials (given as task options)" in str(info.value)
+    assert "s-SECRET" not in str(info.value)
+    with pytest.raises(ConnectionConfigError, match=r"conflicting credentials \(from HUAWEICLOUD_\* environment variables\)"):
+        resolve([(LEVEL_OPTION, {"project_id": "p"})], dict(CI_ENV, HUAWEICLOUD_SDK_AUTH_TOKEN="t"))
+
+
+def test_credentials_are_not_mixed_across_levels():
+    # A task's AK must not be signed with the runner's SK (or its temporary token).
+    with pytest.raises(ConnectionConfigError, match=r"incomplete credentials \(given as task options\).*secret_key"):
+        resolve([(LEVEL_OPTION, {"access_key": "task-ak", "project_id": "p"})], CI_ENV)
+
+
+@pytest.mark.parametrize("level,where", [
+    (LEVEL_OPTION, "validate_certs (task option)"),
+    (LEVEL_KEYWORD, "validate_certs (keyword)"),
+    (LEVEL_VARIABLE, "validate_certs (variable modelarts_validate_certs)"),
+    (LEVEL_ARGUMENT, "validate_certs (argument)"),
+])
+@pytest.mark.parametrize("value", ["ture", "{{ verify_tls }}", "2", 2, {"a": 1}])
+def test_a_boolean_is_a_boolean_or_an_error_naming_its_origin(level, where, value):
+    with pytest.raises(ConnectionConfigError) as info:
+        resolve([(level, {"validate_certs": value, "auth_token": "t", "project_id": "p", "region": "r"})], {})
+    assert where in str(info.value) and "must be a boolean" in str(info.value)
+
+
+def test_a_bad_boolean_in_the_environment_names_the_variable():
+    with pytest.raises(ConnectionConfigError, match=r"validate_certs \(environment variable HUAWEICLOUD_VALIDATE_CERTS\) must be a boolean"):
+        resolve([(LEVEL_OPTION, {"auth_token": "t", "project_id": "p", "region": "r"})], {"HUAWEICLOUD_VALIDATE_CERTS": "ture"})
+
+
+@pytest.mark.parametrize("value,expected", [("yes", True), ("False", False), ("0", False), ("on", True), (True, True), (0, False)])
+def test_boolean_words(value, expected):
+    settings = resolve([(LEVEL_KEYWORD, {"validate_certs": value, "wait": value, "auth_token": "t", "project_id": "p", "region": "r"})], {})
+    assert settings.connection["validate_certs"] is expected
+    assert settings.wait is expected
+
+
+def test_environment_boolean_applies_when_no_level_sets_it():
+    settings = resolve([(LEVEL_OPTION, {"auth_token": "t", "project_id": "p", "region": "r"})], {"HUAWEICLOUD_VALIDATE_CERTS": "false"})
+    assert settings.connection["validate_certs"] is False
+    assert resolve([(LEVEL_OPTION, {"auth_token": "t", "project_id": "p", "region": "r"})], {}).connection["validate_certs"] is True
+
+
+def test_numbers_from_strings_and_their_errors():
+    settings = resolve([(LEVEL_VARIABLE, {"request_timeout": "7.5", "backoff_retries": "2", "auth_token": "t", "project_id": "p", "region": "r"})], {})
+    assert settings.connection["request_timeout"] == 7.5 and settings.connection["backoff_retries"] == 2
+    with pytest.raises(ConnectionConfigError, match=r"backoff_retries \(variable modelarts_backoff_retries\) must be an integer"):
+        resolve([(LEVEL_VARIABLE, {"backoff_retries": "2.5", "auth_token": "t", "project_id": "p", "region": "r"})], {})
+
+
+def test_secret_of_the_wrong_type_is_named_not_shown():
+    with pytest.raises(ConnectionConfigError) as info:
+        resolve([(LEVEL_ARGUMENT, {"secret_key": 12345678987654321, "access_key": "a", "project_id": "p", "region": "r"})], {})
+    assert "secret_key (argument) must be a string, got a int" in str(info.value)
+    assert "12345678987654321" not in str(info.value)
+
+
+def test_query_options_are_checked_with_their_origin():
+    base = {"auth_token": "t", "project_id": "p", "region": "r"}
+    with pytest.raises(ConnectionConfigError, match=r"max_concurrency \(keyword\) must be between 1 and 256"):
+        resolve([(LEVEL_KEYWORD, dict(base, max_concurrency=0))], {})
+    with pytest.raises(ConnectionConfigError, match="wait_for and fail_on must not share phases"):
+        resolve([(LEVEL_KEYWORD, dict(base, wait_for=["Failed"]))], {})
+    with pytest.raises(ConnectionConfigError, match=r"fail_on: unknown phase 'Done' \(keyword\)"):
+        resolve([(LEVEL_KEYWORD, dict(base, fail_on=["Done"]))], {})
+
+
+@pytest.mark.parametrize("proxy,secret", [
+    ("http://user:pa@ss@proxy:3128", "user:pa@ss"),
+    ("http://proxy:3128", None),
+    ("socks5h://u:p@10.0.0.1:1080/", "u:p"),
+    (None, None),
+])
+def test_proxy_secret(proxy, secret):
+    assert proxy_secret(proxy) == secret
