@@ -73,10 +73,10 @@ options:
     type: str
   validate_certs:
     description:
-      - Whether to verify the TLS certificates of the endpoints. Only turn this off for testing.
-      - If not set, the value of the E(HUAWEICLOUD_VALIDATE_CERTS) environment variable is used.
+      - Whether to verify the TLS certificates of the endpoints. Only turn this off for testing (a warning says so).
+      - If not set, the value of the E(HUAWEICLOUD_VALIDATE_CERTS) environment variable is used; when neither is set,
+        certificates are verified (V(true)). A value that is not a boolean fails the task, naming where it came from.
     type: bool
-    default: true
   ca_bundle:
     description:
       - PEM file of the certificate authorities to trust.
@@ -87,6 +87,7 @@ options:
     description:
       - Proxy URL for all requests, for example C(http://proxy.example.com:3128).
       - When not set, the standard E(HTTPS_PROXY), E(HTTP_PROXY) and E(NO_PROXY) environment variables are honoured.
+      - Its C(user:password) part is masked everywhere (results, invocation, messages); the rest stays visible for debugging.
     type: str
   connect_timeout:
     description:
@@ -113,9 +114,22 @@ options:
   backoff_max_delay:
     description:
       - Upper bound in seconds of one backoff delay.
+      - Without C(wait), one request (its retries included) ends within
+        (O(backoff_retries) + 1) * (O(connect_timeout) + O(request_timeout)) + O(backoff_retries) * O(backoff_max_delay) seconds;
+        a C(Retry-After) longer than the time left ends the retries at once.
     type: float
     default: 30
+  max_response_bytes:
+    description:
+      - Largest response body accepted, in bytes. Job documents are kilobytes; the C(node_count_metrics) of a job that ran for
+        weeks can reach a few MiB. A larger answer fails with the size received.
+    type: int
+    default: 33554432
 notes:
+  - "Precedence, highest first: options on the task (C(module_defaults) included), then the HUAWEICLOUD_* environment variables.
+    Each option takes the first value set. Credentials are taken as a whole from the first of these that names any credential
+    option: a task's O(auth_token) replaces E(HUAWEICLOUD_SDK_AK)/E(HUAWEICLOUD_SDK_SK) of the runner; two kinds given at the
+    same level conflict."
   - Credentials are checked before any request is sent; conflicting or incomplete credentials fail the task and name the options
     and environment variables involved.
   - Secrets (O(secret_key), O(security_token), O(auth_token), O(password) and tokens obtained from IAM) never appear in results,
@@ -276,7 +290,19 @@ options:
     default: 30
     vars:
       - name: modelarts_backoff_max_delay
+  max_response_bytes:
+    description:
+      - Largest response body accepted, in bytes. Job documents are kilobytes; the C(node_count_metrics) of a job that ran for
+        weeks can reach a few MiB.
+    type: int
+    default: 33554432
+    vars:
+      - name: modelarts_max_response_bytes
 notes:
+  - "Precedence, highest first: keywords, then C(modelarts_*) variables (rendered as templates), then environment variables.
+    Each option takes the first value set; credentials are taken as a whole from the first level that names any credential
+    option, and two kinds given at the same level conflict."
+  - A boolean option given anything but a boolean fails, naming the option and where the value came from.
   - Credentials are checked before any request is sent; conflicting or incomplete credentials fail and name the options and
     environment variables involved.
   - Secrets never appear in results, error messages or logs.

@@ -16,50 +16,16 @@ description:
     A list given as one term is expanded.
   - Terms are fetched concurrently over one HTTP session.
   - Options come from keywords, inventory variables such as C(modelarts_region) and environment variables, in that
-    order of precedence.
+    order of precedence. The C(modelarts_*) variables are templates like any inventory value (vaulted values included) and
+    are rendered before use; no other variable is read.
+  - Credentials are taken as a whole from the highest of these levels that names any credential option, so a keyword
+    O(auth_token) replaces AK/SK from C(modelarts_*) variables or E(HUAWEICLOUD_SDK_AK)/E(HUAWEICLOUD_SDK_SK).
 options:
   _terms:
     description: v2 training job ids, or dicts C({job_id, version_id}) for v1 job versions.
     required: true
     type: list
     elements: raw
-  validate:
-    description:
-      - V(strict) fails the lookup when a response breaks its JSON schema, naming each JSON path; V(warn) returns items with
-        C(schema_errors) and shows warnings; V(off) skips the schema.
-    type: str
-    choices: [strict, warn, 'off']
-    default: strict
-  wait:
-    description: Poll until every job is in a O(wait_for) phase; fail at once when any reaches a O(fail_on) phase.
-    type: bool
-    default: false
-  wait_for:
-    description: Phases that end the wait successfully.
-    type: list
-    elements: str
-    default: [Completed]
-  fail_on:
-    description: Phases that end the wait at once with a failure; also sets each item's C(failed) flag.
-    type: list
-    elements: str
-    default: [Failed, Abnormal, Terminated]
-  wait_timeout:
-    description: Seconds to wait; one deadline for the whole lookup.
-    type: int
-    default: 3600
-  wait_sleep:
-    description: Seconds before the first re-poll; the interval grows by half each time up to O(wait_sleep_max).
-    type: float
-    default: 5
-  wait_sleep_max:
-    description: Longest interval between two polls, in seconds.
-    type: float
-    default: 60
-  max_concurrency:
-    description: How many requests run in parallel.
-    type: int
-    default: 16
   field:
     description:
       - A dotted path into each item, such as V(phase) or V(details.status.duration), to return instead of the whole item.
@@ -67,6 +33,8 @@ options:
     type: str
 extends_documentation_fragment:
   - modelarts.training.connection.plugins
+  - modelarts.training.wait.plugins
+  - modelarts.training.query
 notes:
   - Errors name the job, the service's error code and the request id; no secret ever appears in them.
 seealso:

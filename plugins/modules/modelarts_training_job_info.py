@@ -71,59 +71,10 @@ options:
         description: ID of its version.
         type: int
         required: true
-  validate:
-    description:
-      - How to treat a response that does not match the API's JSON schema.
-      - V(strict) fails the task, naming each JSON path; V(warn) returns the jobs with C(schema_errors) and issues warnings;
-        V(off) skips the schema (problems met while normalising are still listed in C(schema_errors)).
-    type: str
-    choices: [strict, warn, 'off']
-    default: strict
-  wait:
-    description:
-      - Poll until every job is in a O(wait_for) phase, any job reaches a O(fail_on) phase, or O(wait_timeout) passes.
-      - While waiting, transient errors (throttling, 5xx, timeouts) and a job not found on its first three polls (as
-        right after creation) are tolerated.
-    type: bool
-    default: false
-  wait_for:
-    description:
-      - Phases that end the wait successfully.
-      - A job in a final phase that is in neither O(wait_for) nor O(fail_on) also ends the wait with a failure, as it can
-        never reach O(wait_for).
-    type: list
-    elements: str
-    choices: [Creating, Pending, Running, Failed, Completed, Terminating, Terminated, Abnormal]
-    default: [Completed]
-  fail_on:
-    description:
-      - Phases that end the wait at once with a failure. Also sets each item's C(failed) flag.
-    type: list
-    elements: str
-    choices: [Creating, Pending, Running, Failed, Completed, Terminating, Terminated, Abnormal]
-    default: [Failed, Abnormal, Terminated]
-  wait_timeout:
-    description:
-      - Seconds to wait; one deadline for the whole task, shared by all jobs. V(0) looks once without sleeping.
-    type: int
-    default: 3600
-  wait_sleep:
-    description:
-      - Seconds before the first re-poll. The interval grows by half each time up to O(wait_sleep_max).
-    type: float
-    default: 5
-  wait_sleep_max:
-    description:
-      - Longest interval between two polls, in seconds.
-    type: float
-    default: 60
-  max_concurrency:
-    description:
-      - How many requests run in parallel when several jobs are asked for.
-    type: int
-    default: 16
 extends_documentation_fragment:
   - modelarts.training.connection
+  - modelarts.training.wait
+  - modelarts.training.query
 attributes:
   check_mode:
     description: Can run in check mode and return the changed status prediction without modifying the target.
@@ -283,7 +234,8 @@ training_jobs:
       sample: "task worker-0 exited with code 137: OOMKilled"
     details:
       description:
-        - The API document exactly as returned. For v1, C(model_metric_list) is additionally parsed into C(metrics).
+        - The API document as returned. For v1, C(model_metric_list) is additionally parsed into C(metrics).
+        - Access tokens under C(endpoints) are masked as C(********) unless O(include_endpoint_tokens=true).
       type: dict
       returned: always
       sample: {"kind": "job", "metadata": {"id": "3f7a1c2e-9b4d-4e8a-a1b2-c3d4e5f60718", "name": "nightly-resnet50"},
@@ -316,8 +268,10 @@ training_jobs:
       returned: when the job could not be fetched
       sample: "get training job 3f7a: HTTP 400 ModelArts.2775: Training job not found. [request id 5d1c]"
 training_job:
-  description: The single item, when one job was asked for with O(training_job_id) or O(job_id) and O(version_id).
-  returned: when one job was asked for and found
+  description:
+    - The single item, when one job was asked for with O(training_job_id) or O(job_id) and O(version_id).
+    - Also returned when the task fails (a O(fail_on) phase, a timeout, an error), holding the job's last state or its C(error).
+  returned: when one job was asked for
   type: dict
   sample: {"id": "3f7a1c2e-9b4d-4e8a-a1b2-c3d4e5f60718", "name": "nightly-resnet50", "api_version": "v2", "phase": "Completed",
            "completed": true, "terminal": true, "failed": false}
@@ -329,6 +283,14 @@ job_messages:
   type: list
   elements: str
   sample: ["3f7a1c2e (nightly-resnet50) reached Failed: task worker-0 exited with code 137: OOMKilled"]
+schema_errors:
+  description:
+    - When the task failed because a response broke the JSON schema under O(validate=strict), that response's errors
+      as C(path) and C(message) (each item also carries its own C(schema_errors)).
+  returned: when the task failed on a schema error
+  type: list
+  elements: dict
+  sample: [{"path": "$.status.phase", "message": "'Done' is not one of ['Creating', ...]"}]
 error_code:
   description: The service's error code when the task failed on an API error.
   returned: on an API error
