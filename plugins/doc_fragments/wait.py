@@ -38,7 +38,7 @@ options:
       - Seconds to wait; one deadline for the whole task, shared by all jobs (a name search included). V(0) looks once
         without sleeping.
       - The task ends within O(wait_timeout) plus one O(request_timeout), whatever the service does (throttling with long
-        C(Retry-After), resets, slow answers, slow IAM): only the last look, right at the deadline, may run that much longer.
+        C(Retry-After), resets, slow answers, slow IAM). Only the last look, right at the deadline, may run that much longer.
     type: int
     default: 3600
   wait_sleep:

@@ -18,6 +18,7 @@ boolean (or one of Ansible's boolean words) or an error that names the option an
 
 from __future__ import annotations
 
+import math
 import os
 
 DEFAULT_CONNECT_TIMEOUT = 10.0
@@ -269,7 +270,7 @@ def _to_number(value, name, level, kind):
         if not float(number).is_integer():
             raise ConnectionConfigError("%s must be an integer, got %r" % (where(name, level), value))
         return int(number)
-    if number != number or number in (float("inf"), float("-inf")):
+    if not math.isfinite(number):
         raise ConnectionConfigError("%s must be a finite number, got %r" % (where(name, level), value))
     return number
 
