@@ -21,6 +21,8 @@ from __future__ import annotations
 import math
 import os
 
+from ansible_collections.modelarts.training.plugins.module_utils.phases import DEFAULT_FAIL_ON, DEFAULT_WAIT_FOR, PHASES
+
 DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_REQUEST_TIMEOUT = 30.0
 DEFAULT_BACKOFF_RETRIES = 4
@@ -58,7 +60,7 @@ CONNECTION_OPTIONS = {
 
 SECRET_OPTIONS = ("secret_key", "security_token", "auth_token", "password")
 
-PHASE_CHOICES = ["Creating", "Pending", "Running", "Failed", "Completed", "Terminating", "Terminated", "Abnormal"]
+PHASE_CHOICES = list(PHASES)
 DEFAULT_WAIT_TIMEOUT = 3600
 DEFAULT_MAX_CONCURRENCY = 16
 MAX_CONCURRENCY_LIMIT = 256
@@ -67,8 +69,8 @@ VALIDATE_CHOICES = ["strict", "warn", "off"]
 # How to wait; documented by the modelarts.training.wait doc fragment.
 WAIT_OPTIONS = {
     "wait": {"type": "bool", "default": False},
-    "wait_for": {"type": "list", "elements": "str", "choices": PHASE_CHOICES, "default": ["Completed"]},
-    "fail_on": {"type": "list", "elements": "str", "choices": PHASE_CHOICES, "default": ["Failed", "Abnormal", "Terminated"]},
+    "wait_for": {"type": "list", "elements": "str", "choices": PHASE_CHOICES, "default": list(DEFAULT_WAIT_FOR)},
+    "fail_on": {"type": "list", "elements": "str", "choices": PHASE_CHOICES, "default": list(DEFAULT_FAIL_ON)},
     "wait_timeout": {"type": "int", "default": DEFAULT_WAIT_TIMEOUT},
     "wait_sleep": {"type": "float", "default": 5.0},
     "wait_sleep_max": {"type": "float", "default": 60.0},

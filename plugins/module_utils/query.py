@@ -19,8 +19,9 @@ import time
 from ansible_collections.modelarts.training.plugins.module_utils.client import HAS_REQUESTS, REQUESTS_IMPORT_ERROR, ModelArtsClient
 from ansible_collections.modelarts.training.plugins.module_utils.errors import MASK, ModelArtsError, label, redact
 from ansible_collections.modelarts.training.plugins.module_utils.fanout import DEFAULT_MAX_CONCURRENCY, fetch_concurrently
-from ansible_collections.modelarts.training.plugins.module_utils.jobs import DEFAULT_FAIL_ON, DEFAULT_WAIT_FOR, ITEM_KEYS, TERMINAL_PHASES, build_item
+from ansible_collections.modelarts.training.plugins.module_utils.jobs import ITEM_KEYS, build_item
 from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError, proxy_secret, resolve
+from ansible_collections.modelarts.training.plugins.module_utils.phases import DEFAULT_FAIL_ON, DEFAULT_WAIT_FOR, TERMINAL_PHASES
 from ansible_collections.modelarts.training.plugins.module_utils.validation import HAS_JSONSCHEMA, JSONSCHEMA_IMPORT_ERROR, SchemaValidationError
 from ansible_collections.modelarts.training.plugins.module_utils.waiter import judge, wait_for_jobs
 

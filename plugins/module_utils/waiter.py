@@ -37,6 +37,7 @@ import time
 from ansible_collections.modelarts.training.plugins.module_utils.errors import label
 from ansible_collections.modelarts.training.plugins.module_utils.fanout import describe_key
 from ansible_collections.modelarts.training.plugins.module_utils.options import wait_option_problems
+from ansible_collections.modelarts.training.plugins.module_utils.phases import TERMINAL_PHASES as PHASE_TERMINAL
 
 OUTCOME_SATISFIED = 'satisfied'
 OUTCOME_FAILED = 'failed'
@@ -57,8 +58,8 @@ ENDING_VERDICTS = frozenset((JOB_FAILED, JOB_UNREACHABLE, JOB_FATAL))
 GROWTH_FACTOR = 1.5
 DEFAULT_NOT_FOUND_TOLERANCE = 3
 
-# Phases a training job never leaves. The module may pass its own table (jobs.py owns the phases).
-TERMINAL_PHASES = frozenset(('Completed', 'Failed', 'Terminated', 'Abnormal'))
+# Phases a training job never leaves (phases.py owns the vocabulary).
+TERMINAL_PHASES = frozenset(PHASE_TERMINAL)
 
 
 class MissingResult(Exception):
