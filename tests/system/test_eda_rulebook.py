@@ -111,6 +111,25 @@ def test_shipped_rulebook_notifies_on_failure(emulator, rulebook_env, tmp_path):
     assert "Terminated" in result.stdout
 
 
+def test_shipped_rulebook_reports_a_document_that_breaks_the_schema(emulator, rulebook_env, tmp_path):
+    """A document that breaks the schema fires the shipped rulebook's schema rule once, never a phase rule; the job stays watched."""
+    job = unique_id("eda-schema")
+    # Its first three answers carry an annotation as a number (the v2 schema wants strings); then it is Terminated.
+    emulator.add_jobs([{"id": job, "name": "eda-schema", "annotations": {"x-strict-breaker": "1"},
+                        "timeline": [{"phase": "Completed", "polls": 3}, "Terminated"],
+                        "faults": [{"type": "drift", "mode": "wrong_types", "paths": ["metadata.annotations.x-strict-breaker"], "count": 3}]}])
+    variables = {"training_job_ids": [job], "poll_interval": 0.3, "stop_when_done": True}
+    # A deployment wrongly started would have the shutdown delay to write its release file under $TMPDIR.
+    env = dict(rulebook_env, TMPDIR=str(tmp_path))
+    result = run_rulebook(env, tmp_path, "modelarts.training.deploy_on_completed", variables, shutdown_delay=60, timeout=120)
+    assert_ran(result)
+    assert result.stdout.count("returned a document that breaks the JSON schema") == 1, result.stdout[-3000:]
+    assert "x-strict-breaker" in result.stdout
+    # The invalid "Completed" never deployed anything; the valid Terminated answer after it was notified.
+    assert "Terminated" in result.stdout
+    assert not list((tmp_path / "modelarts-releases").glob("release-*.json"))
+
+
 def test_shipped_rulebook_deploys_through_the_gate_playbook(emulator, rulebook_env, tmp_path):
     """The shipped rulebook's deploy rule runs playbooks/gate_deployment.yml, which writes the release manifest."""
     job = unique_id("eda-deploy")

@@ -2,61 +2,102 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Event source ``modelarts.training.training_job_phase``: one event per observed phase change of ModelArts training jobs.
 
-A thin shell over the collection's shared pipeline (client -> validation -> normalised item): it
-polls every ``interval`` seconds, in a worker thread so the event loop never blocks, and puts::
-
-    {"modelarts": {"training_job": <item>, "previous_phase": <phase or None>, "phase": <phase>}}
-
-on the queue for every phase change it observes, the first observation included (with
-``previous_phase: None``).  ``<item>`` has the shape of the module's items.
-
-Arguments (see docs/event_source.md):
-
-``training_job_ids``
-    v2 job ids to watch (a list, or one string with ids separated by commas).  A job that reaches a
-    terminal phase (Completed, Failed, Terminated, Abnormal) is no longer polled.  When no job is
-    left to watch the source idles, or ends when ``stop_when_done`` is true.
-``name``
-    Watch every v2 job whose name is exactly this.  The search runs every ``interval``, so jobs
-    created later with that name are picked up; the source never ends by itself.
-``interval``
-    Seconds between polls (default 10, must be > 0).  An event reaches the queue at most about one
-    interval after the phase change.
-``validate``
-    ``strict`` (default), ``warn`` or ``off``, as in the module.  Under ``strict`` a document that
-    breaks the schema produces no event; it is logged and read again with backoff.
-``fail_on``
-    Phases for the item's ``failed`` flag (default Failed, Abnormal, Terminated).
-``max_concurrency``
-    Parallel requests when polling many ids (default 16).
-``stop_when_done``
-    With ``training_job_ids``: end the source once every job is finished (default false).  Then
-    ansible-rulebook shuts down once running actions finish; one still running after
-    ``--shutdown-delay`` seconds (default 60) is cancelled.  Left false, the source idles, which is what an
-    EDA controller activation wants (a source that ends completes the activation, and a restart
-    would observe - and deploy - the completed jobs again).
-Connection options
-    The same names as everywhere in the collection (``region``, ``access_key``, ``secret_key``,
-    ...); an absent one is read from its environment variable (``HUAWEICLOUD_SDK_AK``, ...).
-
-Errors: transient API errors (throttling, 5xx, connection errors, unreadable bodies), schema
-failures and a job not found during its first polls are logged and retried with exponential
-backoff; the source keeps running.  A job that cannot be read for good (not found after it was
-seen or after the first polls, no permission) is logged as an error and no longer watched; when
-no job is left it raises, naming those jobs, so the source ends with an error.  Configuration errors (arguments, missing or
-conflicting credentials, credentials the service refuses, an unknown project) end the source at
-once with a message naming the option.  No secret value ever reaches an event or a log line.
+A thin shell over the collection's one door (``module_utils.query.Query``): the source checks its own
+arguments, hands every other one to the door, polls on its own schedule in a worker thread (so the
+event loop never blocks), and turns what the door and the waiter's ``judge`` say into events, retries
+and log lines.  See DOCUMENTATION below and docs/event_source.md.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import importlib.util
 import json
 import logging
 import os
 import sys
 import time
+
+DOCUMENTATION = r"""
+---
+short_description: Events on the phase changes of Huawei Cloud ModelArts training jobs.
+description:
+  - An ansible-rulebook event source plugin that polls ModelArts training jobs and puts one event on the queue for every
+    phase change it observes, the first observation included.
+  - 'Each event is C({"modelarts": {"training_job": <item>, "previous_phase": <phase or null>, "phase": <phase>}}): the item
+    has the shape of the items of M(modelarts.training.modelarts_training_job_info), with the access tokens of the job''s
+    endpoints masked unless O(include_endpoint_tokens) is set.'
+  - A job is no longer polled once the waiter's verdict on it is final - a terminal phase (C(Completed), C(Failed),
+    C(Terminated), C(Abnormal)) or a O(fail_on) phase - or once it cannot be read for good.
+  - 'Under O(validate=strict) a job document that breaks the JSON schema never gives a phase-change event: the source logs one
+    warning naming the job and the JSON paths, and puts one event C({"modelarts": {"training_job": <item>,
+    "previous_phase": <last valid phase or null>, "phase": null, "schema_errors": [{path, message}, ...]}}) on the queue per
+    change of the document''s phase or errors; the job stays watched.'
+options:
+  training_job_ids:
+    description:
+      - v2 training job ids to watch, as a list or as one string with ids separated by commas (what C(--env-vars) gives).
+      - Exactly one of O(training_job_ids) and O(name) is required.
+    type: list
+    elements: str
+  name:
+    description:
+      - Watch every v2 training job whose name is exactly this. The search runs every O(interval), so jobs created later
+        with that name are picked up; the source never ends by itself.
+    type: str
+  interval:
+    description:
+      - Seconds between polls, greater than 0. An event reaches the queue at most about one interval after the change.
+    type: float
+    default: 10
+  stop_when_done:
+    description:
+      - With O(training_job_ids), end the source once no job is left to watch. Left V(false), the source idles, which is
+        what an EDA controller activation wants (a restarted activation would observe the finished jobs again).
+      - A boolean, or one of Ansible's boolean words; anything else is an error.
+    type: bool
+    default: false
+  fail_on:
+    description:
+      - Phases that set the item's C(failed) flag and end the watch of that job.
+    type: list
+    elements: str
+    choices: [Creating, Pending, Running, Failed, Completed, Terminating, Terminated, Abnormal]
+    default: [Failed, Abnormal, Terminated]
+extends_documentation_fragment:
+  - modelarts.training.connection
+  - modelarts.training.query
+notes:
+  - Arguments win over the HUAWEICLOUD_* environment variables option by option, and credentials are taken as a whole
+    from the arguments when they name any credential option.
+  - An unknown argument, a value of the wrong type (C(interval=soon), C(stop_when_done=perhaps)) or missing, incomplete or
+    conflicting credentials end the source before any request, with a message naming the argument or variable.
+  - Throttling, server errors, connection errors and a job not found during its first polls are retried with backoff; a job
+    that cannot be read for good is dropped with an error; credentials or a project the service refuses end the source.
+  - No secret (secret key, security token, password, IAM token, proxy credentials, endpoint access tokens) reaches an event
+    or a log line.
+requirements:
+  - requests
+  - jsonschema (unless O(validate=off))
+"""
+
+EXAMPLES = r"""
+- modelarts.training.training_job_phase:
+    training_job_ids:
+      - 3f2b8c1e-5d4a-4e1b-9c7f-2a6d8e0b1c4d
+    interval: 30
+
+- modelarts.training.training_job_phase:
+    name: resnet50-nightly
+    interval: 60
+    region: cn-north-4
+
+- modelarts.training.training_job_phase:
+    training_job_ids: "{{ training_job_ids }}"
+    stop_when_done: true
+    validate: warn
+"""
 
 NAME = "modelarts.training.training_job_phase"
 
@@ -70,26 +111,50 @@ def _collection_parent(path):
     return None
 
 
-# ansible-rulebook loads this file with runpy.run_path() and puts nothing on sys.path, and it does
-# not install ansible-core's collection loader, so ``ansible_collections`` imports resolve only
-# when the directory holding the collection tree is importable.  Putting the tree this very file
-# lives in first makes the shared code the same version as this source.
-_PARENT = _collection_parent(__file__)
-if _PARENT and _PARENT not in sys.path:
-    sys.path.insert(0, _PARENT)
+def _collection_importable():
+    try:
+        return importlib.util.find_spec("ansible_collections.modelarts.training") is not None
+    except ImportError:
+        return False
+
+
+# Why a sys.path entry: ansible-rulebook (1.3.2: engine.start_source) finds the file through
+# `ansible-galaxy collection list` and runs it with runpy.run_path(); it puts nothing on sys.path and
+# does not install ansible-core's collection loader, so `ansible_collections.*` imports resolve only
+# where the directory holding the collection tree is already importable (ansible-test, PYTHONPATH,
+# a site-packages install).  Only when it is not, the tree this very file lives in is appended, so
+# the shared code is the copy installed next to this source.  Nothing is changed otherwise.
+if not _collection_importable():
+    _PARENT = _collection_parent(__file__)
+    if _PARENT and _PARENT not in sys.path:
+        sys.path.append(_PARENT)
 
 # pylint: disable=wrong-import-position
-from ansible_collections.modelarts.training.plugins.module_utils.client import ModelArtsClient  # noqa: E402
-from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError  # noqa: E402
-from ansible_collections.modelarts.training.plugins.module_utils.fanout import DEFAULT_MAX_CONCURRENCY, fetch_concurrently  # noqa: E402
-from ansible_collections.modelarts.training.plugins.module_utils.jobs import DEFAULT_FAIL_ON, PHASES, VALIDATE_MODES  # noqa: E402
 from ansible_collections.modelarts.training.plugins.module_utils.options import (  # noqa: E402
     CONNECTION_OPTIONS,
+    LEVEL_ARGUMENT,
+    QUERY_OPTIONS,
     ConnectionConfigError,
+    convert,
+    to_bool,
+    where,
 )
-from ansible_collections.modelarts.training.plugins.module_utils.query import describe, fetch_item, keys_for_name, v2_key  # noqa: E402
-from ansible_collections.modelarts.training.plugins.module_utils.validation import SchemaValidationError  # noqa: E402
-from ansible_collections.modelarts.training.plugins.module_utils.waiter import DEFAULT_NOT_FOUND_TOLERANCE, GROWTH_FACTOR  # noqa: E402
+from ansible_collections.modelarts.training.plugins.module_utils.query import (  # noqa: E402
+    ModelArtsError,
+    Query,
+    SchemaValidationError,
+    describe,
+    unseen_item,
+    v2_key,
+)
+from ansible_collections.modelarts.training.plugins.module_utils.waiter import (  # noqa: E402
+    DEFAULT_NOT_FOUND_TOLERANCE,
+    GROWTH_FACTOR,
+    JOB_DONE,
+    JOB_FAILED,
+    JOB_TOLERATED,
+    JOB_UNREACHABLE,
+)
 
 # pylint: enable=wrong-import-position
 
@@ -97,16 +162,19 @@ logger = logging.getLogger(NAME)
 
 DEFAULT_INTERVAL = 10.0
 ROUND_TRIPS_KEPT = 5
-SOURCE_ARGS = ("training_job_ids", "name", "interval", "validate", "fail_on", "max_concurrency", "stop_when_done")
+# The source's own arguments; everything else it accepts is the door's.
+SOURCE_ARGUMENTS = ("training_job_ids", "name", "interval", "stop_when_done")
+DOOR_ARGUMENTS = tuple(CONNECTION_OPTIONS) + tuple(QUERY_OPTIONS) + ("fail_on",)
+# Verdicts after which a job is not polled again.
+FINAL_VERDICTS = frozenset((JOB_DONE, JOB_FAILED, JOB_UNREACHABLE))
 # Errors that say the credentials or the project are wrong: every job would fail the same way, so
 # the source ends at once instead of dropping the jobs one by one.
-CREDENTIAL_ERROR_CODES = frozenset(("APIG.0301", "APIG.0303", "APIG.0307", "ModelArts.2786", "ModelArts.0210"))
-_TRUE = ("1", "true", "yes", "on", "y", "t")
-_FALSE = ("0", "false", "no", "off", "n", "f", "")
+CREDENTIAL_ERROR_CODES = frozenset(("APIG.0301", "APIG.0303", "APIG.0307", "APIGW.0301", "APIGW.0303", "APIGW.0307",
+                                    "ModelArts.2786", "ModelArts.0210"))
 
 
-class SourceConfigError(Exception):
-    """The source cannot run with these arguments or this environment; the message names the option."""
+class SourceConfigError(ValueError):
+    """The source cannot run with these arguments or this environment; the message names the argument."""
 
 
 class SourceError(Exception):
@@ -116,122 +184,62 @@ class SourceError(Exception):
 # -- arguments ---------------------------------------------------------------------------------
 
 
-def _to_bool(name, value):
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
-    raise SourceConfigError("%s: %s must be a boolean (true/false), got %r" % (NAME, name, value))
-
-
-def _to_number(name, value, kind):
-    if isinstance(value, bool):
-        raise SourceConfigError("%s: %s must be a number, got %r" % (NAME, name, value))
-    try:
-        return kind(value)
-    except (TypeError, ValueError):
-        raise SourceConfigError("%s: %s must be %s, got %r" % (NAME, name, "an integer" if kind is int else "a number", value)) from None
-
-
-def _coerce_option(name, value):
-    """Convert an argument or environment string to the option's type (connection options only)."""
-    spec = CONNECTION_OPTIONS[name][0]
-    kind = spec.get("type", "str")
-    if kind == "bool":
-        return _to_bool(name, value)
-    if kind in ("int", "float"):
-        return _to_number(name, value, int if kind == "int" else float)
-    if not isinstance(value, str):
-        # Secrets are strings: naming the type, not the value, keeps a mistyped secret out of the message.
-        raise SourceConfigError("%s: %s must be a string, got a %s" % (NAME, name, type(value).__name__))
-    if kind == "path":
-        return os.path.expanduser(value)
-    return value
-
-
-def connection_params(args, environ=None):
-    """The connection options from the source ``args``, falling back to each option's environment variable.
-
-    The names and variables are those of ``options.CONNECTION_OPTIONS``; empty values count as unset.
-    """
-    environ = os.environ if environ is None else environ
-    params = {}
-    for name, (_spec, env) in CONNECTION_OPTIONS.items():
-        value = args.get(name)
-        if value in (None, "") and env:
-            value = environ.get(env)
-        if value in (None, ""):
-            continue
-        params[name] = _coerce_option(name, value)
-    return params
+def _blank(value):
+    return value is None or value == [] or (isinstance(value, str) and not value.strip())
 
 
 def _id_list(value):
     if isinstance(value, str):
         value = value.split(",")
     if not isinstance(value, (list, tuple)):
-        raise SourceConfigError("%s: training_job_ids must be a list of job ids or a comma-separated string" % NAME)
+        raise SourceConfigError("%s: %s must be a list of job ids or a comma-separated string" % (NAME, where("training_job_ids", LEVEL_ARGUMENT)))
     ids = []
     for entry in value:
         if not isinstance(entry, (str, int)) or isinstance(entry, bool):
-            raise SourceConfigError("%s: training_job_ids must hold job id strings, got a %s" % (NAME, type(entry).__name__))
+            raise SourceConfigError("%s: %s must hold job id strings, got a %s" % (
+                NAME, where("training_job_ids", LEVEL_ARGUMENT), type(entry).__name__))
         text = str(entry).strip()
         if text:
             ids.append(text)
     return list(dict.fromkeys(ids))
 
 
-def _phase_list(value):
-    if isinstance(value, str):
-        value = [part.strip() for part in value.split(",") if part.strip()]
-    if not isinstance(value, (list, tuple)) or not all(isinstance(phase, str) for phase in value):
-        raise SourceConfigError("%s: fail_on must be a list of phases" % NAME)
-    unknown = [phase for phase in value if phase not in PHASES]
-    if unknown:
-        raise SourceConfigError("%s: fail_on has unknown phases %s; use some of %s" % (NAME, ", ".join(unknown), ", ".join(PHASES)))
-    return tuple(value)
+class Arguments(object):
+    """The source's own arguments (``training_job_ids`` or ``name``, ``interval``, ``stop_when_done``), checked.
 
-
-class Settings(object):
-    """The validated source arguments, connection options apart."""
+    Unknown arguments are refused here, before the door sees the rest; ``eda_*`` keys are ansible-rulebook's own.
+    """
 
     def __init__(self, args):
-        unknown = sorted(key for key in args if key not in SOURCE_ARGS and key not in CONNECTION_OPTIONS and not str(key).startswith("eda_"))
+        unknown = sorted(str(key) for key in args
+                         if key not in SOURCE_ARGUMENTS and key not in DOOR_ARGUMENTS and not str(key).startswith("eda_"))
         if unknown:
-            raise SourceConfigError("%s: unknown arguments %s" % (NAME, ", ".join(str(key) for key in unknown)))
-        has_ids = args.get("training_job_ids") not in (None, "", [])
-        has_name = args.get("name") not in (None, "")
+            raise SourceConfigError("%s: unknown arguments %s; see the DOCUMENTATION of the source or docs/event_source.md" % (
+                NAME, ", ".join(unknown)))
+        has_ids = not _blank(args.get("training_job_ids"))
+        has_name = not _blank(args.get("name"))
         if has_ids == has_name:
             raise SourceConfigError("%s: set exactly one of training_job_ids or name" % NAME)
         self.ids = _id_list(args["training_job_ids"]) if has_ids else []
         if has_ids and not self.ids:
             raise SourceConfigError("%s: training_job_ids holds no job id" % NAME)
-        self.name = str(args["name"]) if has_name else None
-        interval = args.get("interval")
-        self.interval = DEFAULT_INTERVAL if interval in (None, "") else _to_number("interval", interval, float)
+        self.name = None
+        if has_name:
+            if not isinstance(args["name"], (str, int)) or isinstance(args["name"], bool):
+                raise SourceConfigError("%s: %s must be a string, got a %s" % (NAME, where("name", LEVEL_ARGUMENT), type(args["name"]).__name__))
+            self.name = str(args["name"])
+        self.interval = DEFAULT_INTERVAL
+        self.stop_when_done = False
+        try:
+            if not _blank(args.get("interval")):
+                self.interval = convert("interval", {"type": "float"}, args["interval"], LEVEL_ARGUMENT)
+            if not _blank(args.get("stop_when_done")):
+                self.stop_when_done = to_bool(args["stop_when_done"], "stop_when_done", LEVEL_ARGUMENT)
+        except ConnectionConfigError as error:
+            raise SourceConfigError("%s: %s" % (NAME, error)) from None
         if not self.interval > 0:
-            raise SourceConfigError("%s: interval must be a number of seconds greater than 0, got %r" % (NAME, interval))
-        self.validate = str(args.get("validate") or "strict")
-        if self.validate not in VALIDATE_MODES:
-            raise SourceConfigError("%s: validate must be one of %s, got %r" % (NAME, ", ".join(VALIDATE_MODES), self.validate))
-        self.fail_on = _phase_list(args["fail_on"]) if args.get("fail_on") is not None else DEFAULT_FAIL_ON
-        concurrency = args.get("max_concurrency")
-        self.max_concurrency = DEFAULT_MAX_CONCURRENCY if concurrency in (None, "") else _to_number("max_concurrency", concurrency, int)
-        if self.max_concurrency < 1:
-            raise SourceConfigError("%s: max_concurrency must be at least 1, got %r" % (NAME, concurrency))
-        stop = args.get("stop_when_done")
-        self.stop_when_done = False if stop in (None, "") else _to_bool("stop_when_done", stop)
-
-
-def build_client(args, environ=None, **client_kwargs):
-    """A :class:`ModelArtsClient` from the source arguments and environment; :class:`SourceConfigError` when they are wrong."""
-    try:
-        return ModelArtsClient(connection_params(args, environ), **client_kwargs)
-    except ConnectionConfigError as error:
-        raise SourceConfigError("%s: %s" % (NAME, error)) from None
+            raise SourceConfigError("%s: %s must be a number of seconds greater than 0, got %r" % (
+                NAME, where("interval", LEVEL_ARGUMENT), args.get("interval")))
 
 
 # -- events ------------------------------------------------------------------------------------
@@ -240,6 +248,15 @@ def build_client(args, environ=None, **client_kwargs):
 def make_event(item, previous_phase):
     """The event for one observed phase change."""
     return {"modelarts": {"training_job": item, "previous_phase": previous_phase, "phase": item.get("phase")}}
+
+
+def make_invalid_event(item, schema_errors, previous_phase):
+    """The event for a document that breaks the JSON schema under ``validate: strict``.
+
+    ``phase`` is None so that no rule written for phase changes (``event.modelarts.phase == "Completed"``)
+    acts on a document the user chose not to trust; the phase read from it stays in ``training_job``.
+    """
+    return {"modelarts": {"training_job": item, "previous_phase": previous_phase, "phase": None, "schema_errors": list(schema_errors)}}
 
 
 def scrub(value, redact):
@@ -253,204 +270,273 @@ def scrub(value, redact):
     return value
 
 
-def _unchanged(text):
-    return text
-
-
 def is_credential_error(error):
-    """True when a ModelArtsError says the credentials or project are wrong for every job, not just one."""
+    """True when an error says the credentials or project are wrong for every job, not just one."""
     return getattr(error, "status", None) == 401 or getattr(error, "error_code", None) in CREDENTIAL_ERROR_CODES
 
 
 def backoff_delay(interval, failures, cap):
-    """Seconds before trying again after ``failures`` consecutive retryable errors: interval * 1.5^(n-1), capped."""
+    """Seconds before trying again after ``failures`` consecutive tolerated errors: interval * 1.5^(n-1), capped."""
     return min(max(cap, interval), interval * GROWTH_FACTOR ** max(0, failures - 1))
+
+
+def _signature(problems):
+    return tuple((entry.get("path"), entry.get("message")) for entry in problems or [])
+
+
+def _paths(problems):
+    problems = list(problems or [])
+    text = ", ".join("%s (%s)" % (entry.get("path"), entry.get("message")) for entry in problems[:5]) or "none"
+    return text + (" and %d more" % (len(problems) - 5) if len(problems) > 5 else "")
 
 
 class JobState(object):
     """What the source knows of one watched job."""
 
-    __slots__ = ("phase", "seen", "failures", "not_found", "due")
+    __slots__ = ("phase", "seen", "polls", "failures", "due", "reported", "invalid")
 
     def __init__(self, due):
-        self.phase = None
+        self.phase = None        # the last phase read from a document that was accepted
         self.seen = False
-        self.failures = 0
-        self.not_found = 0
+        self.polls = 0           # observations so far (answers and errors), as the waiter counts polls
+        self.failures = 0        # consecutive tolerated errors, for the backoff
         self.due = due
+        self.reported = None     # the schema problems last warned about, so a lasting problem warns once
+        self.invalid = None      # (phase, problems) of the last invalid-document event
 
 
 class Watcher(object):
-    """Change detection and error policy over polls; the I/O is handed in by :meth:`run`.
+    """Change detection over polls, with the waiter's verdicts (``query.judge``) as the error policy.
 
-    ``clock`` is monotonic seconds.  ``fetch`` / ``search`` / ``prepare`` are blocking callables run
-    in a worker thread: ``fetch(keys) -> {key: item or Exception}``, ``search() -> (keys, items)``
-    and ``prepare()`` (once, before the first poll).  ``redact(text)`` masks secret values.
+    ``query`` is the door (``module_utils.query.Query``): its blocking ``fetch(keys)``,
+    ``search(name)`` and ``client.resolve_project_id()`` run in a worker thread; ``judge``, ``redact``
+    and ``settings`` are read here.  ``clock`` is monotonic seconds.
     """
 
     # pylint: disable=too-many-instance-attributes
 
-    def __init__(self, settings, fetch=None, search=None, clock=time.monotonic, backoff_cap=30.0, redact=_unchanged, prepare=None):
-        self.settings = settings
-        self.fetch = fetch
-        self.search = search
-        self.prepare = prepare
+    def __init__(self, arguments, query, clock=time.monotonic):
+        self.arguments = arguments
+        self.query = query
         self.clock = clock
-        self.backoff_cap = backoff_cap
-        # The client's redact(): it also masks IAM tokens issued after start-up.
-        self.redact = redact
+        self.backoff_cap = float(query.settings.connection["backoff_max_delay"])
+        self.validate = query.settings.validate
         now = clock()
-        self.jobs = dict((key, JobState(now)) for key in settings.ids)
+        self.jobs = dict((v2_key(job_id), JobState(now)) for job_id in arguments.ids)
         self.finished = {}
         self.dropped = {}
-        self.search_state = JobState(now) if settings.name else None
+        self.search_state = JobState(now) if arguments.name is not None else None
+        self.prepare_state = JobState(now)
         # A poll starts this much early so that its answer, not its start, lands within one interval.
         self.lead = 0.0
         self.round_trips = collections.deque(maxlen=ROUND_TRIPS_KEPT)
 
+    def redact(self, text):
+        """``text`` with every secret the door knows masked (IAM tokens issued since start-up included)."""
+        return self.query.redact(text)
+
     # -- pure decisions --------------------------------------------------------
 
     def observe(self, key, item):
-        """Record one successful read of ``key``; return its event, or None when the phase did not change."""
+        """Record one readable answer for ``key``; return its event, or None when the phase did not change."""
         state = self.jobs.setdefault(key, JobState(self.clock()))
+        state.polls += 1
         state.failures = 0
-        state.not_found = 0
+        state.invalid = None
         phase = item.get("phase")
         if phase is None:
             # Only possible under validate warn/off: a phase we cannot read is no phase change.
-            logger.warning("training job %s: the answer holds no readable phase; schema errors: %s", key, _paths(item))
+            self._report(key, state, ("no phase",) + _signature(item.get("schema_errors")),
+                         "training job %s: the answer holds no readable phase; schema errors: %s" % (describe(key), _paths(item.get("schema_errors"))))
             return None
+        if self.validate == "warn":
+            problems = item.get("schema_errors")
+            self._report(key, state, _signature(problems),
+                         "training job %s: the answer breaks the JSON schema (validate: warn): %s" % (describe(key), _paths(problems)))
+        elif state.reported:
+            self._report(key, state, (), "")
+        verdict, _reason = self.query.judge(item, state.polls)
         event = None
         if not state.seen or phase != state.phase:
             event = scrub(make_event(item, state.phase if state.seen else None), self.redact)
-            logger.info("training job %s (%s): %s -> %s", key, item.get("name"), state.phase if state.seen else "(first seen)", phase)
+            logger.info("training job %s (%s): %s -> %s", describe(key), item.get("name"), state.phase if state.seen else "(first seen)", phase)
         state.seen = True
         state.phase = phase
-        if item.get("terminal"):
+        if verdict in FINAL_VERDICTS:
             self.finished[key] = phase
             del self.jobs[key]
-            logger.info("training job %s is %s: no longer watched", key, phase)
+            logger.info("training job %s is %s: no longer watched", describe(key), phase)
         return event
 
+    def invalid(self, key, error):
+        """Record a document that breaks the JSON schema (``validate: strict``); return its event once per change, else None."""
+        state = self.jobs.setdefault(key, JobState(self.clock()))
+        state.polls += 1
+        item = unseen_item(key, error)
+        problems = list(getattr(error, "errors", None) or [])
+        self._report(key, state, _signature(problems), "training job %s: the answer breaks the JSON schema (validate: strict), "
+                     "so it gives no phase-change event: %s" % (describe(key), _paths(problems)))
+        observed = (item.get("phase"), _signature(problems))
+        if observed == state.invalid:
+            return None
+        state.invalid = observed
+        return scrub(make_invalid_event(item, problems, state.phase if state.seen else None), self.redact)
+
+    def _report(self, key, state, signature, text):
+        """Warn about schema problems once per change; note when they are gone."""
+        if signature == (state.reported or ()):
+            return
+        if signature:
+            logger.warning("%s", self.redact(text))
+        else:
+            logger.info("training job %s: the answer matches the JSON schema again", describe(key))
+        state.reported = signature or None
+
     def record_error(self, key, error):
-        """Apply the error policy to one failed read of ``key``; raise :class:`SourceError` when the source must end."""
+        """Apply the waiter's verdict to one failed read of ``key``; return an event (invalid document) or None.
+
+        Raises :class:`SourceError` when the error says every job would fail the same way.
+        """
         state = self.jobs[key]
+        if isinstance(error, SchemaValidationError):
+            event = self.invalid(key, error)
+            # Read again with backoff, as for tolerated errors; the warning was given once by invalid().
+            self._retry(state, "training job %s still breaks the JSON schema" % describe(key), level=logging.DEBUG)
+            return event
+        state.polls += 1
+        verdict, _reason = self.query.judge(error, self._poll_number(state))
         message = _message(error, self.redact)
+        if verdict == JOB_TOLERATED:
+            if getattr(error, "not_found", False):
+                self._retry(state, "training job %s not found yet (poll %d of %d, a new job may not be visible at once): %s" % (
+                    describe(key), state.polls, DEFAULT_NOT_FOUND_TOLERANCE + 1, message))
+            else:
+                self._retry(state, "training job %s: %s" % (describe(key), message))
+            return None
         if is_credential_error(error):
             raise SourceError("%s: %s" % (NAME, message))
-        if getattr(error, "not_found", False) and not state.seen and state.not_found < DEFAULT_NOT_FOUND_TOLERANCE:
-            state.not_found += 1
-            return self._retry(state, "training job %s not found yet (try %d of %d, a new job may not be visible at once): %s" % (
-                key, state.not_found, DEFAULT_NOT_FOUND_TOLERANCE + 1, message))
-        if getattr(error, "transient", False) or isinstance(error, SchemaValidationError):
-            return self._retry(state, "training job %s: %s" % (key, message))
-        logger.error("training job %s: %s; it is no longer watched", key, message)
+        logger.error("training job %s: %s; it is no longer watched", describe(key), message)
         self.dropped[key] = message
         del self.jobs[key]
         return None
 
+    @staticmethod
+    def _poll_number(state):
+        # The judge tolerates "not found" during a job's first polls because a new job may not be
+        # visible yet.  A job this source has seen is visible: not found now means deleted, so its
+        # grace is over whatever the count of polls.
+        return state.polls if not state.seen else max(state.polls, DEFAULT_NOT_FOUND_TOLERANCE + 1)
+
     def record_search_error(self, error):
-        """Apply the error policy to a failed name search; raise :class:`SourceError` when it cannot succeed."""
+        """Apply the waiter's verdict to a failed name search; raise :class:`SourceError` when it cannot succeed."""
+        state = self.search_state
+        state.polls += 1
         message = _message(error, self.redact)
-        if getattr(error, "transient", False) or isinstance(error, SchemaValidationError):
-            return self._retry(self.search_state, "search for training jobs named %r: %s" % (self.settings.name, message))
+        verdict, _reason = self.query.judge(error, state.polls)
+        if verdict == JOB_TOLERATED and not getattr(error, "not_found", False):
+            return self._retry(state, "search for training jobs named %r: %s" % (self.arguments.name, message))
         raise SourceError("%s: %s" % (NAME, message))
 
-    def _retry(self, state, text):
+    def _retry(self, state, text, level=logging.WARNING):
         state.failures += 1
-        delay = backoff_delay(self.settings.interval, state.failures, self.backoff_cap)
+        delay = backoff_delay(self.arguments.interval, state.failures, self.backoff_cap)
         state.due = self.clock() + delay
-        logger.warning("%s; retrying in %.1fs (attempt %d)", text, delay, state.failures)
+        logger.log(level, "%s; retrying in %.1fs (attempt %d)", self.redact(text), delay, state.failures)
 
-    def searched(self, keys, items):
-        """Events for the jobs a name search returned; forgets unfinished jobs the search no longer returns (deleted)."""
-        state = self.search_state
-        state.failures = 0
+    def searched(self, keys, found):
+        """Events for what a name search returned (items, or the schema errors of single documents).
+
+        Forgets unfinished jobs the search no longer returns (deleted).
+        """
+        self.search_state.failures = 0
+        self.search_state.polls = 0
         events = []
         for key in keys:
             if key in self.finished:
                 continue
-            event = self.observe(key, items[key])
+            result = found[key]
+            event = self.invalid(key, result) if isinstance(result, SchemaValidationError) else self.observe(key, result)
             if event:
                 events.append(event)
-        for key in [key for key in self.jobs if key not in items]:
-            logger.info("training job %s is no longer returned by the search for %r: no longer watched", key, self.settings.name)
+        for key in [key for key in self.jobs if key not in found]:
+            logger.info("training job %s is no longer returned by the search for %r: no longer watched", describe(key), self.arguments.name)
             del self.jobs[key]
         return events
 
     def done(self):
         """Whether no job is left to poll (never with ``name``: a job of that name may appear later)."""
-        return not self.settings.name and not self.jobs
+        return self.arguments.name is None and not self.jobs
 
     def next_due(self):
         """Monotonic time of the next poll."""
-        dues = [state.due for state in self.jobs.values()]
         if self.search_state is not None:
-            dues.append(self.search_state.due)
-        return min(dues) if dues else self.clock() + self.settings.interval
+            # With name, one search a round reads every job: the jobs' own states hold no schedule.
+            return self.search_state.due
+        dues = [state.due for state in self.jobs.values()]
+        return min(dues) if dues else self.clock() + self.arguments.interval
 
     # -- the loop --------------------------------------------------------------
 
     async def run(self, queue):
         """Poll until :meth:`done`; put every event on ``queue``."""
-        if self.prepare is not None:
-            await self._prepare()
+        await self._prepare()
         while not self.done():
             wait = self.next_due() - self.clock()
             if wait > 0:
                 await asyncio.sleep(wait)
             started = self.clock()
-            events = await (self._search_round(started) if self.settings.name else self._fetch_round(started))
+            events = await (self._search_round(started) if self.arguments.name is not None else self._fetch_round(started))
             for event in events:
                 await queue.put(event)
         self._finish()
-        if not self.settings.stop_when_done:
+        if not self.arguments.stop_when_done:
             logger.info("nothing left to watch; idling until ansible-rulebook stops (stop_when_done is false)")
             await asyncio.Event().wait()
 
     async def _prepare(self):
-        """Resolve what every request needs (the project id) before the first poll, retrying transient errors."""
-        state = JobState(self.clock())
+        """Resolve what every request needs (the project id) before the first poll, judging errors like a poll's."""
+        state = self.prepare_state
         while True:
             try:
-                await asyncio.to_thread(self.prepare)
+                await asyncio.to_thread(self.query.client.resolve_project_id)
                 return
             except ModelArtsError as error:
-                if not error.transient:
-                    raise SourceError("%s: %s" % (NAME, _message(error, self.redact))) from None
-                self._retry(state, _message(error, self.redact))
+                state.polls += 1
+                message = _message(error, self.redact)
+                verdict, _reason = self.query.judge(error, state.polls)
+                if verdict != JOB_TOLERATED or getattr(error, "not_found", False):
+                    raise SourceError("%s: %s" % (NAME, message)) from None
+                self._retry(state, message)
             await asyncio.sleep(max(0.0, state.due - self.clock()))
 
     async def _fetch_round(self, started):
         keys = [key for key, state in self.jobs.items() if state.due <= started]
         if not keys:
             return []
-        results = await asyncio.to_thread(self.fetch, keys)
+        results = await asyncio.to_thread(self.query.fetch, keys)
         self._schedule(started, keys)
         events = []
         for key in keys:
             result = results.get(key)
-            if isinstance(result, BaseException):
-                self.record_error(key, result)
-                continue
-            event = self.observe(key, result)
+            event = self.record_error(key, result) if isinstance(result, BaseException) else self.observe(key, result)
             if event:
                 events.append(event)
         return events
 
     async def _search_round(self, started):
         try:
-            keys, items = await asyncio.to_thread(self.search)
-        except (ModelArtsError, SchemaValidationError) as error:
+            keys, found = await asyncio.to_thread(self.query.search, self.arguments.name)
+        except ModelArtsError as error:
             self.record_search_error(error)
             return []
         self.search_state.due = self._next_round(started)
-        return self.searched(keys, items)
+        return self.searched(keys, found)
 
     def _schedule(self, started, keys):
         due = self._next_round(started)
         for key in keys:
             state = self.jobs.get(key)
+            # A read that fails this round is given its backoff afterwards, by _retry().
             if state is not None:
                 state.due = due
 
@@ -459,16 +545,16 @@ class Watcher(object):
         # jitter), so its answer, not its start, comes within one interval of this one's; at most
         # half an interval early, so a slow round cannot turn into back-to-back polling.
         self.round_trips.append(self.clock() - started)
-        self.lead = min(max(self.round_trips), self.settings.interval / 2.0)
-        return started + self.settings.interval - self.lead
+        self.lead = min(max(self.round_trips), self.arguments.interval / 2.0)
+        return started + self.arguments.interval - self.lead
 
     def _finish(self):
         # Dropped jobs end the source even with stop_when_done false: idling would hide the error.
         if self.dropped:
-            lines = "; ".join("%s: %s" % (key, text) for key, text in self.dropped.items())
+            lines = "; ".join("%s: %s" % (describe(key), text) for key, text in self.dropped.items())
             raise SourceError("%s: stopped after %d training job(s) could not be read: %s" % (NAME, len(self.dropped), lines))
         logger.info("every watched training job is finished (%s)",
-                    ", ".join("%s %s" % (key, phase) for key, phase in self.finished.items()))
+                    ", ".join("%s %s" % (describe(key), phase) for key, phase in self.finished.items()))
 
 
 def _message(error, redact):
@@ -476,45 +562,36 @@ def _message(error, redact):
     return redact(str(error))
 
 
-def _paths(item):
-    errors = item.get("schema_errors") or []
-    return ", ".join("%s (%s)" % (entry.get("path"), entry.get("message")) for entry in errors[:5]) or "none"
+def build_watcher(args, environ=None, clock=time.monotonic, **query_kwargs):
+    """Check ``args``, open the door with them and return ``(watcher, query)``; :class:`SourceConfigError` when they are wrong.
 
-
-def build_watcher(args, environ=None, clock=time.monotonic, **client_kwargs):
-    """Validate ``args`` and return ``(watcher, client)``; :class:`SourceConfigError` when they are wrong."""
+    ``environ`` (default ``os.environ``) is the environment the door reads below the arguments.
+    """
     if not isinstance(args, dict):
         raise SourceConfigError("%s: the arguments must be a mapping" % NAME)
-    settings = Settings(args)
-    client = build_client(args, environ, **client_kwargs)
-
-    def fetch_one(key, deadline):
-        return fetch_item(client, key, validate=settings.validate, fail_on=settings.fail_on, deadline=deadline)
-
-    def fetch(keys):
-        return fetch_concurrently(keys, fetch_one, max_concurrency=settings.max_concurrency)
-
-    def search():
-        return keys_for_name(client, settings.name, validate=settings.validate, fail_on=settings.fail_on)
-
-    def prepare():
-        return client.project_id
-
-    watcher = Watcher(settings, fetch=fetch, search=search, clock=clock, backoff_cap=float(client.params["backoff_max_delay"]),
-                      redact=client.redact, prepare=prepare)
-    return watcher, client
+    arguments = Arguments(args)
+    door = dict((key, value) for key, value in args.items() if key in DOOR_ARGUMENTS)
+    try:
+        # The door sizes the HTTP pool to max_concurrency; nothing smaller is passed here.
+        query = Query([(LEVEL_ARGUMENT, door)], environ=environ, clock=clock, **query_kwargs)
+    except ConnectionConfigError as error:
+        raise SourceConfigError("%s: %s" % (NAME, error)) from None
+    return Watcher(arguments, query, clock=clock), query
 
 
 async def main(queue, args):
     """ansible-rulebook entry point: watch the jobs ``args`` select and put phase-change events on ``queue``."""
-    watcher, client = build_watcher(dict(args or {}))
-    what = "training jobs named %r" % watcher.settings.name if watcher.settings.name else \
-        "training job(s) %s" % ", ".join(describe(v2_key(key)) for key in watcher.settings.ids)
-    logger.info("watching %s every %ss at %s", what, watcher.settings.interval, client.endpoint)
+    watcher, query = build_watcher(dict(args or {}))
     try:
+        for warning in query.warnings:
+            logger.warning("%s", warning)
+        arguments = watcher.arguments
+        what = "training jobs named %r" % arguments.name if arguments.name is not None else \
+            "training job(s) %s" % ", ".join(describe(key) for key in watcher.jobs)
+        logger.info("watching %s every %ss at %s", what, arguments.interval, query.client.endpoint)
         await watcher.run(queue)
     finally:
-        client.close()
+        query.close()
 
 
 if __name__ == "__main__":

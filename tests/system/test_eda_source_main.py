@@ -1,0 +1,278 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The event source's ``main()`` against the HTTPS emulator, loaded the way ansible-rulebook loads it.
+
+The source is loaded from the staged collection with ``runpy.run_path``, as ansible-rulebook does,
+so these tests also prove that its ``ansible_collections`` imports resolve without any help.  Its
+pure logic (arguments, change detection, verdicts) is tested without I/O in
+tests/unit/plugins/event_source/test_training_job_phase.py.
+"""
+
+import asyncio
+import json
+import logging
+import os
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+
+from eda_helpers import SOURCE_PATH, connection_args, load_source, unique_id
+
+LOGGER = "modelarts.training.training_job_phase"
+
+
+@pytest.fixture(scope="module")
+def src(collection_root):
+    """The source module's globals."""
+    return load_source(collection_root)
+
+
+def run(coro, timeout=30):
+    return asyncio.run(asyncio.wait_for(coro, timeout))
+
+
+async def collect(src, args, queue=None, until=None):
+    """Run main() until it returns (or ``until(events)`` is true, then cancel it); return the events."""
+    queue = queue or asyncio.Queue()
+    task = asyncio.ensure_future(src["main"](queue, args))
+    events = []
+    while True:
+        getter = asyncio.ensure_future(queue.get())
+        done, _pending = await asyncio.wait({task, getter}, return_when=asyncio.FIRST_COMPLETED)
+        if getter in done:
+            events.append(getter.result())
+            if until and until(events):
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+                return events
+            continue
+        getter.cancel()
+        while not queue.empty():
+            events.append(queue.get_nowait())
+        task.result()
+        return events
+
+
+def phases(events):
+    return [(e["modelarts"]["training_job"]["id"], e["modelarts"]["previous_phase"], e["modelarts"]["phase"]) for e in events]
+
+
+# -- main() against the emulator ---------------------------------------------------------------
+
+
+def test_main_time_driven_job_gives_each_phase_once_in_order(src, emulator):
+    job = unique_id("logic-time")
+    emulator.add_jobs([{"id": job, "name": "logic-time", "timeline": [
+        {"phase": "Pending", "seconds": 1.0}, {"phase": "Running", "seconds": 1.0}, "Completed"]}])
+    events = run(collect(src, dict(connection_args(emulator), training_job_ids=[job], interval=0.2, stop_when_done=True)))
+    assert phases(events) == [(job, None, "Pending"), (job, "Pending", "Running"), (job, "Running", "Completed")]
+    finished = events[-1]["modelarts"]["training_job"]
+    assert finished["completed"] is True and finished["terminal"] is True and finished["api_version"] == "v2"
+    assert finished["details"]["metadata"]["id"] == job
+
+
+def test_main_reads_connection_from_environment(src, emulator, monkeypatch):
+    for name, value in emulator.env().items():
+        monkeypatch.setenv(name, value)
+    # Without a project id the source looks it up in IAM (from the region) before the first poll.
+    monkeypatch.delenv("HUAWEICLOUD_SDK_PROJECT_ID")
+    since = emulator.requests()[-1]["seq"] if emulator.requests() else 0
+    job = unique_id("logic-env")
+    emulator.add_jobs([{"id": job, "name": "logic-env", "phase": "Completed"}])
+    events = run(collect(src, {"training_job_ids": job, "interval": 0.2, "stop_when_done": True}))
+    assert phases(events) == [(job, None, "Completed")]
+    paths = [entry["path"] for entry in emulator.requests(since=since)]
+    assert paths[0].startswith("/v3/projects") and any(job in path for path in paths[1:])
+
+
+def test_main_idles_after_the_last_job_unless_told_to_stop(src, emulator):
+    job = unique_id("logic-idle")
+    emulator.add_jobs([{"id": job, "name": "logic-idle", "phase": "Failed"}])
+
+    async def scenario():
+        queue = asyncio.Queue()
+        task = asyncio.ensure_future(src["main"](queue, dict(connection_args(emulator), training_job_ids=[job], interval=0.1)))
+        event = await asyncio.wait_for(queue.get(), 10)
+        await asyncio.sleep(0.5)
+        running = not task.done()
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        return event, running, emulator.requests(path="/training-jobs/%s" % job)
+
+    event, running, requests = run(scenario())
+    assert event["modelarts"]["phase"] == "Failed" and running
+    assert len(requests) == 1          # a finished job is never polled again
+
+
+def test_main_name_search_picks_up_jobs_created_later(src, emulator):
+    name = unique_id("logic-name")
+    first = unique_id("logic-name-a")
+    emulator.add_jobs([{"id": first, "name": name, "timeline": [{"phase": "Running", "seconds": 0.6}, "Completed"]}])
+    later = unique_id("logic-name-b")
+
+    async def scenario():
+        queue = asyncio.Queue()
+        task = asyncio.ensure_future(src["main"](queue, dict(connection_args(emulator), name=name, interval=0.2)))
+        events = [await asyncio.wait_for(queue.get(), 10) for _index in range(2)]
+        await asyncio.to_thread(emulator.add_jobs, [{"id": later, "name": name, "timeline": [{"phase": "Pending", "seconds": 0.6}, "Failed"]}])
+        events += [await asyncio.wait_for(queue.get(), 10) for _index in range(2)]
+        await asyncio.sleep(0.6)
+        extra = queue.qsize()
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        return events, extra
+
+    events, extra = run(scenario())
+    assert phases(events) == [(first, None, "Running"), (first, "Running", "Completed"), (later, None, "Pending"), (later, "Pending", "Failed")]
+    assert extra == 0
+
+
+def test_main_name_search_survives_a_503_burst(src, emulator, caplog):
+    caplog.set_level(logging.WARNING, LOGGER)
+    name = unique_id("logic-search-503")
+    job = unique_id("logic-search-503-job")
+    emulator.add_jobs([{"id": job, "name": name, "timeline": [{"phase": "Running", "seconds": 0.8}, "Completed"]}])
+    emulator.add_fault(type="error", status=503, count=3, after=1, target="search")
+    events = run(collect(src, dict(connection_args(emulator), name=name, interval=0.1, backoff_retries=0),
+                         until=lambda events: events[-1]["modelarts"]["phase"] == "Completed"))
+    assert phases(events) == [(job, None, "Running"), (job, "Running", "Completed")]
+    assert caplog.text.count("HTTP 503") == 3
+
+
+def test_main_ends_when_every_job_is_unreadable(src, emulator):
+    missing = unique_id("logic-missing")
+    with pytest.raises(src["SourceError"], match="could not be read.*%s" % missing):
+        run(collect(src, dict(connection_args(emulator), training_job_ids=[missing], interval=0.05)))
+
+
+def test_main_never_blocks_the_event_loop(src, emulator):
+    job = unique_id("logic-stall")
+    emulator.add_jobs([{"id": job, "name": "logic-stall", "phase": "Running"}])
+    emulator.add_fault(type="delay", seconds=1.5, count=1, job=job)
+
+    async def scenario():
+        queue = asyncio.Queue()
+        task = asyncio.ensure_future(src["main"](queue, dict(connection_args(emulator), training_job_ids=[job], interval=0.2)))
+        gaps = []
+        last = time.monotonic()
+        while queue.empty():
+            await asyncio.sleep(0.02)
+            now = time.monotonic()
+            gaps.append(now - last)
+            last = now
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        return gaps
+
+    gaps = run(scenario())
+    assert sum(gaps) >= 1.4            # the stalled request did take its time ...
+    assert max(gaps) < 0.3             # ... while the loop kept turning
+
+
+def test_no_secret_in_events_or_logs_with_password_auth_and_errors(src, emulator, caplog):
+    caplog.set_level(logging.DEBUG)
+    job = unique_id("logic-secret")
+    emulator.add_jobs([{"id": job, "name": "logic-secret", "timeline": [{"phase": "Running", "polls": 2}, "Completed"]}])
+    emulator.add_fault(type="error", status=503, count=2, job=job)
+    args = {"region": emulator.region, "endpoint": emulator.url, "iam_endpoint": emulator.url, "ca_bundle": emulator.ca_file,
+            "username": emulator.username, "password": emulator.password, "domain_name": emulator.domain_name,
+            "training_job_ids": [job], "interval": 0.1, "backoff_retries": 0, "stop_when_done": True}
+    events = run(collect(src, args))
+    assert phases(events)[-1] == (job, "Running", "Completed")
+    assert emulator.requests(path="/v3/auth/tokens"), "password auth must have fetched an IAM token"
+    text = repr(events) + "\n".join(record.getMessage() for record in caplog.records)
+    assert "HTTP 503" in text
+    assert emulator.password not in text
+    assert not re.search(r"MII[A-Za-z0-9+/]{40,}", text)     # the emulator's IAM tokens look like this
+
+    wrong = "Wr0ng-Secret-Key-Never-Shown-9d1e"
+    caplog.clear()
+    with pytest.raises(src["SourceError"]) as caught:
+        run(collect(src, dict(connection_args(emulator), secret_key=wrong, training_job_ids=[job], interval=0.1)))
+    assert "APIG.0301" in str(caught.value)
+    assert wrong not in str(caught.value) and wrong not in caplog.text
+
+
+# -- how ansible-rulebook loads it ----------------------------------------------------------------
+
+
+def test_loaded_like_ansible_rulebook_the_source_adds_one_path_entry_only_when_it_must(collection_root, tmp_path):
+    """ansible-rulebook runs the file with runpy.run_path() and nothing on sys.path: the source appends its own tree, once."""
+    path = os.path.join(collection_root, "ansible_collections", "modelarts", "training", *SOURCE_PATH)
+    code = ("import json, runpy, sys; before = list(sys.path); module = runpy.run_path(sys.argv[1]); "
+            "print(json.dumps({'added': [p for p in sys.path if p not in before], 'last': sys.path[-1], 'main': callable(module['main'])}))")
+    env = dict((key, value) for key, value in os.environ.items() if key != "PYTHONPATH")
+
+    def load(extra_env):
+        result = subprocess.run([sys.executable, "-c", code, path], env=dict(env, **extra_env), cwd=str(tmp_path),
+                                capture_output=True, text=True, timeout=60, check=False)
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout)
+
+    alone = load({})
+    assert alone == {"added": [collection_root], "last": collection_root, "main": True}
+    # Importable already (PYTHONPATH, ansible-test, a site-packages install): sys.path is left alone.
+    assert load({"PYTHONPATH": collection_root})["added"] == []
+
+
+# -- what the service says, as events -------------------------------------------------------------
+
+
+def test_main_masks_endpoint_tokens_unless_asked(src, emulator, caplog):
+    caplog.set_level(logging.DEBUG)
+    job = unique_id("logic-tokens")
+    emulator.add_jobs([{"id": job, "name": "logic-tokens", "phase": "Completed"}])
+    args = dict(connection_args(emulator), training_job_ids=[job], interval=0.1, stop_when_done=True)
+    opted_in = run(collect(src, dict(args, include_endpoint_tokens=True)))
+    endpoints = opted_in[0]["modelarts"]["training_job"]["details"]["endpoints"]
+    tokens = [endpoints[name]["token"] for name in ("jupyter_lab", "tensorboard", "mindstudio_insight")]
+    assert all(token and token != "********" for token in tokens)
+    masked = run(collect(src, args))
+    endpoints = masked[0]["modelarts"]["training_job"]["details"]["endpoints"]
+    assert [endpoints[name]["token"] for name in ("jupyter_lab", "tensorboard", "mindstudio_insight")] == ["********"] * 3
+    assert endpoints["jupyter_lab"]["url"].startswith("https://")        # the rest of the document is untouched
+    text = json.dumps(masked) + "\n".join(record.getMessage() for record in caplog.records)
+    assert not [token for token in tokens if token in text]
+    # Opting in puts the tokens in events only: never in a log line.
+    assert not [token for token in tokens if token in caplog.text]
+
+
+def test_main_null_filled_documents_give_their_events(src, emulator):
+    """Documents with null for every optional field (the emulator's nulls fault) are valid under strict and give every event."""
+    job = unique_id("logic-nulls")
+    emulator.add_jobs([{"id": job, "name": "logic-nulls", "faults": [{"type": "nulls", "count": -1}],
+                        "timeline": [{"phase": "Pending", "polls": 1}, {"phase": "Running", "polls": 1}, "Completed"]}])
+    events = run(collect(src, dict(connection_args(emulator), training_job_ids=[job], interval=0.1, stop_when_done=True)))
+    assert phases(events) == [(job, None, "Pending"), (job, "Pending", "Running"), (job, "Running", "Completed")]
+    last = events[-1]["modelarts"]["training_job"]
+    assert last["schema_errors"] == [] and last["details"]["endpoints"] is None and last["name"] is None
+
+
+def test_main_name_watch_reports_a_bad_document_once_and_keeps_the_others(src, emulator, caplog):
+    caplog.set_level(logging.WARNING, LOGGER)
+    name = unique_id("logic-bad-doc")
+    first, second, bad = unique_id("logic-bad-doc-a"), unique_id("logic-bad-doc-b"), unique_id("logic-bad-doc-x")
+    emulator.add_jobs([
+        {"id": first, "name": name, "timeline": [{"phase": "Pending", "seconds": 0.6}, {"phase": "Running", "seconds": 0.6}, "Completed"]},
+        {"id": second, "name": name, "timeline": [{"phase": "Running", "seconds": 0.9}, "Failed"]},
+        {"id": bad, "name": name, "phase": "Running", "annotations": {"x-strict-breaker": "1"}},
+    ])
+    # Every search answer carries the bad job's annotation as a number: it breaks the v2 schema (a map of strings).
+    fault = emulator.add_fault(type="drift", mode="wrong_types", paths=["metadata.annotations.x-strict-breaker"], target="search", count=-1)
+    try:
+        finished = {first: "Completed", second: "Failed"}
+        events = run(collect(src, dict(connection_args(emulator), name=name, interval=0.2),
+                             until=lambda events: sum(1 for e in events if finished.get(e["modelarts"]["training_job"]["id"], "-") == e["modelarts"]["phase"]) == 2))
+    finally:
+        emulator.control("DELETE", "/faults/%s" % fault)
+    assert [e for e in phases(events) if e[0] == first] == [(first, None, "Pending"), (first, "Pending", "Running"), (first, "Running", "Completed")]
+    assert [e for e in phases(events) if e[0] == second] == [(second, None, "Running"), (second, "Running", "Failed")]
+    reported = [e["modelarts"] for e in events if e["modelarts"]["training_job"]["id"] == bad]
+    assert len(reported) == 1 and reported[0]["phase"] is None and reported[0]["previous_phase"] is None
+    assert reported[0]["training_job"]["phase"] == "Running"
+    assert [error["path"] for error in reported[0]["schema_errors"] if "x-strict-breaker" in error["path"]]
+    warnings = [record.getMessage() for record in caplog.records if bad in record.getMessage()]
+    assert len(warnings) == 1 and "x-strict-breaker" in warnings[0]
