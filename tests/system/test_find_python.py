@@ -48,19 +48,18 @@ def fake_pyenv(bin_dir, root=None, which=None):
 
 
 @pytest.fixture
-def machine(tmp_path):
-    """A fake machine: returns (env, tools dir); the env has an empty HOME and a PATH of the tools only."""
+def env(tmp_path):
+    """A fake machine's environment: an empty HOME and a PATH of tmp_path/tools only (bash, sort, make)."""
     tools = tmp_path / "tools"
     tools.mkdir()
     for tool in ("bash", "sort", "make"):
-        found = shutil.which(tool)
-        if found is None:
+        path = shutil.which(tool)
+        if path is None:
             pytest.skip("%s is not installed" % tool)
-        os.symlink(found, str(tools / tool))
+        os.symlink(path, str(tools / tool))
     home = tmp_path / "home"
     home.mkdir()
-    env = {"HOME": str(home), "PATH": str(tools), "LANG": "C"}
-    return env, tools
+    return {"HOME": str(home), "PATH": str(tools), "LANG": "C"}
 
 
 def find(env, version="3.13"):
@@ -73,8 +72,7 @@ def found(env, version="3.13"):
     return result.stdout.strip()
 
 
-def test_pyenv_root_variable_newest_release_first(machine, tmp_path):
-    env, _ = machine
+def test_pyenv_root_variable_newest_release_first(env, tmp_path):
     root = tmp_path / "opt" / "pyenv"
     for release in ("3.13.1", "3.13.2", "3.13.10"):
         interpreter(root / "versions" / release / "bin" / "python3.13")
@@ -85,38 +83,35 @@ def test_pyenv_root_variable_newest_release_first(machine, tmp_path):
     assert found(env, "3.12") == str(root / "versions" / "3.12.4" / "bin" / "python3.12")
 
 
-def test_pyenv_root_command(machine, tmp_path):
-    env, tools = machine
+def test_pyenv_root_command(env, tmp_path):
+    tools = tmp_path / "tools"
     root = tmp_path / "elsewhere" / "pyenv"
     expected = interpreter(root / "versions" / "3.13.0" / "bin" / "python3.13")
     fake_pyenv(tools, root=root)
     assert found(env) == expected
 
 
-def test_default_root_in_home(machine):
-    env, _ = machine
+def test_default_root_in_home(env):
     expected = interpreter(pathlib.Path(env["HOME"]) / ".pyenv" / "versions" / "3.13.3" / "bin" / "python3.13")
     assert found(env) == expected
 
 
-def test_pyenv_which(machine, tmp_path):
-    env, tools = machine
+def test_pyenv_which(env, tmp_path):
+    tools = tmp_path / "tools"
     expected = interpreter(tmp_path / "system" / "bin" / "python3.13")
     fake_pyenv(tools, root=tmp_path / "empty-root", which=expected)
     assert found(env) == expected
 
 
-def test_path_skips_a_shim_of_an_inactive_version(machine, tmp_path):
-    env, _ = machine
+def test_path_skips_a_shim_of_an_inactive_version(env, tmp_path):
     broken_shim(tmp_path / "pyenv" / "shims" / "python3.13")
     expected = interpreter(tmp_path / "usr-local" / "bin" / "python3.13")
     env["PATH"] = os.pathsep.join([str(tmp_path / "pyenv" / "shims"), str(tmp_path / "usr-local" / "bin"), env["PATH"]])
     assert found(env) == expected
 
 
-def test_shims_directory_leads_to_its_root(machine, tmp_path):
+def test_shims_directory_leads_to_its_root(env, tmp_path):
     """pyenv not set up in this shell (no PYENV_ROOT, no pyenv command), but its shims are on PATH."""
-    env, _ = machine
     root = tmp_path / "srv" / "pyenv"
     broken_shim(root / "shims" / "python3.13")
     expected = interpreter(root / "versions" / "3.13.4" / "bin" / "python3.13")
@@ -124,8 +119,7 @@ def test_shims_directory_leads_to_its_root(machine, tmp_path):
     assert found(env) == expected
 
 
-def test_a_resolving_shim_gives_the_real_interpreter(machine, tmp_path):
-    env, _ = machine
+def test_a_resolving_shim_gives_the_real_interpreter(env, tmp_path):
     real = tmp_path / "real" / "bin" / "python3.13"
     _executable(real, 'echo "3.13 $0"\n')
     _executable(tmp_path / "shims" / "python3.13", 'exec "%s" "$@"\n' % real)
@@ -133,16 +127,15 @@ def test_a_resolving_shim_gives_the_real_interpreter(machine, tmp_path):
     assert found(env) == str(real)
 
 
-def test_mislabelled_interpreter_is_not_taken(machine, tmp_path):
-    env, _ = machine
+def test_mislabelled_interpreter_is_not_taken(env, tmp_path):
     interpreter(tmp_path / "bin" / "python3.13", "3.12")
     env["PATH"] = os.pathsep.join([str(tmp_path / "bin"), env["PATH"]])
     result = find(env)
     assert result.returncode == 1 and result.stdout == ""
 
 
-def test_nothing_found(machine, tmp_path):
-    env, tools = machine
+def test_nothing_found(env, tmp_path):
+    tools = tmp_path / "tools"
     broken_shim(tmp_path / "shims" / "python3.13")
     fake_pyenv(tools, root=tmp_path / "no-such-root")
     env["PATH"] = os.pathsep.join([str(tmp_path / "shims"), env["PATH"]])
@@ -152,8 +145,7 @@ def test_nothing_found(machine, tmp_path):
     assert "Traceback" not in result.stderr and "command not found" not in result.stderr
 
 
-def test_bad_version_argument(machine):
-    env, _ = machine
+def test_bad_version_argument(env):
     result = find(env, "3")
     assert result.returncode == 2
     assert "3.13" in result.stderr
@@ -165,9 +157,8 @@ def make(env, *args):
                           timeout=120, check=False)
 
 
-def test_make_skips_the_newest_suites_in_one_line_each(machine, tmp_path):
+def test_make_skips_the_newest_suites_in_one_line_each(env, tmp_path):
     """The reported machine: no ~/.pyenv, and on PATH only a pyenv shim for a version that is not active."""
-    env, _ = machine
     broken_shim(tmp_path / "shims" / "python3.13")
     env["PATH"] = os.pathsep.join([str(tmp_path / "shims"), env["PATH"]])
     result = make(env, *NEWEST)
@@ -180,8 +171,7 @@ def test_make_skips_the_newest_suites_in_one_line_each(machine, tmp_path):
 
 
 @pytest.mark.parametrize("suite", NEWEST)
-def test_make_fails_the_newest_suites_under_ci(machine, suite):
-    env, _ = machine
+def test_make_fails_the_newest_suites_under_ci(env, suite):
     env["CI"] = "true"
     result = make(env, suite)
     assert result.returncode != 0
@@ -189,8 +179,7 @@ def test_make_fails_the_newest_suites_under_ci(machine, suite):
     assert "PYTHON_NEWEST" in result.stderr
 
 
-def test_make_uses_the_interpreter_the_script_finds(machine, tmp_path):
-    env, _ = machine
+def test_make_uses_the_interpreter_the_script_finds(env, tmp_path):
     root = tmp_path / "opt" / "pyenv"
     expected = interpreter(root / "versions" / "3.13.7" / "bin" / "python3.13")
     env["PYENV_ROOT"] = str(root)
@@ -199,8 +188,7 @@ def test_make_uses_the_interpreter_the_script_finds(machine, tmp_path):
     assert result.stdout.strip() == "PYTHON_NEWEST=" + expected
 
 
-def test_make_takes_python_newest_as_given(machine):
-    env, _ = machine
+def test_make_takes_python_newest_as_given(env):
     env["PYTHON_NEWEST"] = "/custom/python3.13"
     result = make(env, "--eval", "print-newest: ; @echo \"PYTHON_NEWEST=$(PYTHON_NEWEST)\"", "print-newest")
     assert result.stdout.strip() == "PYTHON_NEWEST=/custom/python3.13", result.stderr
