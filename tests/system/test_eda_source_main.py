@@ -264,8 +264,11 @@ def test_main_name_watch_reports_a_bad_document_once_and_keeps_the_others(src, e
     fault = emulator.add_fault(type="drift", mode="wrong_types", paths=["metadata.annotations.x-strict-breaker"], target="search", count=-1)
     try:
         finished = {first: "Completed", second: "Failed"}
-        events = run(collect(src, dict(connection_args(emulator), name=name, interval=0.2),
-                             until=lambda events: sum(1 for e in events if finished.get(e["modelarts"]["training_job"]["id"], "-") == e["modelarts"]["phase"]) == 2))
+
+        def both_finished(events):
+            return sum(1 for e in events if finished.get(e["modelarts"]["training_job"]["id"], "-") == e["modelarts"]["phase"]) == 2
+
+        events = run(collect(src, dict(connection_args(emulator), name=name, interval=0.2), until=both_finished))
     finally:
         emulator.control("DELETE", "/faults/%s" % fault)
     assert [e for e in phases(events) if e[0] == first] == [(first, None, "Pending"), (first, "Pending", "Running"), (first, "Running", "Completed")]
