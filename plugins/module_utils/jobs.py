@@ -8,8 +8,9 @@ start_time, duration_seconds, failure_reason, details, schema_errors`` (v1 adds
 ``version_id`` and ``status_code``).
 
 Normalisation never raises on the content of a document: a field of the wrong JSON type is
-read as null and reported in ``schema_errors`` at its JSON path.  A document that is valid
-against its schema always yields a phase from ``PHASES``.
+read as null and reported in ``schema_errors`` at its JSON path.  A null optional field is read
+as null without an error (a null list as an empty one), as the schemas accept it.  A document
+that is valid against its schema always yields a phase from ``PHASES`` (phases.py).
 
 Conventions:
 
@@ -122,7 +123,8 @@ class _Reader:
     def get(self, obj, parts, key, kind, required=False):
         """Return ``obj[key]`` if it has the JSON type ``kind``, else None (noting why).
 
-        ``obj`` that is not a dict (an unusable parent, already reported) yields None silently.
+        ``obj`` that is not a dict (an unusable parent, already reported) yields None silently,
+        and so does a null optional field (the schemas accept null for every optional field).
         """
         if not isinstance(obj, dict):
             return None
@@ -131,6 +133,8 @@ class _Reader:
                 self.note(list(parts) + [key], "required field is missing", missing=True)
             return None
         value = obj[key]
+        if value is None and not required:
+            return None
         if not _KIND_CHECKS[kind](value):
             self.note(list(parts) + [key], "expected %s, got %s" % (kind, _describe(value)))
             return None

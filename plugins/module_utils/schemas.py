@@ -14,11 +14,17 @@ How they were written:
 * v1: "Querying the Details About a Training Job Version", widened where the documented
   example contradicts the table (numeric ``parameter[].value``, ``core`` and ``cpu``).
 * Unknown fields are allowed everywhere (the API grows); documented fields are typed;
-  ``status.phase`` (v2) and ``status`` (v1) are enums; ``null`` is not accepted for a
-  documented field (the service omits unset fields).
-* Only the fields the normalised item depends on are required: v2 ``metadata.id`` and
-  ``status.phase``; v1 ``job_id``, ``version_id`` and ``status``.  A valid document
-  therefore always has a phase.
+  ``status.phase`` (v2) and ``status`` (v1) are enums.
+* Only the fields the normalised item depends on are required: v2 ``metadata``, ``metadata.id``,
+  ``status`` and ``status.phase``; v1 ``job_id``, ``version_id`` and ``status``.  A valid
+  document therefore always has a phase.
+* Every other field also accepts ``null``: the v2 docs give ``NULL`` as the default of
+  ``description`` and the SDK models every field as optional, so a service built on such models
+  sends ``null`` for what it has not set.  The dictionaries below state each field's type once;
+  ``with_nullable_optionals`` adds the null: ``"type": ["string", "null"]`` for an inline type,
+  ``"anyOf": [{"$ref": ...}, {"type": "null"}]`` for a reference.  It applies to the members of
+  objects (named fields and the values of maps such as ``annotations``), not to array elements:
+  ``[null]`` is not an unset field.  A required field stays non-null.
 * Epoch-millisecond times are bounded to 0 .. 9999-12-31T23:59:59.999Z so that every valid
   time converts to ISO 8601; durations to 0 .. 2**53-1 ms.
 """
@@ -33,7 +39,52 @@ MAX_EPOCH_MS = 253402300799999
 # 2**53 - 1: the largest integer every JSON parser keeps exactly; durations above it are garbage.
 MAX_DURATION_MS = 9007199254740991
 
-V2_TRAINING_JOB_SCHEMA = {
+
+
+def _nullable(node):
+    """``node`` that also accepts null."""
+    if "$ref" in node:
+        wrapped = {key: value for key, value in node.items() if key != "$ref"}
+        wrapped["anyOf"] = [{"$ref": node["$ref"]}, {"type": "null"}]
+        return wrapped
+    if "type" not in node:
+        return node  # no type constraint: null is already accepted
+    types = node["type"] if isinstance(node["type"], list) else [node["type"]]
+    if "null" in types:
+        return node
+    nullable = dict(node, type=types + ["null"])
+    if "enum" in node:
+        nullable["enum"] = list(node["enum"]) + [None]
+    return nullable
+
+
+def with_nullable_optionals(node):
+    """A copy of the schema ``node`` in which every optional member of an object also accepts null.
+
+    Optional: a property not listed in ``required`` of its object, or a value of a map
+    (``additionalProperties``).  Array elements are left as they are.
+    """
+    if not isinstance(node, dict):
+        return node  # a boolean schema
+    result = dict(node)
+    if "$defs" in node:
+        result["$defs"] = {name: with_nullable_optionals(sub) for name, sub in node["$defs"].items()}
+    if "properties" in node:
+        required = frozenset(node.get("required", ()))
+        result["properties"] = {
+            name: with_nullable_optionals(sub) if name in required else _nullable(with_nullable_optionals(sub))
+            for name, sub in node["properties"].items()
+        }
+    if isinstance(node.get("additionalProperties"), dict):
+        result["additionalProperties"] = _nullable(with_nullable_optionals(node["additionalProperties"]))
+    if "items" in node:
+        result["items"] = with_nullable_optionals(node["items"])
+    if "anyOf" in node:
+        result["anyOf"] = [with_nullable_optionals(sub) for sub in node["anyOf"]]
+    return result
+
+
+V2_TRAINING_JOB_SCHEMA = with_nullable_optionals({
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": V2_SCHEMA_ID,
     "title": "ModelArts v2 training job",
@@ -641,9 +692,9 @@ V2_TRAINING_JOB_SCHEMA = {
             },
         },
     },
-}
+})
 
-V1_JOB_VERSION_SCHEMA = {
+V1_JOB_VERSION_SCHEMA = with_nullable_optionals({
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": V1_SCHEMA_ID,
     "title": "ModelArts v1 training job version",
@@ -776,4 +827,4 @@ V1_JOB_VERSION_SCHEMA = {
             "items": {"type": ["string", "number"]},
         },
     },
-}
+})

@@ -248,6 +248,62 @@ def test_v2_wrong_status_types():
     assert normalise_v2(v2_doc("Completed", duration=10 ** 400))["duration_seconds"] is None
 
 
+# -- null optional fields are null item fields, without an error -------------------------------
+
+def test_v2_null_optional_fields_give_null_item_fields(v2):
+    v2["metadata"].update(name=None, create_time=None, description=None, annotations=None)
+    v2["status"].update(secondary_phase=None, start_time=None, duration=None)
+    v2["endpoints"] = None
+    item = build_item(v2, "v2")
+    assert item["id"] == "3faf5c03-aaa1-4cbe-879d-24b05d997347" and item["phase"] == "Abnormal"
+    assert (item["name"], item["create_time"], item["secondary_phase"], item["start_time"], item["duration_seconds"]) == (None,) * 5
+    assert item["schema_errors"] == []
+
+
+def test_v2_null_lists_count_as_empty():
+    item = build_item(v2_doc("Failed", secondary_phase="Failed", task_statuses=None, running_records=None), "v2")
+    assert item["failure_reason"] == "secondary phase Failed" and item["schema_errors"] == []
+    item = build_item(v2_doc("Failed", secondary_phase=None, task_statuses=None, running_records=None), "v2")
+    assert item["failure_reason"] is None and item["failed"] is True and item["schema_errors"] == []
+
+
+def test_v2_null_fields_inside_entries():
+    status = {"task_statuses": [{"task": None, "exit_code": 2, "message": None}, {"task": "w", "exit_code": None, "message": None}],
+              "running_records": [{"end_reason": "exit with 2", "end_related_task": None}, {"end_reason": None}]}
+    item = build_item(v2_doc("Failed", **status), "v2")
+    assert item["failure_reason"] == "a task exited with code 2" and item["schema_errors"] == []
+    del status["task_statuses"]
+    assert build_item(v2_doc("Failed", **status), "v2")["failure_reason"] == "run ended: exit with 2"
+
+
+@pytest.mark.parametrize("path, error_path", [
+    (("metadata", "id"), "$.metadata.id"), (("metadata",), "$.metadata"), (("status",), "$.status"), (("status", "phase"), "$.status.phase")])
+def test_v2_null_required_field_still_fails_strict(v2, path, error_path):
+    target = v2
+    for part in path[:-1]:
+        target = target[part]
+    target[path[-1]] = None
+    with pytest.raises(SchemaValidationError) as info:
+        build_item(v2, "v2")
+    assert [error["path"] for error in info.value.errors] == [error_path]
+    assert "null is not of type" in str(info.value)
+
+
+def test_v1_null_optional_fields_give_null_item_fields(v1):
+    v1.update(pre_version_id=None, job_name=None, create_time=None, start_time=None, duration=None, model_metric_list=None)
+    item = build_item(v1, "v1")
+    assert (item["id"], item["version_id"], item["phase"]) == (10, 10, "Completed")
+    assert (item["name"], item["create_time"], item["start_time"], item["duration_seconds"]) == (None,) * 4
+    assert item["details"]["metrics"] is None and item["schema_errors"] == []
+
+
+@pytest.mark.parametrize("field", ["job_id", "version_id", "status"])
+def test_v1_null_required_field_still_fails_strict(v1, field):
+    v1[field] = None
+    with pytest.raises(SchemaValidationError, match=r"\$\.%s: null is not" % field):
+        build_item(v1, "v1")
+
+
 @pytest.mark.parametrize("doc", [None, [], "job", 5, True])
 def test_v2_document_that_is_not_an_object(doc):
     item = normalise_v2(doc)

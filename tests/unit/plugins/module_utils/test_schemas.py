@@ -17,6 +17,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.phases import P
 from ansible_collections.modelarts.training.plugins.module_utils.schemas import (
     V1_JOB_VERSION_SCHEMA,
     V2_TRAINING_JOB_SCHEMA,
+    with_nullable_optionals,
 )
 from ansible_collections.modelarts.training.plugins.module_utils.validation import validate_document
 from ansible_collections.modelarts.training.tests.unit.plugins.module_utils.fixture_files import load
@@ -27,10 +28,17 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", "..", "..", ".."))
 V2_EXAMPLES = ("v2_example_rst.json", "v2_example_latest.json", "v2_example_older.json")
 
 
+def non_null_branch(node):
+    """The typed branch of a nullable reference (``anyOf: [{$ref}, {type: null}]``), else ``node``."""
+    branches = [branch for branch in node.get("anyOf", []) if branch != {"type": "null"}]
+    return branches[0] if len(branches) == 1 and len(node["anyOf"]) == 2 else node
+
+
 def resolve(node, root):
-    """Follow local $refs (``#/$defs/x``) until a concrete subschema."""
+    """Follow local $refs (``#/$defs/x``), through nullable wrappers, until a concrete subschema."""
+    node = non_null_branch(node)
     while "$ref" in node:
-        node = root["$defs"][node["$ref"].rsplit("/", 1)[-1]]
+        node = non_null_branch(root["$defs"][node["$ref"].rsplit("/", 1)[-1]])
     return node
 
 
@@ -183,6 +191,67 @@ def test_unknown_fields_are_accepted_everywhere(schema, name):
     else:
         doc["volumes"][0]["nfs"]["new_option"] = True
     assert validate_document(doc, schema) == []
+
+
+def accepts_null(node, root):
+    """Whether the schema node accepts null by its own keywords (a nullable type or a null anyOf branch)."""
+    if {"type": "null"} in node.get("anyOf", []):
+        return True
+    return "null" in types_of(resolve(node, root)) if "type" in resolve(node, root) else False
+
+
+def members(node, root, path="$"):
+    """``(path, schema node, required)`` for every object member the schema describes, arrays included."""
+    node = resolve(node, root)
+    required = node.get("required", [])
+    for name, sub in node.get("properties", {}).items():
+        yield "%s.%s" % (path, name), sub, name in required
+        yield from members(sub, root, "%s.%s" % (path, name))
+    if isinstance(node.get("additionalProperties"), dict):
+        yield path + "{}", node["additionalProperties"], False
+        yield from members(node["additionalProperties"], root, path + "{}")
+    if isinstance(node.get("items"), dict):
+        yield from members(node["items"], root, path + "[]")
+
+
+@pytest.mark.parametrize("schema", [V2_TRAINING_JOB_SCHEMA, V1_JOB_VERSION_SCHEMA], ids=["v2", "v1"])
+def test_every_optional_member_accepts_null_and_no_required_one_does(schema):
+    found = list(members(schema, schema))
+    assert len(found) > (300 if schema is V2_TRAINING_JOB_SCHEMA else 60)
+    assert [path for path, node, required in found if not required and not accepts_null(node, schema)] == []
+    assert sorted(path for path, node, required in found if required) == (
+        ["$.metadata", "$.metadata.id", "$.status", "$.status.phase"] if schema is V2_TRAINING_JOB_SCHEMA
+        else ["$.job_id", "$.status", "$.version_id"])
+    assert [path for path, node, required in found if required and accepts_null(node, schema)] == []
+
+
+@pytest.mark.parametrize("schema", [V2_TRAINING_JOB_SCHEMA, V1_JOB_VERSION_SCHEMA], ids=["v2", "v1"])
+def test_array_elements_do_not_accept_null(schema):
+    arrays = [resolve(node, schema) for _path, node, _required in members(schema, schema) if "items" in resolve(node, schema)]
+    assert len(arrays) >= (20 if schema is V2_TRAINING_JOB_SCHEMA else 5)
+    assert [items for items in (array["items"] for array in arrays) if accepts_null(items, schema)] == []
+
+
+def test_nullable_types_are_written_out_in_the_published_schema():
+    metadata = V2_TRAINING_JOB_SCHEMA["$defs"]["metadata"]["properties"]
+    assert metadata["description"]["type"] == ["string", "null"]
+    assert metadata["annotations"] == {"anyOf": [{"$ref": "#/$defs/string_map"}, {"type": "null"}]}
+    assert V2_TRAINING_JOB_SCHEMA["$defs"]["string_map"]["additionalProperties"] == {"type": ["string", "null"]}
+    assert V1_JOB_VERSION_SCHEMA["properties"]["pre_version_id"]["type"] == ["integer", "null"]
+    assert V2_TRAINING_JOB_SCHEMA["properties"]["metadata"] == {"$ref": "#/$defs/metadata"}
+
+
+def test_with_nullable_optionals_keeps_enums_consistent_and_leaves_its_input_alone():
+    source = {"type": "object", "required": ["a"], "properties": {"a": {"enum": ["x"], "type": "string"},
+                                                                 "b": {"enum": ["x"], "type": "string"}}}
+    original = copy.deepcopy(source)
+    schema = with_nullable_optionals(source)
+    assert source == original
+    assert schema["properties"]["a"] == {"enum": ["x"], "type": "string"}
+    assert schema["properties"]["b"] == {"enum": ["x", None], "type": ["string", "null"]}
+    assert validate_document({"a": "x", "b": None}, schema) == []
+    assert [e["path"] for e in validate_document({"a": None, "b": "y"}, schema)] == ["$.a", "$.b"]
+    assert with_nullable_optionals(schema) == schema
 
 
 def test_required_fields_are_only_those_the_item_needs():

@@ -105,6 +105,125 @@ def test_wrong_types_are_reported_at_their_json_path(v2, mutate, path):
     assert paths(validate_document(v2, V2_TRAINING_JOB_SCHEMA)) == [path]
 
 
+# -- null: accepted for every optional field, an error for a required one -------------------
+
+V2_NULLABLE = [
+    ("metadata", "description"), ("metadata", "annotations"), ("metadata", "name"), ("metadata", "create_time"),
+    ("status", "task_statuses"), ("status", "running_records"), ("status", "secondary_phase"), ("status", "start_time"),
+    ("status", "duration"), ("status", "node_count_metrics"), ("endpoints",), ("algorithm",), ("spec",), ("kind",),
+    ("spec", "resource", "flavor_detail"), ("spec", "custom_metrics", 0, "metrics_port"), ("status", "running_records", 0, "end_reason"),
+]
+
+
+def _set(doc, path, value):
+    target = doc
+    for part in path[:-1]:
+        target = target[part]
+    target[path[-1]] = value
+    return doc
+
+
+@pytest.mark.parametrize("path", V2_NULLABLE, ids=[".".join(map(str, p)) for p in V2_NULLABLE])
+def test_null_is_accepted_for_optional_v2_fields(v2, path):
+    v2["endpoints"] = {"tensorboard": {"url": "u", "token": "t"}}
+    assert validate_document(_set(v2, path, None), V2_TRAINING_JOB_SCHEMA) == []
+
+
+@pytest.mark.parametrize("field", ["pre_version_id", "job_name", "job_desc", "model_metric_list", "create_time", "duration",
+                                   "parameter", "core", "system_metric_list", "volumes"])
+def test_null_is_accepted_for_optional_v1_fields(v1, field):
+    v1[field] = None
+    assert validate_document(v1, V1_JOB_VERSION_SCHEMA) == []
+
+
+def test_null_is_accepted_inside_maps_and_nested_objects(v2):
+    v2["metadata"]["annotations"] = {"job_template": None}
+    v2["endpoints"] = {"jupyter_lab": {"url": None, "token": None}, "ssh": None}
+    v2["status"]["task_statuses"] = [{"task": "worker-0", "exit_code": None, "message": None}]
+    assert validate_document(v2, V2_TRAINING_JOB_SCHEMA) == []
+
+
+@pytest.mark.parametrize("path, message", [
+    (("metadata", "id"), "null is not of type 'string'"),
+    (("metadata",), "null is not of type 'object'"),
+    (("status",), "null is not of type 'object'"),
+    (("status", "phase"), "null is not of type 'string'"),
+])
+def test_null_is_an_error_for_required_v2_fields(v2, path, message):
+    assert validate_document(_set(v2, path, None), V2_TRAINING_JOB_SCHEMA) == [{"path": json_path(path), "message": message}]
+
+
+@pytest.mark.parametrize("field", ["job_id", "version_id", "status"])
+def test_null_is_an_error_for_required_v1_fields(v1, field):
+    v1[field] = None
+    assert paths(validate_document(v1, V1_JOB_VERSION_SCHEMA)) == ["$." + field]
+
+
+def test_array_elements_are_not_nullable(v2):
+    v2["status"]["task_statuses"] = [None]
+    v2["status"]["tasks"] = ["worker-0", None]
+    assert paths(validate_document(v2, V2_TRAINING_JOB_SCHEMA)) == ["$.status.task_statuses[0]", "$.status.tasks[1]"]
+
+
+@pytest.mark.parametrize("path, value, message", [
+    (("metadata", "annotations"), 5, "5 is not of type 'object'"),
+    (("endpoints",), "none", "'none' is not of type 'object'"),
+    (("metadata", "create_time"), -1, "-1 is less than the minimum of 0"),
+    (("metadata", "create_time"), "1636447346315", "'1636447346315' is not of type 'integer'"),
+    (("metadata", "description"), 5, "5 is not of type 'string'"),
+    (("status", "duration"), "8000", "'8000' is not of type 'integer'"),
+])
+def test_a_wrong_value_in_a_nullable_field_is_one_error_at_its_path(v2, path, value, message):
+    # The failed null branch of a nullable reference would only repeat the error; it is left out.
+    assert validate_document(_set(v2, path, value), V2_TRAINING_JOB_SCHEMA) == [{"path": json_path(path), "message": message}]
+
+
+def test_nested_error_under_a_nullable_reference_names_the_leaf(v2):
+    v2["endpoints"] = {"tensorboard": {"url": "u", "token": 7}}
+    assert validate_document(v2, V2_TRAINING_JOB_SCHEMA) == [
+        {"path": "$.endpoints.tensorboard.token", "message": "7 is not of type 'string'"}]
+
+
+def test_documents_with_nulls_never_import_jsonschema(v2, v1):
+    spec = importlib.util.spec_from_file_location("validation_lazy_nulls", validation.__file__)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    v2["metadata"].update(description=None, annotations=None)
+    v2["status"]["task_statuses"] = None
+    v2["endpoints"] = None
+    v1["pre_version_id"] = None
+    assert module.validate_document(v2, V2_TRAINING_JOB_SCHEMA) == []
+    assert module.validate_document(v1, V1_JOB_VERSION_SCHEMA) == []
+    assert module.Draft202012Validator is None
+
+
+# -- the pre-check applies every keyword of a node ---------------------------------------------
+
+PRECHECK_SCHEMAS = [
+    # Draft 2020-12 applies the keywords beside $ref (earlier drafts ignored them).
+    {"$defs": {"s": {"type": "string"}}, "$ref": "#/$defs/s", "enum": ["a", "b"]},
+    {"$defs": {"n": {"type": "integer"}}, "properties": {"x": {"$ref": "#/$defs/n", "minimum": 3}}},
+    {"anyOf": [{"type": "string"}, {"type": "integer", "maximum": 5}]},
+    {"properties": {"x": {"anyOf": [{"$ref": "#/$defs/o"}, {"type": "null"}]}}, "$defs": {"o": {"type": "object", "required": ["k"]}}},
+]
+PRECHECK_VALUES = ["a", "c", 2, 7, None, {}, {"x": 1}, {"x": 4}, {"x": None}, {"x": {}}, {"x": {"k": 1}}, {"x": "a"}, [], 5.0]
+
+
+@pytest.mark.parametrize("schema", PRECHECK_SCHEMAS)
+def test_precheck_decides_like_jsonschema_for_ref_siblings_and_any_of(schema):
+    assert validation._fast_supported(schema, schema)
+    validator = get_validator(schema)
+    assert [validation._fast_valid(schema, value, schema) for value in PRECHECK_VALUES] == [
+        validation._all_errors(validator, value) == [] for value in PRECHECK_VALUES]
+
+
+def test_precheck_rejects_by_a_keyword_beside_ref():
+    schema = PRECHECK_SCHEMAS[0]
+    assert validation._fast_valid(schema, "a", schema) is True
+    assert validation._fast_valid(schema, "c", schema) is False
+    assert validate_document("c", schema) == [{"path": "$", "message": "'c' is not one of ['a', 'b']"}]
+
+
 @pytest.mark.parametrize("value, fragment", [
     ("Done", "is not one of"),
     ("completed", "is not one of"),
