@@ -127,9 +127,9 @@ options:
     default: 33554432
 notes:
   - "Precedence, highest first: options on the task (C(module_defaults) included), then the HUAWEICLOUD_* environment variables.
-    Each option takes the first value set. Credentials are taken as a whole from the first of these that names any credential
-    option: a task's O(auth_token) replaces E(HUAWEICLOUD_SDK_AK)/E(HUAWEICLOUD_SDK_SK) of the runner; two kinds given at the
-    same level conflict."
+    Each option takes the first value set. The credential kind comes from the first of these that names any credential
+    option, so a task's O(auth_token) replaces E(HUAWEICLOUD_SDK_AK)/E(HUAWEICLOUD_SDK_SK) of the runner; two kinds given at
+    the same level conflict. O(security_token) is only taken from where O(access_key) came from."
   - Credentials are checked before any request is sent; conflicting or incomplete credentials fail the task and name the options
     and environment variables involved.
   - Secrets (O(secret_key), O(security_token), O(auth_token), O(password) and tokens obtained from IAM) never appear in results,
@@ -300,8 +300,8 @@ options:
       - name: modelarts_max_response_bytes
 notes:
   - "Precedence, highest first: keywords, then C(modelarts_*) variables (rendered as templates), then environment variables.
-    Each option takes the first value set; credentials are taken as a whole from the first level that names any credential
-    option, and two kinds given at the same level conflict."
+    Each option takes the first value set; the credential kind comes from the first level that names any credential
+    option (other kinds are ignored), and two kinds given at the same level conflict."
   - A boolean option given anything but a boolean fails, naming the option and where the value came from.
   - Credentials are checked before any request is sent; conflicting or incomplete credentials fail and name the options and
     environment variables involved.

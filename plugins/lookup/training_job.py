@@ -18,7 +18,7 @@ description:
   - Options come from keywords, inventory variables such as C(modelarts_region) and environment variables, in that
     order of precedence. The C(modelarts_*) variables are templates like any inventory value (vaulted values included) and
     are rendered before use; no other variable is read.
-  - Credentials are taken as a whole from the highest of these levels that names any credential option, so a keyword
+  - The credential kind comes from the highest of these levels that names any credential option, so a keyword
     O(auth_token) replaces AK/SK from C(modelarts_*) variables or E(HUAWEICLOUD_SDK_AK)/E(HUAWEICLOUD_SDK_SK).
 options:
   _terms:
@@ -148,14 +148,15 @@ class LookupModule(LookupBase):
         given = dict((name, variables[var]) for name, var in names.items() if variables and var in variables)
         rendered = self._templar.template(given) if given else {}
         rendered = dict((name, _plain(value)) for name, value in rendered.items())
-        # Ansible checks the keywords (unknown ones fail); the door reads the raw values itself, strictly.
-        self.set_options(var_options=None, direct=kwargs)
         keys = [term_key(term, index) for index, term in enumerate(flatten_terms(terms))]
+        # The door reads the raw values itself, strictly, and names their origin in its errors.
         try:
             query = Query([(LEVEL_KEYWORD, kwargs), (LEVEL_VARIABLE, rendered)], Selection(dict.fromkeys(keys)))
         except ConnectionConfigError as error:
             raise AnsibleLookupError("training_job lookup: %s" % error) from None
         with query:
+            # Ansible still checks the keywords (an unknown one fails) and serves field.
+            self.set_options(var_options=None, direct=kwargs)
             result = query.run()
         for warning in result.warnings:
             display.warning(warning)

@@ -117,6 +117,17 @@ def _parse_iso8601(value):
     return moment
 
 
+def _as_requests_error(exc):
+    """The ``requests`` exception that ``iter_content`` would raise for a urllib3 error met while reading a body."""
+    mapping = (("ProtocolError", "ChunkedEncodingError"), ("DecodeError", "ContentDecodingError"),
+               ("ReadTimeoutError", "ReadTimeout"), ("SSLError", "SSLError"))
+    names = set(klass.__name__ for klass in type(exc).__mro__)
+    for urllib3_name, requests_name in mapping:
+        if urllib3_name in names and type(exc).__module__.startswith("urllib3"):
+            return getattr(requests.exceptions, requests_name)(exc)
+    return exc
+
+
 class Response(object):
     """A successful API answer: parsed ``data``, HTTP ``status`` and the ``request_id``."""
 
@@ -467,7 +478,10 @@ class ModelArtsClient(object):
                 sock = getattr(getattr(stream, "_connection", None), "sock", None)
                 if sock is not None:
                     sock.settimeout(max(0.001, min(read_timeout, remaining)))
-                piece = reader(65536)
+                try:
+                    piece = reader(65536, decode_content=True)
+                except Exception as exc:  # pylint: disable=broad-except
+                    raise _as_requests_error(exc) from exc
             if not piece:
                 return
             received += len(piece)

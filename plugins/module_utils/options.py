@@ -179,8 +179,9 @@ def check_credentials(params, level=None):
     if len(present) > 1:
         groups = ["/".join(n for n in names if params.get(n)) for kind, names, _required in CREDENTIAL_KINDS if kind in present]
         raise ConnectionConfigError(
-            "conflicting credentials%s: %s are set together; use exactly one kind (AK/SK, auth_token, or "
-            "username/password/domain_name) at one level" % (source, " and ".join(groups)))
+            "conflicting credentials%s: %s are set together; use exactly one kind at one level: access_key and secret_key "
+            "(HUAWEICLOUD_SDK_AK, HUAWEICLOUD_SDK_SK), or auth_token (HUAWEICLOUD_SDK_AUTH_TOKEN), or username, password and "
+            "domain_name (HUAWEICLOUD_USERNAME, HUAWEICLOUD_PASSWORD, HUAWEICLOUD_DOMAIN_NAME)" % (source, " and ".join(groups)))
     kind = present[0]
     names, required = [(names, required) for each, names, required in CREDENTIAL_KINDS if each == kind][0]
     missing = [name for name in required if not params.get(name)]
@@ -240,7 +241,7 @@ def proxy_secret(proxy):
 
 
 def _blank(value):
-    return value is None or (isinstance(value, str) and not value.strip()) or value == []
+    return value is None or (isinstance(value, str) and not value.strip())
 
 
 def to_bool(value, name, level):
@@ -362,17 +363,28 @@ def resolve(levels, environ=None):
                 return convert(name, spec, values[name], level)
         return list(spec["default"]) if isinstance(spec.get("default"), list) else spec.get("default")
 
+    # The kind comes from the highest level that names any credential; its options then come, one
+    # by one, from the highest level that sets them (a keyword secret_key over a variable's), except
+    # security_token, which belongs to the access key it was issued with.  Other kinds are ignored.
     credential_level = next((level for level, values in levels
                              if any(not _blank(values.get(name)) for name in CREDENTIAL_OPTIONS)), None)
+    chosen = dict(levels).get(credential_level, {}) if credential_level else {}
+    named_kinds = [names for _kind, names, _required in CREDENTIAL_KINDS if any(not _blank(chosen.get(n)) for n in names)]
+    if len(named_kinds) > 1:
+        # Two kinds at one level: the same message check_credentials gives, naming that level.
+        check_credentials(dict((name, chosen.get(name)) for name in CREDENTIAL_OPTIONS), credential_level)
+    kind_names = set(name for names in named_kinds for name in names)
     for name, (spec, _env) in CONNECTION_OPTIONS.items():
-        if name in CREDENTIAL_OPTIONS:
-            values = dict(levels).get(credential_level, {}) if credential_level else {}
-            value = values.get(name)
-            if _blank(value):
-                connection[name] = None
-                continue
-            origins[name] = credential_level
-            connection[name] = convert(name, spec, value, credential_level)
+        if name not in CREDENTIAL_OPTIONS:
+            connection[name] = pick(name, spec)
+        elif name not in kind_names:
+            connection[name] = None
+        elif name == "security_token":
+            source = origins.get("access_key", credential_level)
+            value = dict(levels).get(source, {}).get(name)
+            connection[name] = None if _blank(value) else convert(name, spec, value, source)
+            if connection[name] is not None:
+                origins[name] = source
         else:
             connection[name] = pick(name, spec)
     kind = check_credentials(connection, credential_level)
@@ -392,25 +404,25 @@ def _check_query(values, origins):
     if not 1 <= concurrency <= MAX_CONCURRENCY_LIMIT:
         raise ConnectionConfigError("%s must be between 1 and %d, got %d" % (named("max_concurrency"), MAX_CONCURRENCY_LIMIT, concurrency))
     problems = wait_option_problems(values["wait_for"], values["fail_on"], values["wait_timeout"], values["wait_sleep"],
-                                    values["wait_sleep_max"], named=named)
+                                    values["wait_sleep_max"])
     if problems:
         raise ConnectionConfigError("; ".join(problems))
 
 
-def wait_option_problems(wait_for, fail_on, timeout, sleep, sleep_max, not_found_tolerance=0, named=str):
-    """Return a list of problems with the wait options (empty when they are usable); ``named(option)`` names an option."""
+def wait_option_problems(wait_for, fail_on, timeout, sleep, sleep_max, not_found_tolerance=0):
+    """Return a list of problems with the wait options (empty when they are usable)."""
     problems = []
     if not wait_for:
-        problems.append("%s must name at least one phase" % named("wait_for"))
+        problems.append("wait_for must name at least one phase")
     overlap = sorted(set(wait_for or ()) & set(fail_on or ()))
     if overlap:
         problems.append("wait_for and fail_on must not share phases, both contain: %s" % ", ".join(overlap))
     if timeout is None or timeout < 0:
-        problems.append("%s must be 0 or more seconds, got %r" % (named("wait_timeout"), timeout))
+        problems.append("wait_timeout must be 0 or more seconds, got %r" % (timeout,))
     if sleep is None or sleep <= 0:
-        problems.append("%s must be more than 0 seconds, got %r" % (named("wait_sleep"), sleep))
+        problems.append("wait_sleep must be more than 0 seconds, got %r" % (sleep,))
     if sleep_max is None or sleep_max <= 0:
-        problems.append("%s must be more than 0 seconds, got %r" % (named("wait_sleep_max"), sleep_max))
+        problems.append("wait_sleep_max must be more than 0 seconds, got %r" % (sleep_max,))
     if not_found_tolerance is None or not_found_tolerance < 0:
         problems.append("not_found_tolerance must be 0 or more, got %r" % (not_found_tolerance,))
     return problems

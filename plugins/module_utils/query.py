@@ -306,8 +306,8 @@ def select(values):
         return Selection([_v1(values, "")], single=True)
     keys = []
     for index, job_id in enumerate(values.get("training_job_ids") or []):
-        if not isinstance(job_id, str) or not job_id.strip():
-            raise ConnectionConfigError("training_job_ids[%d] must be a non-empty job id string" % index)
+        if job_id is None or not str(job_id).strip():
+            raise ConnectionConfigError("training_job_ids[%d] must not be empty" % index)
         keys.append(v2_key(job_id))
     for index, job in enumerate(values.get("v1_jobs") or []):
         keys.append(_v1(job, "v1_jobs[%d]." % index))

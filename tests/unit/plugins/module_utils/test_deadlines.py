@@ -132,7 +132,7 @@ def test_a_trickling_body_is_cut_at_the_deadline():
 @pytest.mark.parametrize("retries,connect,read,max_delay", [(0, 1, 1, 1), (4, 10, 30, 30), (2, 0.5, 2, 60)])
 def test_without_deadline_one_request_ends_within_the_budget(retries, connect, read, max_delay):
     clock = FakeClock()
-    answers = [FakeResponse(503, {"error_code": "X", "error_msg": "busy"}, {"Retry-After": "300"}) for _ in range(retries + 1)]
+    answers = [FakeResponse(503, {"error_code": "X", "error_msg": "busy"}, {"Retry-After": "300"}) for _attempt in range(retries + 1)]
     session = CostlySession(clock, 10_000.0, *answers)
     client, _clock = make(session, {"backoff_retries": retries, "connect_timeout": connect, "request_timeout": read,
                                     "backoff_max_delay": max_delay}, clock)

@@ -51,10 +51,20 @@ def test_two_kinds_at_one_level_conflict_and_say_where():
         resolve([(LEVEL_OPTION, {"project_id": "p"})], dict(CI_ENV, HUAWEICLOUD_SDK_AUTH_TOKEN="t"))
 
 
-def test_credentials_are_not_mixed_across_levels():
-    # A task's AK must not be signed with the runner's SK (or its temporary token).
-    with pytest.raises(ConnectionConfigError, match=r"incomplete credentials \(given as task options\).*secret_key"):
-        resolve([(LEVEL_OPTION, {"access_key": "task-ak", "project_id": "p"})], CI_ENV)
+def test_within_the_chosen_kind_each_option_takes_the_highest_level():
+    # A keyword secret_key replaces the variable's, the access key still comes from the variable.
+    settings = resolve([(LEVEL_KEYWORD, {"secret_key": "kw-sk"}), (LEVEL_VARIABLE, {"access_key": "var-ak", "secret_key": "var-sk"})],
+                       dict(CI_ENV, HUAWEICLOUD_SDK_PROJECT_ID="p"))
+    assert (settings.connection["access_key"], settings.connection["secret_key"]) == ("var-ak", "kw-sk")
+    assert settings.origins["secret_key"] == LEVEL_KEYWORD and settings.origins["access_key"] == LEVEL_VARIABLE
+
+
+def test_a_runners_security_token_never_joins_a_tasks_permanent_keys():
+    env = dict(CI_ENV, HUAWEICLOUD_SDK_SECURITY_TOKEN="runner-token", HUAWEICLOUD_SDK_PROJECT_ID="p")
+    settings = resolve([(LEVEL_OPTION, {"access_key": "task-ak", "secret_key": "task-sk"})], env)
+    assert settings.connection["security_token"] is None
+    settings = resolve([(LEVEL_OPTION, {"project_id": "p"})], env)
+    assert settings.connection["security_token"] == "runner-token", "the runner's own temporary credentials stay whole"
 
 
 @pytest.mark.parametrize("level,where", [
