@@ -115,6 +115,12 @@ units: get-pip
 emulator-tests: venv
 	$(BIN)/python -m pytest -q -p no:cacheprovider emulator/tests
 
+# The emulator package's wheel and sdist, into dist/ (`pip install ./emulator` needs neither).
+.PHONY: emulator-dist
+emulator-dist: venv
+	rm -f dist/modelarts_emulator-*
+	$(BIN)/python -m build --outdir dist emulator
+
 # End-to-end: real ansible-playbook / ansible-rulebook processes against the emulator.
 system-tests: venv
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests/system

@@ -108,3 +108,60 @@ def test_no_secrets_in_output_even_verbose(tmp_path):
     assert 'GET /v2/' in err     # verbose access log is on
     for secret in ('CustomSecretKey0000000000000000000000001', 'Custom-Passw0rd', 'custom-admin-token', token):
         assert secret not in out and secret not in err
+
+
+DEMO_JOB = '6a0c7f9e-3d2b-4c18-9e5a-1f2d3c4b5a60'
+
+
+def test_help_says_the_demo_jobs_are_the_default():
+    out = subprocess.run(server_command() + ['--help'], capture_output=True, text=True, check=True, env=server_env()).stdout
+    assert out.startswith('usage: python -m modelarts_emulator ')
+    assert '(default: demo, the demo jobs; "empty" for none)' in ' '.join(out.split())
+    assert 'without --scenario the emulator serves the "demo" jobs' in ' '.join(out.split())
+
+
+def test_without_scenario_it_serves_the_demo_jobs():
+    with running_emulator() as emu:
+        names = sorted(job['name'] for job in emu.jobs())
+        with SignedClient(emu.url, emu.ak, emu.sk, emu.project_id) as client:
+            assert client.job(DEMO_JOB).json()['metadata']['name'] == 'resnet50-flowers-train'
+    assert names == ['bert-intent-train', 'legacy-mnist-train', 'resnet50-flowers-train', 'resnet50-flowers-train-baseline',
+                     'yolo-detect-nightly']
+
+
+def test_scenario_empty_serves_no_job():
+    with running_emulator(scenario='empty') as emu:
+        assert emu.jobs() == []
+        with SignedClient(emu.url, emu.ak, emu.sk, emu.project_id) as client:
+            assert client.job(DEMO_JOB).status_code == 400
+        emu.add_jobs([{'id': DEMO_JOB, 'name': 'added-later'}])
+        assert [job['name'] for job in emu.jobs()] == ['added-later']
+
+
+def _without(tmp_path, module):
+    """An environment in which ``import module`` fails, as in a venv without that optional dependency."""
+    shadow = tmp_path / ('no-' + module)
+    (shadow / module).mkdir(parents=True)
+    (shadow / module / '__init__.py').write_text('raise ImportError("No module named %s")\n' % module)
+    env = server_env()
+    env['PYTHONPATH'] = os.pathsep.join([str(shadow), env['PYTHONPATH']])
+    return env
+
+
+def test_without_cryptography_tls_is_refused_with_the_extra_to_install(tmp_path):
+    env = _without(tmp_path, 'cryptography')
+    result = subprocess.run(server_command() + ['--port', '0', '--tls-dir', str(tmp_path / 'tls')], capture_output=True,
+                            text=True, timeout=20, check=False, env=env)
+    assert result.returncode == 2 and 'Traceback' not in result.stderr
+    assert result.stderr == ('modelarts-emulator: cannot start: --tls-dir needs the cryptography package: '
+                             'pip install "modelarts-emulator[tls]"\n')
+
+
+def test_without_pyyaml_the_default_demo_still_starts_and_yaml_scenarios_say_why_not(tmp_path):
+    env = _without(tmp_path, 'yaml')
+    with running_emulator(env=env) as emu:
+        assert len(emu.jobs()) == 5
+    result = subprocess.run(server_command() + ['--scenario', 'integration'], capture_output=True, text=True, timeout=20,
+                            check=False, env=env)
+    assert result.returncode == 2 and 'Traceback' not in result.stderr
+    assert 'PyYAML is needed to read' in result.stderr and 'pip install "modelarts-emulator[yaml]"' in result.stderr
