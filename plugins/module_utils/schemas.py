@@ -40,7 +40,6 @@ MAX_EPOCH_MS = 253402300799999
 MAX_DURATION_MS = 9007199254740991
 
 
-
 def _nullable(node):
     """``node`` that also accepts null."""
     if "$ref" in node:

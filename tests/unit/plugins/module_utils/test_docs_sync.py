@@ -47,6 +47,7 @@ def v1_status_table_markdown():
     """The table as docs/module.md must hold it, rendered from the table the code uses."""
     return RENDERER.v1_status_table_markdown(V1_STATUS_TABLE)
 
+
 START = "<!-- v1-status-table:start -->"
 END = "<!-- v1-status-table:end -->"
 

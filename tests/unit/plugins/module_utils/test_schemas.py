@@ -242,8 +242,8 @@ def test_nullable_types_are_written_out_in_the_published_schema():
 
 
 def test_with_nullable_optionals_keeps_enums_consistent_and_leaves_its_input_alone():
-    source = {"type": "object", "required": ["a"], "properties": {"a": {"enum": ["x"], "type": "string"},
-                                                                 "b": {"enum": ["x"], "type": "string"}}}
+    source = {"type": "object", "required": ["a"],
+              "properties": {"a": {"enum": ["x"], "type": "string"}, "b": {"enum": ["x"], "type": "string"}}}
     original = copy.deepcopy(source)
     schema = with_nullable_optionals(source)
     assert source == original
