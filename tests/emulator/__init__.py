@@ -1,3 +1,3 @@
 # Copyright: (c) 2026, modelarts.training contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The ModelArts + IAM emulator (server.py), its launcher (launcher.py) and its own test suite."""
+"""Shims that run the emulator package (emulator/) from a checkout: server.py and the deprecated launcher.py."""

@@ -178,3 +178,22 @@ def test_the_checkout_shim_keeps_the_interface_command(tmp_path):
         process.communicate(timeout=10)
     assert re.match(r"^modelarts-emulator listening on https://127\.0\.0\.1:\d+\n$", line), line
     assert process.returncode == 0
+
+
+def _doc_block(text, first_line):
+    """The body of the fenced block of docs/emulator.md whose first line is ``first_line``."""
+    match = re.search(r"```(?:yaml|python)\n" + re.escape(first_line) + r"\n(.*?)```", text, re.S)
+    assert match, first_line
+    return match.group(1)
+
+
+def test_the_docs_show_the_example_files_as_they_are():
+    with open(os.path.join(ROOT, "docs", "emulator.md"), encoding="utf-8") as handle:
+        doc = handle.read()
+    examples = os.path.join(ROOT, "emulator", "examples")
+    with open(os.path.join(examples, "deploy.yml"), encoding="utf-8") as handle:
+        playbook = handle.read()
+    with open(os.path.join(examples, "test_deploy.py"), encoding="utf-8") as handle:
+        test_file = handle.read()
+    assert _doc_block(doc, "# deploy.yml") == playbook[playbook.index("- name:"):]
+    assert _doc_block(doc, "# test_deploy.py") == test_file[test_file.index("import json"):]
