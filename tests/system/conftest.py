@@ -121,3 +121,26 @@ def tempdir():
     """A scratch directory for the session."""
     with tempfile.TemporaryDirectory() as path:
         yield path
+
+
+def endpoint_tokens(emu, job_ids):
+    """The access tokens under ``endpoints`` of these v2 jobs, read by the official SDK (not through the collection).
+
+    Tests add them to the secrets they scan for: they open a job's notebook and dashboards.
+    """
+    # pylint: disable=import-outside-toplevel
+    from huaweicloudsdkcore.auth.credentials import BasicCredentials
+    from huaweicloudsdkcore.http.http_config import HttpConfig
+    from huaweicloudsdkmodelarts.v1 import ModelArtsClient, ShowTrainingJobDetailsRequest
+    config = HttpConfig.get_default_config()
+    config.ssl_ca_cert = emu.ca_file
+    client = ModelArtsClient.new_builder().with_http_config(config).with_credentials(
+        BasicCredentials(emu.ak, emu.sk, emu.project_id)).with_endpoint(emu.url).build()
+    tokens = []
+    for job_id in job_ids:
+        details = client.show_training_job_details(ShowTrainingJobDetailsRequest(training_job_id=job_id)).to_json_object()
+        for entry in (details.get("endpoints") or {}).values():
+            if isinstance(entry, dict) and entry.get("token"):
+                tokens.append(entry["token"])
+    assert tokens, "the emulator's documents must carry endpoint tokens for the scan to mean anything"
+    return tokens

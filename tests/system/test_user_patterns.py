@@ -19,6 +19,8 @@ import urllib.request
 import pytest
 import yaml
 
+from conftest import endpoint_tokens
+
 BIN = os.path.dirname(sys.executable)
 COMPLETED = "a1000000-0000-4000-8000-000000000001"
 FAILED = "a1000000-0000-4000-8000-000000000002"
@@ -247,26 +249,8 @@ def test_endpoint_tokens_are_masked_unless_asked_for(emulator, repo):
     result = repo.play([{"hosts": "localhost", "gather_facts": False, "tasks": [read, opt_in, show]}], verbosity=3)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "MASKED=******** LOOKUP=******** OPEN=True" in result.stdout
-    tokens = [entry["token"] for entry in emulator_endpoint_tokens(emulator, COMPLETED)]
-    for token in tokens:
+    for token in endpoint_tokens(emulator, [COMPLETED]):
         assert token not in result.stdout + result.stderr
-
-
-def emulator_endpoint_tokens(emulator, job_id):
-    """The real endpoint tokens of a job, read straight from the emulator by the official SDK (not through the collection)."""
-    # pylint: disable=import-outside-toplevel
-    from huaweicloudsdkcore.auth.credentials import BasicCredentials
-    from huaweicloudsdkcore.http.http_config import HttpConfig
-    from huaweicloudsdkmodelarts.v1 import ModelArtsClient, ShowTrainingJobDetailsRequest
-    config = HttpConfig.get_default_config()
-    config.ssl_ca_cert = emulator.ca_file
-    client = ModelArtsClient.new_builder().with_http_config(config).with_credentials(
-        BasicCredentials(emulator.ak, emulator.sk, emulator.project_id)).with_endpoint(emulator.url).build()
-    details = client.show_training_job_details(ShowTrainingJobDetailsRequest(training_job_id=job_id)).to_json_object()
-    endpoints = details.get("endpoints") or {}
-    found = [value for value in endpoints.values() if isinstance(value, dict) and value.get("token")]
-    assert found, "the emulator's documents must carry endpoint tokens for this test to mean anything"
-    return found
 
 
 def test_proxy_credentials_are_hidden_at_vvvv(emulator, repo):
