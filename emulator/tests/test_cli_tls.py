@@ -5,7 +5,6 @@
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
@@ -62,9 +61,8 @@ def test_bad_scenario_fails_cleanly(tmp_path):
 
 def test_ready_and_pid_files_for_makefiles(tmp_path):
     ready, pid = tmp_path / 'ready', tmp_path / 'pid'
-    process = subprocess.Popen(server_command() + ['--port', '0', '--scenario', 'demo', '--ready-file', str(ready),
-                                '--pid-file', str(pid)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env=server_env())
+    command = server_command() + ['--port', '0', '--scenario', 'demo', '--ready-file', str(ready), '--pid-file', str(pid)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=server_env())
     try:
         assert wait_until(ready.exists, timeout=20)
         url = ready.read_text().strip()

@@ -122,11 +122,11 @@ def test_the_collections_module_reads_a_demo_job(served, run_playbook):
     env = {"HUAWEICLOUD_SDK_REGION": "cn-north-4", "HUAWEICLOUD_SDK_PROJECT_ID": "c2078239586c89f12689d89fd66e9f9b",
            "HUAWEICLOUD_MODELARTS_ENDPOINT": url, "HUAWEICLOUD_SDK_IAM_ENDPOINT": url, "HUAWEICLOUD_CA_BUNDLE": ca_file,
            "HUAWEICLOUD_SDK_AK": "HPUAMAEMULATOR000001", "HUAWEICLOUD_SDK_SK": "MaEmulatorSecretKey000000000000000000001"}
+    checks = ["job.training_job.name == 'resnet50-flowers-train-baseline'", "job.training_job.phase == 'Completed'",
+              "job.training_job.api_version == 'v2'"]
     result = run_playbook([{"name": "Read", "hosts": "localhost", "gather_facts": False, "tasks": [
         {"modelarts.training.modelarts_training_job_info": {"training_job_id": BASELINE}, "register": "job"},
-        {"ansible.builtin.assert": {"that": ["job.training_job.name == 'resnet50-flowers-train-baseline'",
-                                             "job.training_job.phase == 'Completed'", "job.training_job.api_version == 'v2'"]}}]}],
-                          env=env)
+        {"ansible.builtin.assert": {"that": checks}}]}], env=env)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "ok=2" in result.stdout
 

@@ -144,4 +144,3 @@ def main(argv=None, prog=None):
         _remove(args.ready_file)
         _remove(args.pid_file)
     return 0
-
