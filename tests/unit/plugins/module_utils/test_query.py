@@ -1,0 +1,177 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The door (query.py): selection, Query.run over a scripted transport, endpoint tokens, name search, warnings."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from ansible_collections.modelarts.training.plugins.module_utils.errors import MASK
+from ansible_collections.modelarts.training.plugins.module_utils.options import LEVEL_KEYWORD, LEVEL_OPTION, ConnectionConfigError
+from ansible_collections.modelarts.training.plugins.module_utils.query import (
+    MissingLibraryError,
+    Query,
+    Selection,
+    mask_endpoint_tokens,
+    query_jobs,
+    select,
+    v1_key,
+)
+from ansible_collections.modelarts.training.tests.unit.plugins.module_utils.fakes import FakeClock, FakeResponse, FakeSession
+
+PROJECT = "0" * 32
+CONNECTION = {"region": "cn-north-4", "project_id": PROJECT, "auth_token": "tok-SECRET-0123456789", "backoff_retries": 0}
+TOKENS = {"jupyter_lab": "JL-TOKEN-0123456789abcdef", "tensorboard": "TB-TOKEN-0123456789abcdef", "mindstudio_insight": "MS-TOKEN-0123456789"}
+
+
+def document(job_id="job-1", phase="Completed", name="train"):
+    endpoints = dict((key, {"url": "https://%s.example.invalid" % key, "token": token}) for key, token in TOKENS.items())
+    endpoints["future_console"] = {"url": "https://future.example.invalid", "nested": {"token": "FUTURE-TOKEN-0123456789"}}
+    return {"metadata": {"id": job_id, "name": name}, "status": {"phase": phase}, "endpoints": endpoints}
+
+
+def make_query(session, selection, levels=None, **options):
+    clock = FakeClock()
+    levels = levels or [(LEVEL_OPTION, dict(CONNECTION, **options))]
+    return Query(levels, selection, environ={}, clock=clock, sleeper=clock.sleep, session=session, sleep=clock.sleep, utcnow=clock.utcnow)
+
+
+# -- selection --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("values,keys,single,name", [
+    ({"training_job_id": "a"}, ["a"], True, None),
+    ({"job_id": 10, "version_id": 2}, [("v1", 10, 2)], True, None),
+    ({"training_job_ids": ["a", "b"], "v1_jobs": [{"job_id": 1, "version_id": 2}]}, ["a", "b", ("v1", 1, 2)], False, None),
+    ({"name": "nightly"}, [], False, "nightly"),
+])
+def test_select(values, keys, single, name):
+    selection = select(values)
+    assert (selection.keys, selection.single, selection.name) == (keys, single, name)
+
+
+@pytest.mark.parametrize("values,fragment", [
+    ({}, "one of training_job_id"),
+    ({"training_job_id": "a", "name": "n"}, "mutually exclusive"),
+    ({"training_job_id": " "}, "training_job_id must not be empty"),
+    ({"training_job_ids": ["a", ""]}, r"training_job_ids\[1\] must not be empty"),
+    ({"job_id": 1}, "job_id needs version_id"),
+    ({"v1_jobs": [{"job_id": -1, "version_id": 1}]}, r"v1_jobs\[0\]\.job_id must not be negative"),
+    ({"name": " "}, "name must not be empty"),
+])
+def test_select_refuses(values, fragment):
+    with pytest.raises(ConnectionConfigError, match=fragment):
+        select(values)
+
+
+# -- endpoint tokens --------------------------------------------------------------------------------
+
+
+def test_mask_endpoint_tokens_masks_every_token_under_endpoints_only():
+    doc = document()
+    doc["metadata"]["token"] = "not-under-endpoints"
+    found = mask_endpoint_tokens(doc)
+    assert sorted(found) == sorted(list(TOKENS.values()) + ["FUTURE-TOKEN-0123456789"])
+    assert all(entry.get("token", MASK) == MASK for entry in doc["endpoints"].values())
+    assert doc["endpoints"]["future_console"]["nested"]["token"] == MASK
+    assert doc["metadata"]["token"] == "not-under-endpoints"
+    assert mask_endpoint_tokens({"endpoints": None}) == [] and mask_endpoint_tokens(None) == []
+
+
+def test_run_masks_tokens_unless_asked_and_validation_saw_the_raw_document():
+    session = FakeSession(**{"training-jobs": lambda method, url, kwargs: FakeResponse(200, document())})
+    result = make_query(session, select({"training_job_id": "job-1"})).run()
+    assert result.ok and result.single
+    endpoints = result.items[0]["details"]["endpoints"]
+    assert endpoints["jupyter_lab"]["token"] == MASK and endpoints["tensorboard"]["token"] == MASK
+    assert result.items[0]["schema_errors"] == []
+    opened = make_query(session, select({"training_job_id": "job-1"}), include_endpoint_tokens=True).run()
+    assert opened.items[0]["details"]["endpoints"]["jupyter_lab"]["token"] == TOKENS["jupyter_lab"]
+
+
+def test_a_token_quoted_by_a_schema_error_is_masked_in_the_message():
+    doc = document()
+    doc["endpoints"]["jupyter_lab"]["url"] = 12345  # breaks the schema next to the token
+    doc["status"]["phase"] = TOKENS["tensorboard"]   # a phase that quotes a token value
+    session = FakeSession(**{"training-jobs": FakeResponse(200, doc)})
+    result = make_query(session, select({"training_job_id": "job-1"})).run()
+    assert not result.ok
+    # Messages, errors and the item's own fields never quote a token (details keeps the document, tokens masked).
+    shown = [dict((key, value) for key, value in item.items() if key != "details") for item in result.items]
+    text = repr(result.msg) + repr(result.job_messages) + repr(shown) + repr(result.failure_fields())
+    assert result.items[0]["details"]["endpoints"]["tensorboard"]["token"] == MASK
+    for token in TOKENS.values():
+        assert token not in text
+
+
+# -- the name search --------------------------------------------------------------------------------
+
+
+def test_one_bad_document_in_a_name_search_does_not_hide_the_others():
+    good = document("job-good", "Running", "nightly")
+    bad = copy.deepcopy(document("job-bad", "Completed", "nightly"))
+    bad["status"]["start_time"] = "yesterday"
+    session = FakeSession(**{"training-job-searches": FakeResponse(200, {"total": 2, "items": [good, bad]})})
+    query = make_query(session, select({"name": "nightly"}))
+    keys, found = query.search("nightly")
+    assert keys == ["job-good", "job-bad"]
+    assert found["job-good"]["phase"] == "Running"
+    assert type(found["job-bad"]).__name__ == "SchemaValidationError" and "$.status.start_time" in str(found["job-bad"])
+    result = query.run()
+    assert not result.ok and "job-bad" in result.msg and "$.status.start_time" in result.msg
+    assert [item["id"] for item in result.items] == ["job-good", "job-bad"]
+
+
+def test_a_name_that_matches_nothing_is_an_empty_success():
+    session = FakeSession(**{"training-job-searches": FakeResponse(200, {"total": 0, "items": []})})
+    result = make_query(session, select({"name": "nobody"})).run()
+    assert result.ok and result.items == [] and not result.single
+
+
+# -- warnings, settings, libraries ------------------------------------------------------------------
+
+
+def test_validate_warn_returns_one_warning_per_schema_error_and_certs_off_one_warning():
+    doc = document()
+    doc["metadata"]["create_time"] = "not a time"
+    session = FakeSession(**{"training-jobs": FakeResponse(200, doc)})
+    result = make_query(session, select({"training_job_id": "job-1"}), validate="warn", validate_certs=False).run()
+    assert result.ok
+    assert sum("validate_certs is false" in warning for warning in result.warnings) == 1
+    assert any("$.metadata.create_time" in warning for warning in result.warnings)
+
+
+def test_settings_come_from_the_levels():
+    session = FakeSession()
+    query = make_query(session, Selection(["a"]), levels=[(LEVEL_KEYWORD, dict(CONNECTION, max_concurrency="3", wait="yes"))])
+    assert query.settings.max_concurrency == 3 and query.settings.wait is True
+    assert query.secrets() == [CONNECTION["auth_token"]]
+
+
+def test_missing_jsonschema_is_named(monkeypatch):
+    from ansible_collections.modelarts.training.plugins.module_utils import query as query_module  # pylint: disable=import-outside-toplevel
+    monkeypatch.setattr(query_module, "HAS_JSONSCHEMA", False)
+    with pytest.raises(MissingLibraryError) as info:
+        make_query(FakeSession(), Selection(["a"]))
+    assert info.value.library == "jsonschema" and "validate to off" in str(info.value)
+    make_query(FakeSession(), Selection(["a"]), validate="off").close()
+
+
+def test_query_jobs_without_wait_keeps_order_and_reports_each_error():
+    session = FakeSession(**{
+        "training-jobs/a": FakeResponse(200, document("a")),
+        "training-jobs/b": FakeResponse(400, {"error_code": "ModelArts.2775", "error_msg": "Training job not found."}),
+    })
+    query = make_query(session, Selection(["b", "a"]))
+    result = query_jobs(query.client, ["b", "a", "b"])
+    assert not result.ok and [item["id"] for item in result.items] == ["b", "a"]
+    assert "ModelArts.2775" in result.items[0]["error"] and result.failure_fields()["error_code"] == "ModelArts.2775"
+
+
+def test_v1_keys_fetch_the_v1_route():
+    v1 = {"job_id": 10, "version_id": 2, "status": 10, "job_name": "legacy"}
+    session = FakeSession(**{"training-jobs/10/versions/2": FakeResponse(200, v1)})
+    result = make_query(session, Selection([v1_key(10, 2)], single=True)).run()
+    assert result.ok and result.items[0]["phase"] == "Completed" and result.items[0]["api_version"] == "v1"
