@@ -23,7 +23,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.jobs import ITE
 from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError, proxy_secret, resolve
 from ansible_collections.modelarts.training.plugins.module_utils.phases import DEFAULT_FAIL_ON, DEFAULT_WAIT_FOR, TERMINAL_PHASES
 from ansible_collections.modelarts.training.plugins.module_utils.validation import HAS_JSONSCHEMA, JSONSCHEMA_IMPORT_ERROR, SchemaValidationError
-from ansible_collections.modelarts.training.plugins.module_utils.waiter import judge, wait_for_jobs
+from ansible_collections.modelarts.training.plugins.module_utils.waiter import DEFAULT_NOT_FOUND_TOLERANCE, judge, wait_for_jobs
 
 MESSAGE_JOBS_SHOWN = 20
 SELECTION_OPTIONS = ("training_job_id", "training_job_ids", "name", "job_id", "version_id", "v1_jobs")
@@ -390,9 +390,9 @@ class Query(object):
         return keys_for_name(self.client, name, validate=settings.validate, fail_on=settings.fail_on, deadline=deadline,
                              include_tokens=settings.include_endpoint_tokens)
 
-    def judge(self, observation, poll_number):
+    def judge(self, observation, poll_number, not_found_tolerance=DEFAULT_NOT_FOUND_TOLERANCE):
         """The waiter's verdict on one observation (see ``waiter.judge``), with this query's phases."""
-        return judge(observation, poll_number, self.settings.wait_for, self.settings.fail_on, TERMINAL_PHASES)
+        return judge(observation, poll_number, self.settings.wait_for, self.settings.fail_on, TERMINAL_PHASES, not_found_tolerance)
 
     # -- what the module and the lookup call ----------------------------------------------------
 
