@@ -267,17 +267,9 @@ def describe_fault(fault):
 
 
 def client_params(emu, kind, request_timeout, retries):
-    """Connection options for one credential kind, with soak-sized timeouts and backoff."""
-    params = {'region': emu.region, 'project_id': emu.project_id, 'endpoint': emu.url, 'iam_endpoint': emu.url,
-              'ca_bundle': emu.ca_file, 'validate_certs': True, 'connect_timeout': 2.0, 'request_timeout': request_timeout,
-              'backoff_retries': retries, 'backoff_delay': 0.02, 'backoff_max_delay': 0.2}
-    if kind == 'aksk':
-        params.update(access_key=emu.ak, secret_key=emu.sk)
-    elif kind == 'temporary':
-        params.update(access_key=emu.temp_ak, secret_key=emu.temp_sk, security_token=emu.security_token)
-    else:
-        params.update(username=emu.username, password=emu.password, domain_name=emu.domain_name)
-    return params
+    """Connection options for one credential kind (the emulator's own), with soak-sized timeouts and backoff."""
+    return dict(emu.connection(kind), validate_certs=True, connect_timeout=2.0, request_timeout=request_timeout,
+                backoff_retries=retries, backoff_delay=0.02, backoff_max_delay=0.2)
 
 
 def run_soak(emu, modules, queries=1200, workers=8, fault_rate=0.45, seed=20260522, request_timeout=0.3, retries=4):

@@ -3,7 +3,7 @@
 """One deadline, really: every bound of docs/reliability.md proved on a fake clock.
 
 * with ``wait_timeout: T`` a call ends by ``T + request_timeout`` whatever the service does;
-* a ``Retry-After`` longer than the time left ends the retries at once;
+* a ``Retry-After`` longer than the time left ends the retries at once (``test_client.py::test_never_sleeps_past_the_deadline``);
 * the IAM project lookup and a slowly arriving body are bounded like any request;
 * without a deadline, one request ends within the request budget formula.
 """
@@ -82,15 +82,6 @@ def test_slow_service_wait_ends_by_timeout_plus_one_request_timeout():
     result = query_jobs(client, ["job-1"], wait=True, wait_timeout=2, wait_sleep=1, clock=clock, sleeper=clock.sleep)
     assert not result.ok
     assert clock() - start <= 2 + 10
-
-
-def test_retry_after_longer_than_the_time_left_ends_the_retries_at_once():
-    session = FakeSession(FakeResponse(429, {"error_code": "X", "error_msg": "slow down"}, {"Retry-After": "30"}))
-    client, clock = make(session)
-    with pytest.raises(ModelArtsError) as info:
-        client.get_training_job("job-1", deadline=clock() + 20)
-    assert clock.sleeps == [] and len(session.calls) == 1
-    assert "the service asked to retry after 30s" in str(info.value)
 
 
 def test_iam_project_lookup_is_bounded_by_the_callers_deadline():
