@@ -21,6 +21,49 @@ from modelarts_emulator.launcher import running_emulator  # noqa: E402  pylint: 
 V2_IDS = ['5e1f0000-0000-4000-8000-%012d' % n for n in range(1, 221)]
 SCENARIO = 'integration'
 
+# Full-size documents (issue 14): 220 more Completed v2 jobs added through the control API in
+# scenario syntax. A long multi-node GPU job: 22 workers (tasks, task statuses, task IPs, SSH URLs
+# per worker), the annotations a platform team sets, a real description: about 12.6 KB of JSON, as
+# large as a complete document of the official SDK's response tree. Every 50th job (ids 50, 100,
+# 150, 200) has 160 workers, about 48 KB. The emulator cannot serve a long ``node_count_metrics``
+# series (it derives three points from the lifecycle), so node scale stands in for that growth.
+FULL_IDS = ['6f2e0000-0000-4000-8000-%012d' % n for n in range(1, 221)]
+LARGE_POSITIONS = (50, 100, 150, 200)
+DOCSETS = {'bulk': V2_IDS, 'full': FULL_IDS}
+_ANNOTATIONS = dict(('%s/%s' % (prefix, key), value) for prefix, key, value in (
+    ('fault-tolerance', 'job-retry-num', '3'), ('fault-tolerance', 'hang-retry', 'true'),
+    ('modelarts.huaweicloud.com', 'tenant-team', 'recommendation-ranking-platform'),
+    ('modelarts.huaweicloud.com', 'cost-center', 'cc-4711-ml-research-shared-gpu-pool'),
+    ('modelarts.huaweicloud.com', 'git-commit', '9f0c2e7a1b3d4c5e6f708192a3b4c5d6e7f80912'),
+    ('modelarts.huaweicloud.com', 'git-repository', 'https://git.example.invalid/ml/ranking-transformer.git'),
+    ('modelarts.huaweicloud.com', 'pipeline-run', 'https://ci.example.invalid/ml/ranking-transformer/-/pipelines/884213'),
+    ('modelarts.huaweicloud.com', 'experiment', 'ranking-transformer-v7-lr-sweep-2026-11'),
+    ('modelarts.huaweicloud.com', 'dataset-version', 'clicks-2026-10-31-dedup-v3-shard-0000-of-0256'),
+    ('modelarts.huaweicloud.com', 'owner-email', 'ml-platform-oncall@example.invalid'),
+    ('modelarts.huaweicloud.com', 'checkpoint-policy', 'every-2000-steps-keep-last-5-upload-to-obs'),
+    ('modelarts.huaweicloud.com', 'notification-topic', 'urn:smn:cn-north-4:0123456789abcdef:ml-training-events'),
+    ('modelarts.huaweicloud.com', 'launcher', 'ansible-playbook deploy-ranking.yml --limit training'),
+))
+_DESCRIPTION = ('Nightly retraining of the ranking transformer on the last 30 days of click logs; '
+                '16 x 8 GPU workers, mixed precision, gradient accumulation 4, checkpoint every 2000 steps to OBS; '
+                'evaluation on the held-out week runs as a separate job after this one completes.')
+
+
+def full_jobs():
+    """The full-size jobs in the emulator's scenario syntax (for ``emu.add_jobs``)."""
+    base = {'flavor': 'gpu', 'engine': 'pytorch', 'phase': 'Completed', 'run_seconds': 86400 * 3, 'description': _DESCRIPTION,
+            'annotations': _ANNOTATIONS, 'parameters': {'learning_rate': '0.0003', 'epochs': '40'}, 'dataset': 'clicks-30d-v3',
+            'bucket': 'ml-ranking-prod', 'code_name': 'ranking-transformer'}
+    jobs = [dict(base, name='full-{n:03d}', id='6f2e0000-0000-4000-8000-{n:012d}', count=len(FULL_IDS), node_count=22)]
+    for position in LARGE_POSITIONS:
+        jobs.append(dict(base, name='full-%03d' % position, id=FULL_IDS[position - 1], node_count=160))
+    return jobs
+
+
+def add_full_jobs(emu):
+    """Add the full-size jobs to a running emulator (ids ``FULL_IDS``)."""
+    emu.add_jobs(full_jobs())
+
 
 def summarize(samples):
     """Median and spread of a list of numbers: ``{n, median, min, max, q1, q3}`` (None when empty)."""
@@ -98,9 +141,37 @@ def machine_facts(python):
 
 
 def stage_collection(base):
-    """Copy this checkout to ``base/ansible_collections/modelarts/training``; return ``base``."""
+    """Copy this checkout to ``base/ansible_collections/modelarts/training`` (with the what-if plugins); return ``base``."""
     subprocess.run([os.path.join(ROOT, 'hacking', 'stage_collection.sh'), base], check=True, stdout=subprocess.DEVNULL)
+    add_what_if_plugins(base)
     return base
+
+
+# What an option that leaves out ``details`` would save (issue 14): copies of the module and the
+# lookup, written into the staged collection only, that drop each item's ``details`` before
+# returning. They measure the cost of carrying whole documents through Ansible; they are not part
+# of the collection.
+WHAT_IF_MODULE = 'bench_job_info_nodetails'
+WHAT_IF_LOOKUP = 'bench_training_job_nodetails'
+_MODULE_EDIT = ('    result = dict(changed=False, training_jobs=outcome.items)\n',
+                '    outcome.items[:] = [dict((key, value) for key, value in item.items() if key != "details") for item in outcome.items]\n'
+                '    result = dict(changed=False, training_jobs=outcome.items)\n')
+_LOOKUP_EDIT = ('        return [pick(item, field) for item in items] if field else items\n',
+                '        return [pick(item, field) for item in items] if field else [dict((key, value) for key, value in item.items() '
+                'if key != "details") for item in items]\n')
+
+
+def add_what_if_plugins(base):
+    """Write the ``details``-less copies of the module and the lookup into the staged collection at ``base``."""
+    target = os.path.join(base, 'ansible_collections', 'modelarts', 'training', 'plugins')
+    for kind, source, name, (old, new) in (('modules', 'modelarts_training_job_info', WHAT_IF_MODULE, _MODULE_EDIT),
+                                           ('lookup', 'training_job', WHAT_IF_LOOKUP, _LOOKUP_EDIT)):
+        with open(os.path.join(target, kind, source + '.py'), encoding='utf-8') as handle:
+            text = handle.read()
+        if text.count(old) != 1:
+            raise RuntimeError('cannot write the what-if copy of %s: the line %r changed' % (source, old.strip()))
+        with open(os.path.join(target, kind, name + '.py'), 'w', encoding='utf-8') as handle:
+            handle.write(text.replace(old, new))
 
 
 def import_staged(base):

@@ -24,7 +24,7 @@ SIZES = (1, 50)
 LATENCY_SECONDS = 0.05
 
 
-def _one(emu, size, concurrency):
+def _one(emu, size, concurrency, ids):
     # pylint: disable=import-outside-toplevel
     from ansible_collections.modelarts.training.plugins.module_utils.client import ModelArtsClient
     from ansible_collections.modelarts.training.plugins.module_utils.query import query_jobs
@@ -33,7 +33,7 @@ def _one(emu, size, concurrency):
     started = time.perf_counter()
     client = ModelArtsClient(params, pool_size=concurrency)
     try:
-        result = query_jobs(client, V2_IDS[:size], validate='strict', max_concurrency=concurrency)
+        result = query_jobs(client, ids[:size], validate='strict', max_concurrency=concurrency)
     finally:
         client.close()
     elapsed = time.perf_counter() - started
@@ -42,15 +42,15 @@ def _one(emu, size, concurrency):
     return elapsed
 
 
-def _measure(emu, cases, rounds, reps, rng, label, log):
+def _measure(emu, cases, rounds, reps, rng, label, log, ids):
     for size, concurrency in cases:
-        _one(emu, size, concurrency)  # warm-up: imports, jsonschema validators
+        _one(emu, size, concurrency, ids)  # warm-up: imports, jsonschema validators
     per_round = dict(('%d|%d' % case, [[] for _round in range(rounds)]) for case in cases)
     for round_index in range(rounds):
         order = cases * reps
         rng.shuffle(order)
         for size, concurrency in order:
-            per_round['%d|%d' % (size, concurrency)][round_index].append(_one(emu, size, concurrency))
+            per_round['%d|%d' % (size, concurrency)][round_index].append(_one(emu, size, concurrency, ids))
         log('  lookup %s round %d/%d done' % (label, round_index + 1, rounds))
     series = {}
     for key, samples in per_round.items():
@@ -63,11 +63,12 @@ def _measure(emu, cases, rounds, reps, rng, label, log):
     return {'series': series, 'ratios': ratios}
 
 
-def run(emu, rounds, reps, seed=6, log=print):
+def run(emu, rounds, reps, seed=6, log=print, ids=None, concurrencies=CONCURRENCIES):
     """In each round every (size, concurrency) pair runs ``reps`` times in a shuffled order; then the latency cases."""
+    ids = ids or V2_IDS
     rng = random.Random(seed)
-    result = _measure(emu, [(size, concurrency) for concurrency in CONCURRENCIES for size in SIZES], rounds, reps, rng, 'loopback', log)
+    result = _measure(emu, [(size, concurrency) for concurrency in concurrencies for size in SIZES], rounds, reps, rng, 'loopback', log, ids)
     with simulated_latency(emu, LATENCY_SECONDS):
-        result['latency'] = _measure(emu, [(size, 16) for size in SIZES], rounds, reps, rng, '%d ms latency' % (LATENCY_SECONDS * 1000), log)
+        result['latency'] = _measure(emu, [(size, 16) for size in SIZES], rounds, reps, rng, '%d ms latency' % (LATENCY_SECONDS * 1000), log, ids)
     result['latency']['seconds'] = LATENCY_SECONDS
     return result

@@ -30,9 +30,9 @@ import time
 
 import yaml
 
-from common import CALLBACK_DIR, V2_IDS, summarize, ratio_summary
+from common import CALLBACK_DIR, DOCSETS, WHAT_IF_LOOKUP, WHAT_IF_MODULE, summarize, ratio_summary
 
-KINDS = ('module_token', 'module_aksk', 'uri', 'lookup', 'lookup_phase')
+KINDS = ('module_token', 'module_aksk', 'uri', 'lookup', 'lookup_phase', 'module_token_nodetails', 'lookup_nodetails')
 
 
 def connection_vars(kind):
@@ -46,32 +46,34 @@ def connection_vars(kind):
     return options
 
 
-def task_for(kind, size, name):
-    """One task of ``kind`` over the first ``size`` job ids."""
-    ids = '{{ ids[0] }}' if size == 1 else '{{ ids[:%d] }}' % size
-    if kind in ('module_token', 'module_aksk'):
-        options = connection_vars('token' if kind == 'module_token' else 'aksk')
+def task_for(kind, size, name, ids_var='bulk_ids'):
+    """One task of ``kind`` over the first ``size`` job ids of the play variable ``ids_var``."""
+    ids = ('{{ %s[0] }}' % ids_var) if size == 1 else '{{ %s[:%d] }}' % (ids_var, size)
+    if kind in ('module_token', 'module_aksk', 'module_token_nodetails'):
+        options = connection_vars('aksk' if kind == 'module_aksk' else 'token')
         options['training_job_id' if size == 1 else 'training_job_ids'] = ids
-        return {'name': name, 'modelarts.training.modelarts_training_job_info': options}
+        module = WHAT_IF_MODULE if kind == 'module_token_nodetails' else 'modelarts_training_job_info'
+        return {'name': name, 'modelarts.training.' + module: options}
     if kind == 'uri':
         task = {'name': name, 'ansible.builtin.uri': {
-            'url': '{{ base }}/%s' % ('{{ ids[0] }}' if size == 1 else '{{ item }}'),
+            'url': '{{ base }}/%s' % (ids if size == 1 else '{{ item }}'),
             'headers': {'X-Auth-Token': '{{ token }}'},
             'ca_path': '{{ ca_file }}',
         }}
         if size > 1:
             task['loop'] = ids
         return task
-    if kind in ('lookup', 'lookup_phase'):
-        terms = 'ids[0]' if size == 1 else 'ids[:%d]' % size
+    if kind in ('lookup', 'lookup_phase', 'lookup_nodetails'):
+        terms = ('%s[0]' % ids_var) if size == 1 else '%s[:%d]' % (ids_var, size)
         field = ", field='phase'" if kind == 'lookup_phase' else ''
-        expression = ("{{ query('modelarts.training.training_job', %s, region=region, project_id=project_id, endpoint=emu_url, "
-                      "iam_endpoint=emu_url, ca_bundle=ca_file, access_key=ak, secret_key=sk%s) }}" % (terms, field))
+        plugin = WHAT_IF_LOOKUP if kind == 'lookup_nodetails' else 'training_job'
+        expression = ("{{ query('modelarts.training.%s', %s, region=region, project_id=project_id, endpoint=emu_url, "
+                      "iam_endpoint=emu_url, ca_bundle=ca_file, access_key=ak, secret_key=sk%s) }}" % (plugin, terms, field))
         return {'name': name, 'ansible.builtin.set_fact': {'bench_lookup_result': expression}}
     raise ValueError(kind)
 
 
-def setup_tasks():
+def setup_tasks(ids_var='bulk_ids'):
     """Unmeasured tasks: the IAM token for uri and module_token, then one warm-up of every code path."""
     token_body = {'auth': {'identity': {'methods': ['password'], 'password': {'user': {
         'name': '{{ username }}', 'password': '{{ password }}', 'domain': {'name': '{{ domain_name }}'}}}},
@@ -83,15 +85,15 @@ def setup_tasks():
         {'name': 'setup|token fact', 'ansible.builtin.set_fact': {'token': '{{ token_response.x_subject_token }}'}, 'no_log': True},
     ]
     for kind in KINDS:
-        tasks.append(task_for(kind, 1, 'setup|warm %s' % kind))
+        tasks.append(task_for(kind, 1, 'setup|warm %s' % kind, ids_var))
     return tasks
 
 
-def build_playbook(measured):
-    """The playbook text for a list of ``(kind, size, name)`` measured tasks."""
+def build_playbook(measured, ids_var='bulk_ids'):
+    """The playbook text for a list of ``(kind, size, name)`` measured tasks over the ids in ``ids_var``."""
     play = {'name': 'benchmark', 'hosts': 'localhost', 'gather_facts': False,
             'vars': {'base': '{{ emu_url }}/v2/{{ project_id }}/training-jobs'},
-            'tasks': setup_tasks() + [task_for(kind, size, name) for kind, size, name in measured]}
+            'tasks': setup_tasks(ids_var) + [task_for(kind, size, name, ids_var) for kind, size, name in measured]}
     return yaml.safe_dump([play], sort_keys=False, width=1000)
 
 
@@ -136,26 +138,29 @@ def plan(groups, single_reps, module_sizes, uri_sizes, lookup_reps):
                 block.append(('module_token', size, 'fanout|module_token|%d|0' % size))
             if size == top:
                 block.append(('module_aksk', size, 'fanout|module_aksk|%d|0' % size))
+                block.append(('module_token_nodetails', size, 'fanout|module_token_nodetails|%d|0' % size))
             if size in uri_sizes:
                 block.append(('uri', size, 'fanout|uri|%d|0' % size))
             blocks.append(block)
     if 'lookup' in groups:
         for rep in range(lookup_reps):
-            blocks.append([(kind, size, 'lookup|%s|%d|%d' % (kind, size, rep)) for kind in ('lookup', 'lookup_phase') for size in (1, 50)])
+            blocks.append([(kind, size, 'lookup|%s|%d|%d' % (kind, size, rep)) for kind in ('lookup', 'lookup_phase', 'lookup_nodetails')
+                           for size in (1, 50)])
     return blocks
 
 
-def run_round(emu, collections_base, workdir, measured, round_index, timeout=1800):
-    """One ansible-playbook run; return ``{task name: seconds}`` of the measured tasks and the process wall time."""
-    playbook = os.path.join(workdir, 'round%d.yml' % round_index)
+def run_round(emu, collections_base, workdir, measured, round_index, timeout=1800, docset='bulk'):
+    """One ansible-playbook run over ``docset``'s jobs; return ``{task name: seconds}`` of the measured tasks and the process wall time."""
+    playbook = os.path.join(workdir, 'round%d-%s.yml' % (round_index, docset))
     with open(playbook, 'w', encoding='utf-8') as handle:
-        handle.write(build_playbook(measured))
+        handle.write(build_playbook(measured, '%s_ids' % docset))
     extra = {'emu_url': emu.url, 'project_id': emu.project_id, 'region': emu.region, 'ca_file': emu.ca_file, 'ak': emu.ak, 'sk': emu.sk,
-             'username': emu.username, 'password': emu.password, 'domain_name': emu.domain_name, 'ids': V2_IDS}
+             'username': emu.username, 'password': emu.password, 'domain_name': emu.domain_name}
+    extra.update(('%s_ids' % name, ids) for name, ids in DOCSETS.items())
     extra_file = os.path.join(workdir, 'extra_vars.json')
     with open(extra_file, 'w', encoding='utf-8') as handle:
         json.dump(extra, handle)
-    timer_file = os.path.join(workdir, 'timer%d.jsonl' % round_index)
+    timer_file = os.path.join(workdir, 'timer%d-%s.jsonl' % (round_index, docset))
     home = os.path.join(workdir, 'ansible-home')
     command = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), '-i', 'localhost,', '-c', 'local', playbook, '-e', '@' + extra_file]
     started = time.perf_counter()
@@ -177,30 +182,40 @@ def run_round(emu, collections_base, workdir, measured, round_index, timeout=180
     return times, wall
 
 
-def run(emu, collections_base, groups, rounds, single_reps, module_sizes, uri_sizes, lookup_reps, seed=5, log=print):
-    """Run ``rounds`` playbook rounds; return the raw per-task samples, summaries and paired ratios."""
+def run(emu, collections_base, groups, rounds, single_reps, module_sizes, uri_sizes, lookup_reps, seed=5, log=print, docsets=('bulk',)):
+    """Run ``rounds`` playbook rounds per document set; return ``{docset: samples, summaries and paired ratios}``.
+
+    In each round every document set gets one ``ansible-playbook`` run, in a shuffled order, so the
+    document sizes are measured side by side under the same machine load.
+    """
     blocks = plan(groups, single_reps, module_sizes, uri_sizes, lookup_reps)
     rng = random.Random(seed)
-    samples = {}  # 'group|kind|size' -> list of [round, block, seconds]
-    walls = []
-    loads = []
+    samples = dict((docset, {}) for docset in docsets)  # docset -> 'group|kind|size' -> list of [round, block, seconds]
+    walls = dict((docset, []) for docset in docsets)
+    loads = dict((docset, []) for docset in docsets)
     with tempfile.TemporaryDirectory(prefix='modelarts-bench-') as workdir:
         for round_index in range(rounds):
-            order = [list(block) for block in blocks]
-            rng.shuffle(order)
-            for block in order:
-                rng.shuffle(block)
-            measured = [task for block in order for task in block]
-            times, wall = run_round(emu, collections_base, workdir, measured, round_index)
-            walls.append(wall)
-            loads.append(os.getloadavg())
-            for _kind, _size, name in measured:
-                group, kind, size, block = name.split('|')
-                samples.setdefault('%s|%s|%s' % (group, kind, size), []).append([round_index, int(block), times[name]])
-            log('  playbook round %d/%d: %.1fs wall, load %.1f' % (round_index + 1, rounds, wall, loads[-1][0]))
-    result = analyse(samples, walls, rounds)
-    result['round_loadavg'] = loads
-    return result
+            sets = list(docsets)
+            rng.shuffle(sets)
+            for docset in sets:
+                order = [list(block) for block in blocks]
+                rng.shuffle(order)
+                for block in order:
+                    rng.shuffle(block)
+                measured = [task for block in order for task in block]
+                times, wall = run_round(emu, collections_base, workdir, measured, round_index, docset=docset)
+                walls[docset].append(wall)
+                loads[docset].append(os.getloadavg())
+                for _kind, _size, name in measured:
+                    group, kind, size, block = name.split('|')
+                    samples[docset].setdefault('%s|%s|%s' % (group, kind, size), []).append([round_index, int(block), times[name]])
+                log('  playbook round %d/%d, %s documents: %.1fs wall, load %.1f' % (round_index + 1, rounds, docset, wall, loads[docset][-1][0]))
+    results = {}
+    for docset in docsets:
+        results[docset] = analyse(samples[docset], walls[docset], rounds)
+        results[docset]['round_loadavg'] = loads[docset]
+        results[docset]['docset'] = docset
+    return results
 
 
 def paired(samples, numerator, denominator):
@@ -233,8 +248,12 @@ def analyse(samples, walls, rounds):
     if fan_sizes:
         top = max(fan_sizes)
         add('fanout_uri_vs_module_aksk_%d' % top, 'fanout|uri|%d' % top, 'fanout|module_aksk|%d' % top)
+        add('fanout_uri_vs_module_token_nodetails_%d' % top, 'fanout|uri|%d' % top, 'fanout|module_token_nodetails|%d' % top)
+        add('fanout_module_token_nodetails_vs_module_token_%d' % top, 'fanout|module_token_nodetails|%d' % top, 'fanout|module_token|%d' % top)
     add('lookup_50_vs_1', 'lookup|lookup|50', 'lookup|lookup|1')
     add('lookup_phase_50_vs_1', 'lookup|lookup_phase|50', 'lookup|lookup_phase|1')
+    add('lookup_nodetails_50_vs_1', 'lookup|lookup_nodetails|50', 'lookup|lookup_nodetails|1')
+    add('lookup_nodetails_50_vs_lookup_50', 'lookup|lookup_nodetails|50', 'lookup|lookup|50')
     extrapolated = _extrapolate_uri(series, fan_sizes, uri_sizes)
     if extrapolated:
         ratios.update(extrapolated.pop('ratios'))

@@ -27,7 +27,7 @@ import sys
 import tempfile
 import time
 
-from common import RESULTS_DIR, ROOT, V2_IDS, fmt_spread, import_staged, machine_facts, simulated_latency, stage_collection, start_emulator
+from common import DOCSETS, RESULTS_DIR, ROOT, V2_IDS, add_full_jobs, fmt_spread, import_staged, machine_facts, simulated_latency, stage_collection, start_emulator
 
 import client_bench
 import lookup_bench
@@ -39,6 +39,8 @@ FULL = {'rounds': 3, 'single_reps': 5, 'module_sizes': [1, 10, 50, 200], 'uri_si
         'client_rounds': 30, 'client_block': 50, 'direct_rounds': 3, 'direct_reps': 5}
 QUICK = {'rounds': 2, 'single_reps': 3, 'module_sizes': [1, 10, 50, 200], 'uri_sizes': [1, 10, 25], 'lookup_reps': 3,
          'client_rounds': 10, 'client_block': 40, 'direct_rounds': 2, 'direct_reps': 3}
+DOCSET_LABELS = {'bulk': 'Bulk documents (`bulk-*`, about 6.2 KB each)',
+                 'full': 'Full-size documents (`full-*`, about 12.6 KB each; ids 50, 100, 150, 200 about 47 KB)'}
 GOALS = {
     'single_module_token_vs_uri': ('<=', 1.0, 'one module task no slower than one uri task (time ratio module/uri)'),
     'fanout_200': ('>=', 30.0, '200 jobs: module task at least 30x faster than a uri loop (time ratio uri/module)'),
@@ -58,6 +60,10 @@ def parse_args(argv=None):
     parser.add_argument('--only', action='append', choices=GROUPS, help='run only this group (repeatable)')
     parser.add_argument('--rounds', type=int, help='ansible-playbook rounds (default 3, quick 2)')
     parser.add_argument('--client-rounds', type=int, help='client throughput rounds (default 30, quick 10)')
+    parser.add_argument('--docs', action='append', choices=sorted(DOCSETS),
+                        help='document sets for the playbook and lookup groups (repeatable; default both: bulk ~6.2 KB, full ~12.6 KB)')
+    parser.add_argument('--module-sizes', help='comma-separated job counts of the fan-out module tasks (default 1,10,50,200)')
+    parser.add_argument('--uri-sizes', help='comma-separated job counts of the fan-out uri loops (default 1,10,200; quick 1,10,25)')
     parser.add_argument('--plot', help='where to write the fan-out PNG')
     parser.add_argument('--results-dir', default=RESULTS_DIR, help='where to write the JSON and Markdown results')
     parser.add_argument('--report', metavar='JSON', help='only print the tables of a results file (and redraw its plot with --plot)')
@@ -67,6 +73,11 @@ def parse_args(argv=None):
         if value is not None and not 1 <= value <= 50:
             parser.error('--%s must be between 1 and 50' % name.replace('_', '-'))
     return args
+
+
+def _suffix(docset):
+    """The results key suffix of a document set: none for ``bulk`` (the keys of earlier runs), ``_full``."""
+    return '' if docset == 'bulk' else '_' + docset
 
 
 def verdict(ratio, goal):
@@ -93,7 +104,7 @@ def lookup_table(title, playbooks):
     """Markdown lines: the lookup's task times for 1 and 50 terms, whole items and ``field='phase'``."""
     series, ratios = playbooks['series'], playbooks['ratios']
     lines = [title, '', '| returns | 1 term | 50 terms | 50 / 1 (paired) |', '|---|---|---|---|']
-    for kind, label in (('lookup', 'whole items'), ('lookup_phase', "`field='phase'`")):
+    for kind, label in (('lookup', 'whole items'), ('lookup_phase', "`field='phase'`"), ('lookup_nodetails', 'items without `details` (what-if)')):
         one, fifty = series.get('lookup|%s|1' % kind), series.get('lookup|%s|50' % kind)
         if one and fifty:
             ratio = ratio_cell(ratios.get('%s_50_vs_1' % kind))
@@ -101,16 +112,9 @@ def lookup_table(title, playbooks):
     return lines + ['']
 
 
-def markdown(results):
-    """The result tables, as they go into docs/performance.md."""
-    lines = []
-    facts = results['machine']
-    lines.append('Run %s (%s mode), %s cores (%s), %s, ansible-core %s, load average at start %s.' % (
-        results['started'], results['mode'], facts['nproc'], facts['cpu'], facts['python'],
-        (facts['packages'] or {}).get('ansible-core'), ', '.join('%.2f' % v for v in facts['loadavg_at_start'] or [])))
-    lines.append('')
+def playbook_markdown(lines, playbooks, latency, docset):
+    """Append the playbook tables of one document set to ``lines``; return its ``(goal key, ratio, docset)`` list."""
     goals = []
-    playbooks = results.get('playbooks')
     if playbooks:
         series, ratios = playbooks['series'], playbooks['ratios']
         if 'single|uri|1' in series:
@@ -122,7 +126,7 @@ def markdown(results):
             lines += ['', '| ratio (paired: tasks run next to each other; median (min-max)) | value |', '|---|---|',
                       '| module `auth_token` / uri | %s |' % ratio_cell(ratios.get('single_module_token_vs_uri')),
                       '| module AK/SK / uri | %s |' % ratio_cell(ratios.get('single_module_aksk_vs_uri')), '']
-            goals.append(('single_module_token_vs_uri', ratios.get('single_module_token_vs_uri')))
+            goals.append((docset, 'single_module_token_vs_uri', ratios.get('single_module_token_vs_uri')))
         if any(key.startswith('fanout|') for key in series):
             lines += ['**Fan-out** (seconds per task; median (min-max) over rounds)', '',
                       '| jobs | module, one task (`auth_token`) | uri loop | uri / module |', '|---|---|---|---|']
@@ -142,39 +146,69 @@ def markdown(results):
             if aksk:
                 aksk_ratio = ratio_cell(ratios.get('fanout_uri_vs_module_aksk_%d' % top))
                 lines.append('| %d, module AK/SK | %s | | %s |' % (top, fmt_spread(aksk['summary']), aksk_ratio))
+            nodetails = series.get('fanout|module_token_nodetails|%d' % top)
+            if nodetails:
+                lines.append('| %d, module without `details` (what-if) | %s | | %s |' % (
+                    top, fmt_spread(nodetails['summary']), ratio_cell(ratios.get('fanout_uri_vs_module_token_nodetails_%d' % top))))
+                lines += ['', 'What-if, module without `details` / module (paired): %s.' % ratio_cell(
+                    ratios.get('fanout_module_token_nodetails_vs_module_token_%d' % top))]
             fit = playbooks.get('uri_fit')
             if fit:
                 lines += ['', 'uri loop, least-squares line per round: %s s per job, %s s fixed.' % (
                     fmt_spread(fit['slope']), fmt_spread(fit['intercept']))]
             lines.append('')
-            goals.append(('fanout_200', ratios.get('fanout_uri_vs_module_token_200') or ratios.get('fanout_uri_vs_module_token_200_extrapolated')))
+            goals.append((docset, 'fanout_200', ratios.get('fanout_uri_vs_module_token_200') or ratios.get('fanout_uri_vs_module_token_200_extrapolated')))
         if 'lookup|lookup|1' in series:
             lines += lookup_table('**Lookup in a playbook** (`set_fact` of `query(...)`, AK/SK; seconds per task)', playbooks)
-            goals.append(('lookup_50_vs_1', ratios.get('lookup_50_vs_1')))
-            goals.append(('lookup_phase_50_vs_1', ratios.get('lookup_phase_50_vs_1')))
+            goals.append((docset, 'lookup_50_vs_1', ratios.get('lookup_50_vs_1')))
+            goals.append((docset, 'lookup_phase_50_vs_1', ratios.get('lookup_phase_50_vs_1')))
     latency = results.get('playbooks_latency')
     if latency:
         lines += lookup_table('**Lookup in a playbook, %.0f ms simulated service latency per job GET** (seconds per task)' % (latency['seconds'] * 1000),
                               latency)
-        goals.append(('lookup_50_vs_1_latency', latency['ratios'].get('lookup_50_vs_1')))
-    direct = results.get('lookup_direct')
-    if direct:
-        lines += ['**Lookup pipeline in process** (client set-up + `query_jobs` + close, AK/SK; milliseconds)', '',
-                  '| max_concurrency | 1 term | 50 terms | 50 / 1 |', '|---|---|---|---|']
-        for concurrency in lookup_bench.CONCURRENCIES:
-            lines.append('| %d%s | %s | %s | %s |' % (
-                concurrency, ' (default)' if concurrency == 16 else '',
-                fmt_spread(direct['series']['1|%d' % concurrency]['summary'], scale=1000, digits=1),
-                fmt_spread(direct['series']['50|%d' % concurrency]['summary'], scale=1000, digits=1),
-                ratio_cell(direct['ratios']['direct_50_vs_1_concurrency_%d' % concurrency])))
-        slow = direct.get('latency')
-        if slow:
-            lines.append('| 16, %.0f ms latency | %s | %s | %s |' % (
-                slow['seconds'] * 1000, fmt_spread(slow['series']['1|16']['summary'], scale=1000, digits=1),
-                fmt_spread(slow['series']['50|16']['summary'], scale=1000, digits=1), ratio_cell(slow['ratios']['direct_50_vs_1_concurrency_16'])))
-        lines.append('')
+        goals.append((docset, 'lookup_50_vs_1_latency', latency['ratios'].get('lookup_50_vs_1')))
+    return goals
+
+
+def direct_markdown(lines, direct):
+    """Append the in-process lookup table to ``lines``."""
+    lines += ['**Lookup pipeline in process** (client set-up + `query_jobs` + close, AK/SK; milliseconds)', '',
+              '| max_concurrency | 1 term | 50 terms | 50 / 1 |', '|---|---|---|---|']
+    for concurrency in [c for c in lookup_bench.CONCURRENCIES if '1|%d' % c in direct['series']]:
+        lines.append('| %d%s | %s | %s | %s |' % (
+            concurrency, ' (default)' if concurrency == 16 else '',
+            fmt_spread(direct['series']['1|%d' % concurrency]['summary'], scale=1000, digits=1),
+            fmt_spread(direct['series']['50|%d' % concurrency]['summary'], scale=1000, digits=1),
+            ratio_cell(direct['ratios']['direct_50_vs_1_concurrency_%d' % concurrency])))
+    slow = direct.get('latency')
+    if slow:
+        lines.append('| 16, %.0f ms latency | %s | %s | %s |' % (
+            slow['seconds'] * 1000, fmt_spread(slow['series']['1|16']['summary'], scale=1000, digits=1),
+            fmt_spread(slow['series']['50|16']['summary'], scale=1000, digits=1), ratio_cell(slow['ratios']['direct_50_vs_1_concurrency_16'])))
+    lines.append('')
+
+
+def markdown(results):
+    """The result tables, as they go into docs/performance.md."""
+    lines = []
+    facts = results['machine']
+    lines.append('Run %s (%s mode), %s cores (%s), %s, ansible-core %s, load average at start %s.' % (
+        results['started'], results['mode'], facts['nproc'], facts['cpu'], facts['python'],
+        (facts['packages'] or {}).get('ansible-core'), ', '.join('%.2f' % v for v in facts['loadavg_at_start'] or [])))
+    lines.append('')
+    goals = []
+    for docset in results.get('docsets', ['bulk']):
+        suffix = _suffix(docset)
+        if not any(results.get(name + suffix) for name in ('playbooks', 'playbooks_latency', 'lookup_direct')):
+            continue
+        lines += ['### %s' % DOCSET_LABELS.get(docset, docset), '']
+        goals += playbook_markdown(lines, results.get('playbooks' + suffix), results.get('playbooks_latency' + suffix), docset)
+        direct = results.get('lookup_direct' + suffix)
+        if direct:
+            direct_markdown(lines, direct)
     client = results.get('client')
     if client:
+        lines += ['### Client throughput (bulk documents)', '']
         lines += ['**Client throughput** (%d sequential GETs per contender per round, %d interleaved rounds; queries/s, median (min-max) of rounds)' % (
             client['requests_per_round'], client['rounds']), '', '| contender | queries/s |', '|---|---|']
         for name in client_bench.CONTENDERS + ('collection_fanout',):
@@ -183,13 +217,14 @@ def markdown(results):
         for name, value in client['ratios'].items():
             lines.append('| %s | %s |' % (name.replace('_vs_', ' / '), ratio_cell(value)))
         lines.append('')
-        goals.append(('collection_token_vs_floor_token', client['ratios']['collection_token_vs_floor_token']))
-        goals.append(('collection_aksk_vs_floor_signed', client['ratios']['collection_aksk_vs_floor_signed']))
-        goals.append(('collection_aksk_vs_sdk_aksk', client['ratios']['collection_aksk_vs_sdk_aksk']))
+        goals.append(('bulk', 'collection_token_vs_floor_token', client['ratios']['collection_token_vs_floor_token']))
+        goals.append(('bulk', 'collection_aksk_vs_floor_signed', client['ratios']['collection_aksk_vs_floor_signed']))
+        goals.append(('bulk', 'collection_aksk_vs_sdk_aksk', client['ratios']['collection_aksk_vs_sdk_aksk']))
     if goals:
         lines += ['**Goals**', '', '| goal | measured | verdict |', '|---|---|---|']
-        for key, ratio in goals:
-            lines.append('| %s %s %s | %s | %s |' % (GOALS[key][2], GOALS[key][0], GOALS[key][1], ratio_cell(ratio), verdict(ratio, GOALS[key])))
+        for docset, key, ratio in goals:
+            lines.append('| %s, %s documents %s %s | %s | %s |' % (GOALS[key][2], docset, GOALS[key][0], GOALS[key][1], ratio_cell(ratio),
+                                                                 verdict(ratio, GOALS[key])))
         lines.append('')
     return '\n'.join(lines)
 
@@ -198,8 +233,9 @@ def report_only(path, plot_path):
     """Print the tables of a saved results file; redraw its fan-out plot when ``plot_path`` is given."""
     with open(path, encoding='utf-8') as handle:
         results = json.load(handle)
-    if plot_path and results.get('playbooks'):
-        plot.fanout_png(results['playbooks'], plot_path, ' (%s run, %s cores)' % (results['mode'], results['machine']['nproc']))
+    if plot_path and (results.get('playbooks') or results.get('playbooks_full')):
+        plot.fanout_png(results.get('playbooks'), plot_path, ' (%s run, %s cores)' % (results['mode'], results['machine']['nproc']),
+                        results.get('playbooks_full'))
     print(markdown(results))
     return 0
 
@@ -215,6 +251,9 @@ def main(argv=None):
         config['rounds'] = config['direct_rounds'] = args.rounds
     if args.client_rounds:
         config['client_rounds'] = args.client_rounds
+    for name in ('module_sizes', 'uri_sizes'):
+        if getattr(args, name) is not None:
+            config[name] = [int(value) for value in getattr(args, name).split(',') if value.strip()]
     mode = 'quick' if args.quick else 'full'
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime('%Y%m%dT%H%M%SZ')
     results = {'started': stamp, 'mode': mode, 'groups': groups, 'config': config, 'machine': machine_facts(sys.executable)}
@@ -228,19 +267,30 @@ def main(argv=None):
         import_staged(staged)
         with start_emulator() as emu:
             log('emulator at %s' % emu.url)
+            docsets = [name for name in DOCSETS if name in (args.docs or DOCSETS)]
+            results['docsets'] = docsets
+            if 'full' in docsets:
+                add_full_jobs(emu)
             playbook_groups = [group for group in groups if group in ('single', 'fanout', 'lookup')]
             if playbook_groups:
-                log('playbooks: %s, %d rounds' % (', '.join(playbook_groups), config['rounds']))
-                results['playbooks'] = playbook_bench.run(emu, staged, playbook_groups, config['rounds'], config['single_reps'],
-                                                          config['module_sizes'], config['uri_sizes'], config['lookup_reps'], log=log)
+                log('playbooks: %s, %d rounds per document set (%s)' % (', '.join(playbook_groups), config['rounds'], ', '.join(docsets)))
+                by_docset = playbook_bench.run(emu, staged, playbook_groups, config['rounds'], config['single_reps'], config['module_sizes'],
+                                               config['uri_sizes'], config['lookup_reps'], log=log, docsets=docsets)
+                for docset, value in by_docset.items():
+                    results['playbooks' + _suffix(docset)] = value
             if 'lookup' in groups:
                 with simulated_latency(emu, lookup_bench.LATENCY_SECONDS):
                     log('lookup playbooks with %.0f ms simulated latency, %d rounds' % (lookup_bench.LATENCY_SECONDS * 1000, config['rounds']))
-                    results['playbooks_latency'] = playbook_bench.run(emu, staged, ['lookup'], config['rounds'], 0, [], [],
-                                                                      config['lookup_reps'], log=log)
-                results['playbooks_latency']['seconds'] = lookup_bench.LATENCY_SECONDS
-                log('lookup pipeline in process, %d rounds' % config['direct_rounds'])
-                results['lookup_direct'] = lookup_bench.run(emu, config['direct_rounds'], config['direct_reps'], log=log)
+                    by_docset = playbook_bench.run(emu, staged, ['lookup'], config['rounds'], 0, [], [], config['lookup_reps'], log=log,
+                                                   docsets=docsets)
+                for docset, value in by_docset.items():
+                    value['seconds'] = lookup_bench.LATENCY_SECONDS
+                    results['playbooks_latency' + _suffix(docset)] = value
+                for docset in docsets:
+                    log('lookup pipeline in process, %s documents, %d rounds' % (docset, config['direct_rounds']))
+                    concurrencies = lookup_bench.CONCURRENCIES if docset == 'bulk' else (16,)
+                    results['lookup_direct' + _suffix(docset)] = lookup_bench.run(emu, config['direct_rounds'], config['direct_reps'], log=log,
+                                                                                 ids=DOCSETS[docset], concurrencies=concurrencies)
             if 'client' in groups:
                 log('client throughput, %d rounds of %d requests per contender' % (config['client_rounds'], config['client_block']))
                 results['client'] = client_bench.run(emu, V2_IDS[:200], config['client_rounds'], config['client_block'], log=log)
@@ -252,7 +302,7 @@ def main(argv=None):
         target = args.plot or (os.path.join(ROOT, 'docs', 'images', 'fanout.png') if mode == 'full' else os.path.join(args.results_dir, 'fanout-quick.png'))
         os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
         note = ' (%s run, %s cores)' % (mode, results['machine']['nproc'])
-        results['plot'] = target if plot.fanout_png(results['playbooks'], target, note) else None
+        results['plot'] = target if plot.fanout_png(results.get('playbooks'), target, note, results.get('playbooks_full')) else None
         log('plot: %s' % (results['plot'] or 'not written (matplotlib missing)'))
     with open(base + '.json', 'w', encoding='utf-8') as handle:
         json.dump(results, handle, indent=1, sort_keys=True)
