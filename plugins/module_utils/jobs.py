@@ -31,7 +31,6 @@ import json
 
 from ansible_collections.modelarts.training.plugins.module_utils.phases import (
     DEFAULT_FAIL_ON,
-    DEFAULT_WAIT_FOR,
     FAILURE_PHASES,
     PHASES,
     TERMINAL_PHASES,
@@ -53,14 +52,6 @@ from ansible_collections.modelarts.training.plugins.module_utils.validation impo
     validate_document,
 )
 
-# Re-exported for the callers that still import the phase vocabulary from here (phases.py and
-# validation.py own it): DEFAULT_WAIT_FOR, DEFAULT_FAIL_ON, PHASES, TERMINAL_PHASES, V1_STATUS_PHASES,
-# VALIDATE_MODES; SchemaValidationError belongs to validation.py.
-__all__ = [
-    "API_VERSIONS", "ITEM_KEYS", "V1_ITEM_KEYS", "FAILURE_REASON_RULES", "MAX_REASON_CHARS",
-    "SchemaValidationError", "normalise_v2", "normalise_v1", "build_item", "schema_for", "epoch_ms_to_iso",
-    "PHASES", "TERMINAL_PHASES", "DEFAULT_WAIT_FOR", "DEFAULT_FAIL_ON", "V1_STATUS_PHASES", "VALIDATE_MODES",
-]
 
 API_VERSIONS = ("v2", "v1")
 MAX_REASON_CHARS = 1000

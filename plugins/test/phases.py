@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.modelarts.training.plugins.module_utils.jobs import DEFAULT_FAIL_ON, PHASES, TERMINAL_PHASES
+from ansible_collections.modelarts.training.plugins.module_utils.phases import DEFAULT_FAIL_ON, PHASES, TERMINAL_PHASES
 
 
 def _phase(value, test):

@@ -18,7 +18,6 @@ from ansible_collections.modelarts.training.plugins.module_utils import jobs
 from ansible_collections.modelarts.training.plugins.module_utils.jobs import (
     ITEM_KEYS,
     V1_ITEM_KEYS,
-    SchemaValidationError,
     build_item,
     epoch_ms_to_iso,
     normalise_v1,
@@ -32,7 +31,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.phases import (
     V1_STATUS_NAMES,
     V1_STATUS_PHASES,
 )
-from ansible_collections.modelarts.training.plugins.module_utils.validation import validate_document
+from ansible_collections.modelarts.training.plugins.module_utils.validation import SchemaValidationError, validate_document
 
 
 def v2_doc(phase="Running", **status):

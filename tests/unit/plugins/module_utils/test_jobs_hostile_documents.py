@@ -15,17 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.modelarts.training.plugins.module_utils.client import ModelArtsClient, escape
-from ansible_collections.modelarts.training.plugins.module_utils.jobs import (
-    ITEM_KEYS,
-    PHASES,
-    TERMINAL_PHASES,
-    V1_ITEM_KEYS,
-    V1_STATUS_PHASES,
-    SchemaValidationError,
-    build_item,
-)
+from ansible_collections.modelarts.training.plugins.module_utils.jobs import ITEM_KEYS, V1_ITEM_KEYS, build_item
+from ansible_collections.modelarts.training.plugins.module_utils.phases import PHASES, TERMINAL_PHASES, V1_STATUS_PHASES
 from ansible_collections.modelarts.training.plugins.module_utils.schemas import V1_JOB_VERSION_SCHEMA, V2_TRAINING_JOB_SCHEMA
-from ansible_collections.modelarts.training.plugins.module_utils.validation import validate_document
+from ansible_collections.modelarts.training.plugins.module_utils.validation import SchemaValidationError, validate_document
 from ansible_collections.modelarts.training.tests.unit.plugins.module_utils.fakes import FakeClock, FakeResponse, FakeSession
 
 HERE = os.path.dirname(os.path.abspath(__file__))
