@@ -162,7 +162,6 @@ def playbook_markdown(lines, playbooks, latency, docset):
             lines += lookup_table('**Lookup in a playbook** (`set_fact` of `query(...)`, AK/SK; seconds per task)', playbooks)
             goals.append((docset, 'lookup_50_vs_1', ratios.get('lookup_50_vs_1')))
             goals.append((docset, 'lookup_phase_50_vs_1', ratios.get('lookup_phase_50_vs_1')))
-    latency = results.get('playbooks_latency')
     if latency:
         lines += lookup_table('**Lookup in a playbook, %.0f ms simulated service latency per job GET** (seconds per task)' % (latency['seconds'] * 1000),
                               latency)
