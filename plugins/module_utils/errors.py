@@ -9,13 +9,12 @@ a response body, with known secret values and URL user-info masked.
 from __future__ import annotations
 
 import json
-import re
+
+# The text helpers live in text.py; errors quote bodies with them, and client.py takes them from here.
+from ansible_collections.modelarts.training.plugins.module_utils.text import MASK, excerpt, label, redact  # noqa: F401  pylint: disable=unused-import
 
 RETRYABLE_STATUS = frozenset((429, 500, 502, 503, 504))
 NOT_FOUND_CODES = frozenset(("ModelArts.2775",))
-EXCERPT_LENGTH = 160
-LABEL_LENGTH = 120
-MASK = "********"
 
 # What a user should check for the codes they meet most; keyed by error_code.
 HINTS = {
@@ -30,39 +29,6 @@ HINTS = {
     "ModelArts.0210": "the project id is not valid for these credentials: check project_id and region",
     "ModelArts.2771": "the credentials may not read this training job",
 }
-
-_USERINFO = re.compile(r"(?<=//)[^/@\s]+@")
-_WHITESPACE = re.compile(r"\s+")
-
-
-def redact(text, secrets=()):
-    """Mask each non-empty secret value and any ``user:password@`` in URLs inside ``text``."""
-    text = _USERINFO.sub(MASK + "@", str(text))
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, MASK)
-    return text
-
-
-def label(value, length=LABEL_LENGTH):
-    """``value`` as one bounded, printable line for messages: control characters escaped, long values cut.
-
-    A job id is the user's (or another system's) input: a newline in it must not forge a line of
-    Ansible's output, and a 5,000-character id must not make a 5,000-character message.
-    """
-    text = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in str(value))
-    return text if len(text) <= length else text[:length] + "..."
-
-
-def excerpt(body, secrets=(), length=EXCERPT_LENGTH):
-    """A one-line, bounded, redacted excerpt of a response body for error messages."""
-    if isinstance(body, bytes):
-        body = body[:length * 4].decode("utf-8", "replace")
-    text = _WHITESPACE.sub(" ", redact(body, secrets)).strip()
-    if len(text) > length:
-        text = text[:length] + "..."
-    return text
-
 
 class ModelArtsError(Exception):
     """An API call failed.

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from ansible_collections.modelarts.training.plugins.module_utils.errors import label
+from ansible_collections.modelarts.training.plugins.module_utils.text import name_key
 
 DEFAULT_MAX_CONCURRENCY = 16
 
@@ -31,15 +31,8 @@ class DeadlineExceeded(Exception):
     not_sent = True
 
     def __init__(self, key):
-        super().__init__('the deadline passed before the request for %s was sent' % (describe_key(key),))
+        super().__init__('the deadline passed before the request for %s was sent' % (name_key(key),))
         self.key = key
-
-
-def describe_key(key):
-    """Render a key (a job id, or a tuple such as ``('v1', job_id, version_id)``) for a message."""
-    if isinstance(key, tuple):
-        return '/'.join(label(part) for part in key)
-    return label(key)
 
 
 def fetch_concurrently(keys, fetch_one, max_concurrency=DEFAULT_MAX_CONCURRENCY, deadline=None, clock=time.monotonic):

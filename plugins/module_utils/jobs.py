@@ -43,12 +43,11 @@ from ansible_collections.modelarts.training.plugins.module_utils.schemas import 
     V1_JOB_VERSION_SCHEMA,
     V2_TRAINING_JOB_SCHEMA,
 )
+from ansible_collections.modelarts.training.plugins.module_utils.text import describe_typed, describe_value, json_type_name, truncate
 from ansible_collections.modelarts.training.plugins.module_utils.validation import (
     VALIDATE_MODES,
     SchemaValidationError,
-    excerpt,
     json_path,
-    json_type_name,
     validate_document,
 )
 
@@ -74,17 +73,7 @@ def schema_for(api_version):
         return V2_TRAINING_JOB_SCHEMA
     if api_version == "v1":
         return V1_JOB_VERSION_SCHEMA
-    raise ValueError("api_version must be one of %s, got %s" % (", ".join(API_VERSIONS), excerpt(api_version)))
-
-
-def _truncate(text, limit=MAX_REASON_CHARS):
-    return text if len(text) <= limit else text[:limit - 3] + "..."
-
-
-def _describe(value):
-    if value is None or isinstance(value, (dict, list)):
-        return excerpt(value)
-    return "%s %s" % (json_type_name(value), excerpt(value))
+    raise ValueError("api_version must be one of %s, got %s" % (", ".join(API_VERSIONS), describe_value(api_version)))
 
 
 def _is_integer(value):
@@ -127,7 +116,7 @@ class _Reader:
         if value is None and not required:
             return None
         if not _KIND_CHECKS[kind](value):
-            self.note(list(parts) + [key], "expected %s, got %s" % (kind, _describe(value)))
+            self.note(list(parts) + [key], "expected %s, got %s" % (kind, describe_typed(value)))
             return None
         return int(value) if kind == "integer" else value
 
@@ -156,7 +145,7 @@ def _read_time(reader, obj, parts, key):
     try:
         return epoch_ms_to_iso(value)
     except ValueError as exc:
-        reader.note(list(parts) + [key], "%s, got %s" % (exc, excerpt(value)))
+        reader.note(list(parts) + [key], "%s, got %s" % (exc, describe_value(value)))
         return None
 
 
@@ -165,7 +154,7 @@ def _read_duration(reader, obj, parts, key="duration"):
     if value is None:
         return None
     if value < 0 or value > MAX_DURATION_MS:
-        reader.note(list(parts) + [key], "expected milliseconds between 0 and %d, got %s" % (MAX_DURATION_MS, excerpt(value)))
+        reader.note(list(parts) + [key], "expected milliseconds between 0 and %d, got %s" % (MAX_DURATION_MS, describe_value(value)))
         return None
     return value / 1000.0
 
@@ -204,7 +193,7 @@ def _merge_errors(schema_errors, issues):
     known_paths = set(error.get("path") for error in merged)
     for parts, message, missing in issues:
         if not _covered(parts, missing, known_paths):
-            merged.append({"path": json_path(parts), "message": _truncate(message, 300)})
+            merged.append({"path": json_path(parts), "message": truncate(message, 300)})
             known_paths.add(json_path(parts))
     return merged
 
@@ -226,7 +215,7 @@ def _wants_reason(phase, fail_on):
 def _v2_phase(reader, status):
     phase = reader.get(status, ["status"], "phase", "string", required=True)
     if phase is not None and phase not in PHASES:
-        reader.note(["status", "phase"], "unknown phase %s (expected one of %s)" % (excerpt(phase), ", ".join(PHASES)))
+        reader.note(["status", "phase"], "unknown phase %s (expected one of %s)" % (describe_value(phase), ", ".join(PHASES)))
         return None
     return phase
 
@@ -237,7 +226,7 @@ def _task_entries(reader, status):
     for index, entry in enumerate(tasks or []):
         parts = ["status", "task_statuses", index]
         if not isinstance(entry, dict):
-            reader.note(parts, "expected object, got %s" % _describe(entry))
+            reader.note(parts, "expected object, got %s" % describe_typed(entry))
             continue
         entries.append((reader.get(entry, parts, "task", "string"), reader.get(entry, parts, "exit_code", "integer"),
                         reader.get(entry, parts, "message", "string")))
@@ -252,7 +241,7 @@ def _task_reason(reader, status, culprit=None):
     failed.sort(key=lambda entry: culprit is None or entry[0] != culprit)
     if failed:
         task, code, message = failed[0]
-        reason = "%s exited with code %s" % ("task %s" % task if task else "a task", excerpt(code))
+        reason = "%s exited with code %s" % ("task %s" % task if task else "a task", describe_value(code))
         if message:
             reason += ": " + message
         if len(failed) > 1:
@@ -272,7 +261,7 @@ def _record_reason(reader, status):
         parts = ["status", "running_records", index]
         record = records[index]
         if not isinstance(record, dict):
-            reader.note(parts, "expected object, got %s" % _describe(record))
+            reader.note(parts, "expected object, got %s" % describe_typed(record))
             continue
         end_reason = reader.get(record, parts, "end_reason", "string")
         task = reader.get(record, parts, "end_related_task", "string")
@@ -288,7 +277,7 @@ def _v2_failure_reason(reader, status, secondary_phase):
     reason = _task_reason(reader, status, culprit) or record_reason
     if reason is None and secondary_phase:
         reason = "secondary phase %s" % secondary_phase
-    return _truncate(reason) if reason else None
+    return truncate(reason, MAX_REASON_CHARS) if reason else None
 
 
 def normalise_v2(doc, fail_on=DEFAULT_FAIL_ON, schema_errors=None):
@@ -300,7 +289,7 @@ def normalise_v2(doc, fail_on=DEFAULT_FAIL_ON, schema_errors=None):
     reader = _Reader()
     item = _empty_item("v2", doc)
     if not isinstance(doc, dict):
-        reader.note([], "expected object, got %s" % _describe(doc))
+        reader.note([], "expected object, got %s" % describe_typed(doc))
         return _finish(item, None, fail_on, reader, schema_errors)
     metadata = reader.get(doc, [], "metadata", "object", required=True)
     status = reader.get(doc, [], "status", "object", required=True)
@@ -328,7 +317,7 @@ def _parse_metrics(reader, doc):
         reader.note(["model_metric_list"], "expected a JSON-encoded string, got %s; used as is" % json_type_name(raw))
         return raw
     if not isinstance(raw, str):
-        reader.note(["model_metric_list"], "expected a JSON-encoded string, got %s" % _describe(raw))
+        reader.note(["model_metric_list"], "expected a JSON-encoded string, got %s" % describe_typed(raw))
         return None
     if not raw.strip():
         return None
@@ -337,7 +326,7 @@ def _parse_metrics(reader, doc):
     except RecursionError:
         reader.note(["model_metric_list"], "not parsed: the JSON is nested too deeply")
     except ValueError as exc:
-        reader.note(["model_metric_list"], "not valid JSON: %s" % _truncate(str(exc), 200))
+        reader.note(["model_metric_list"], "not valid JSON: %s" % truncate(str(exc), 200))
     return None
 
 
@@ -346,7 +335,7 @@ def _v1_phase(reader, doc):
     if code is None:
         return None, None
     if code not in V1_STATUS_PHASES:
-        reader.note(["status"], "unknown v1 status %s (expected 0-22)" % excerpt(code))
+        reader.note(["status"], "unknown v1 status %s (expected 0-22)" % describe_value(code))
         return None, code
     return V1_STATUS_PHASES[code], code
 
@@ -361,7 +350,7 @@ def normalise_v1(doc, fail_on=DEFAULT_FAIL_ON, schema_errors=None):
     reader = _Reader()
     if not isinstance(doc, dict):
         item = _empty_item("v1", doc)
-        reader.note([], "expected object, got %s" % _describe(doc))
+        reader.note([], "expected object, got %s" % describe_typed(doc))
         return _finish(item, None, fail_on, reader, schema_errors)
     details = dict(doc)
     details["metrics"] = _parse_metrics(reader, doc)
@@ -386,7 +375,7 @@ def _job_ref(item):
     else:
         ref = item["id"]
     if item["name"]:
-        return "%s (%s)" % (excerpt(item["name"]), ref) if ref is not None else excerpt(item["name"])
+        return "%s (%s)" % (describe_value(item["name"]), ref) if ref is not None else describe_value(item["name"])
     return ref if ref is not None else "(unidentified)"
 
 
@@ -402,7 +391,7 @@ def build_item(doc, api_version, validate="strict", fail_on=DEFAULT_FAIL_ON, job
     """
     schema = schema_for(api_version)
     if validate not in VALIDATE_MODES:
-        raise ValueError("validate must be one of %s, got %s" % (", ".join(VALIDATE_MODES), excerpt(validate)))
+        raise ValueError("validate must be one of %s, got %s" % (", ".join(VALIDATE_MODES), describe_value(validate)))
     errors = validate_document(doc, schema) if validate != "off" else None
     normalise = normalise_v2 if api_version == "v2" else normalise_v1
     item = normalise(doc, fail_on=fail_on, schema_errors=errors)

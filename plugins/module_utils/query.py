@@ -17,11 +17,12 @@ from __future__ import annotations
 import time
 
 from ansible_collections.modelarts.training.plugins.module_utils.client import HAS_REQUESTS, REQUESTS_IMPORT_ERROR, ModelArtsClient
-from ansible_collections.modelarts.training.plugins.module_utils.errors import MASK, ModelArtsError, label, redact
+from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.fanout import DEFAULT_MAX_CONCURRENCY, fetch_concurrently
 from ansible_collections.modelarts.training.plugins.module_utils.jobs import ITEM_KEYS, build_item
 from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError, proxy_secret, resolve
 from ansible_collections.modelarts.training.plugins.module_utils.phases import DEFAULT_FAIL_ON, DEFAULT_WAIT_FOR, TERMINAL_PHASES
+from ansible_collections.modelarts.training.plugins.module_utils.text import MASK, label, name_key, redact
 from ansible_collections.modelarts.training.plugins.module_utils.validation import HAS_JSONSCHEMA, JSONSCHEMA_IMPORT_ERROR, SchemaValidationError
 from ansible_collections.modelarts.training.plugins.module_utils.waiter import DEFAULT_NOT_FOUND_TOLERANCE, judge, wait_for_jobs
 
@@ -48,13 +49,8 @@ def v1_key(job_id, version_id):
     return ("v1", int(job_id), int(version_id))
 
 
-def describe(key):
-    """Human name of a key, for messages: ``3f7a...``, ``v1 job 10 version 2`` or ``search result 3``."""
-    if isinstance(key, tuple):
-        if key[0] == "v1":
-            return "v1 job %s version %s" % (key[1], key[2])
-        return "search result %s" % (key[1],)
-    return label(key)
+# How the door names a job by its key, for messages (text.name_key; the event source uses it too).
+describe = name_key
 
 
 # -- endpoint tokens ----------------------------------------------------------------------------
@@ -108,10 +104,10 @@ def fetch_item(client, key, validate="strict", fail_on=DEFAULT_FAIL_ON, deadline
     try:
         if isinstance(key, tuple):
             response = client.get_job_version(key[1], key[2], deadline=deadline)
-            item = build_item(response.data, "v1", validate=validate, fail_on=fail_on, job_ref=describe(key))
+            item = build_item(response.data, "v1", validate=validate, fail_on=fail_on, job_ref=name_key(key))
         else:
             response = client.get_training_job(key, deadline=deadline)
-            item = build_item(response.data, "v2", validate=validate, fail_on=fail_on, job_ref=describe(key))
+            item = build_item(response.data, "v2", validate=validate, fail_on=fail_on, job_ref=name_key(key))
     except SchemaValidationError as error:
         _mask_error(error, include_tokens)
         raise
@@ -266,7 +262,7 @@ def keys_for_name(client, name, validate="strict", fail_on=DEFAULT_FAIL_ON, dead
 def _document_ref(document, index):
     metadata = document.get("metadata") if isinstance(document, dict) else None
     job_id = metadata.get("id") if isinstance(metadata, dict) else None
-    return describe(job_id) if isinstance(job_id, str) else "search result %d" % index
+    return name_key(job_id) if isinstance(job_id, str) else "search result %d" % index
 
 
 # -- selection ------------------------------------------------------------------------------------

@@ -12,6 +12,8 @@ import importlib.util
 import re
 import traceback
 
+from ansible_collections.modelarts.training.plugins.module_utils.text import describe_value, truncate
+
 # jsonschema takes tens of milliseconds to import, and a valid document (every poll of
 # every job, normally) never needs it: the pre-check below decides validity alone. So it
 # is only looked for here, and imported the first time a document needs its errors listed.
@@ -48,14 +50,11 @@ def _load_jsonschema():
 # strict fails, warn reports the errors in the item, off skips the schema.
 VALIDATE_MODES = ("strict", "warn", "off")
 
-EXCERPT_CHARS = 60
 MAX_KEY_CHARS = 64
 MAX_MESSAGE_CHARS = 300
 STR_ERRORS_SHOWN = 10
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_JSON_TYPE_NAMES = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"),
-                    (list, "array"), (tuple, "array"), (dict, "object"))
 
 
 class MissingJsonSchemaError(RuntimeError):
@@ -81,50 +80,12 @@ class SchemaValidationError(Exception):
     def _summary(self):
         schema = "the %s schema" % self.api_version if self.api_version else "its schema"
         head = "training job %s: the response does not match %s (%d error%s)" % (
-            _truncate(str(self.job_ref), 200), schema, len(self.errors), "" if len(self.errors) == 1 else "s")
-        shown = ["%s: %s" % (e.get("path"), _truncate(str(e.get("message")), 160)) for e in self.errors[:STR_ERRORS_SHOWN]]
+            truncate(str(self.job_ref), 200), schema, len(self.errors), "" if len(self.errors) == 1 else "s")
+        shown = ["%s: %s" % (e.get("path"), truncate(str(e.get("message")), 160)) for e in self.errors[:STR_ERRORS_SHOWN]]
         rest = len(self.errors) - len(shown)
         if rest > 0:
             shown.append("... and %d more" % rest)
         return head + ": " + "; ".join(shown) if shown else head
-
-
-def _truncate(text, limit):
-    return text if len(text) <= limit else text[:limit - 3] + "..."
-
-
-def json_type_name(value):
-    """Return the JSON type name of a Python value (``null``, ``string``, ...)."""
-    if value is None:
-        return "null"
-    for python_type, name in _JSON_TYPE_NAMES:
-        if isinstance(value, python_type):
-            return name
-    return type(value).__name__
-
-
-def excerpt(value, limit=EXCERPT_CHARS):
-    """Return a short, bounded description of a value for error messages.
-
-    Containers are described rather than printed: their repr can be huge or nested deeper
-    than the recursion limit.  Very large integers are described by size because ``repr``
-    of an int over 4300 digits raises ``ValueError`` on recent Pythons.
-    """
-    if value is None or isinstance(value, bool):
-        return "null" if value is None else ("true" if value else "false")
-    if isinstance(value, int):
-        return repr(value) if value.bit_length() <= 128 else "an integer of %d bits" % value.bit_length()
-    if isinstance(value, float):
-        return repr(value)
-    if isinstance(value, str):
-        if len(value) <= limit:
-            return repr(value)
-        return "%s... (%d characters)" % (repr(value[:limit]), len(value))
-    if isinstance(value, dict):
-        return "an object with %d key%s" % (len(value), "" if len(value) == 1 else "s")
-    if isinstance(value, (list, tuple)):
-        return "an array of %d item%s" % (len(value), "" if len(value) == 1 else "s")
-    return "a value of type %s" % type(value).__name__
 
 
 def _path_key(key):
@@ -133,7 +94,7 @@ def _path_key(key):
     text = str(key)
     if len(text) <= MAX_KEY_CHARS and _IDENTIFIER.match(text):
         return "." + text
-    text = _truncate(text, MAX_KEY_CHARS)
+    text = truncate(text, MAX_KEY_CHARS)
     return "['%s']" % text.replace("\\", "\\\\").replace("'", "\\'")
 
 
@@ -155,7 +116,7 @@ def _type_keyword(validator, types, instance, schema):
     # null says the same thing with or without it (as does a nullable reference, see _null_branch).
     shown = [each for each in types if each != "null"] or types
     if not _is_declared_type(validator, instance, schema):
-        yield ValidationError("%s is not of type %s" % (excerpt(instance), ", ".join(repr(t) for t in shown)))
+        yield ValidationError("%s is not of type %s" % (describe_value(instance), ", ".join(repr(t) for t in shown)))
 
 
 def _is_declared_type(validator, instance, schema):
@@ -174,18 +135,18 @@ def _enum_keyword(validator, enums, instance, schema):
         # bool is an int in Python; JSON keeps them apart (true is not 1).
         if isinstance(allowed, bool) == isinstance(instance, bool) and allowed == instance:
             return
-    shown = ", ".join(excerpt(each, 20) for each in enums[:30])
-    yield ValidationError("%s is not one of [%s%s]" % (excerpt(instance), shown, ", ..." if len(enums) > 30 else ""))
+    shown = ", ".join(describe_value(each, 20) for each in enums[:30])
+    yield ValidationError("%s is not one of [%s%s]" % (describe_value(instance), shown, ", ..." if len(enums) > 30 else ""))
 
 
 def _minimum_keyword(validator, minimum, instance, schema):
     if validator.is_type(instance, "number") and instance < minimum:
-        yield ValidationError("%s is less than the minimum of %r" % (excerpt(instance), minimum))
+        yield ValidationError("%s is less than the minimum of %r" % (describe_value(instance), minimum))
 
 
 def _maximum_keyword(validator, maximum, instance, schema):
     if validator.is_type(instance, "number") and instance > maximum:
-        yield ValidationError("%s is greater than the maximum of %r" % (excerpt(instance), maximum))
+        yield ValidationError("%s is greater than the maximum of %r" % (describe_value(instance), maximum))
 
 
 def _bounded_validator_class():
@@ -453,7 +414,7 @@ def _all_errors(validator, doc):
         for error in validator.iter_errors(doc):
             for leaf in _leaf_errors(error):
                 parts = list(leaf.absolute_path)
-                found.append((_path_sort_key(parts), json_path(parts), _truncate(leaf.message, MAX_MESSAGE_CHARS)))
+                found.append((_path_sort_key(parts), json_path(parts), truncate(leaf.message, MAX_MESSAGE_CHARS)))
     except RecursionError:
         found.append(((), "$", "the document is nested too deeply to validate"))
     found.sort(key=lambda entry: (entry[0], entry[2]))

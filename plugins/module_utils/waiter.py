@@ -34,10 +34,9 @@ from __future__ import annotations
 import datetime
 import time
 
-from ansible_collections.modelarts.training.plugins.module_utils.errors import label
-from ansible_collections.modelarts.training.plugins.module_utils.fanout import describe_key
 from ansible_collections.modelarts.training.plugins.module_utils.options import wait_option_problems
 from ansible_collections.modelarts.training.plugins.module_utils.phases import TERMINAL_PHASES as PHASE_TERMINAL
+from ansible_collections.modelarts.training.plugins.module_utils.text import label, name_key
 
 OUTCOME_SATISFIED = 'satisfied'
 OUTCOME_FAILED = 'failed'
@@ -160,7 +159,7 @@ def describe_job(key, item):
         if item.get('name'):
             text += ' (%s)' % (label(item.get('name')),)
         return text
-    return 'training job %s' % (describe_key(key),)
+    return 'training job %s' % (name_key(key),)
 
 
 def _seconds(value):

@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from ansible_collections.modelarts.training.plugins.module_utils import fanout
-from ansible_collections.modelarts.training.plugins.module_utils.fanout import DeadlineExceeded, describe_key, fetch_concurrently
+from ansible_collections.modelarts.training.plugins.module_utils.fanout import DeadlineExceeded, fetch_concurrently
 
 # Waits on events are bounded so a broken implementation fails the test instead of hanging it.
 EVENT_TIMEOUT = 5.0
@@ -243,11 +243,3 @@ def test_many_keys_all_fetched_once():
     assert list(result) == keys
     assert all(result[key] == {'id': key} for key in keys)
     assert counts == dict((key, 1) for key in keys)
-
-
-def test_describe_key():
-    assert describe_key('abc') == 'abc'
-    assert describe_key(('v1', 'job', 7)) == 'v1/job/7'
-    # Keys are user input: one bounded printable line, like every other job label in messages.
-    assert describe_key('a\nfatal: forged') == 'a\\nfatal: forged'
-    assert len(describe_key('x' * 5000)) < 200

@@ -19,11 +19,11 @@ from ansible_collections.modelarts.training.plugins.module_utils.schemas import 
 from ansible_collections.modelarts.training.plugins.module_utils.validation import (
     MissingJsonSchemaError,
     SchemaValidationError,
-    excerpt,
     get_validator,
     json_path,
     validate_document,
 )
+from ansible_collections.modelarts.training.plugins.module_utils.text import describe_value as excerpt
 from ansible_collections.modelarts.training.tests.unit.plugins.module_utils.fixture_files import load
 
 
