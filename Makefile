@@ -146,4 +146,4 @@ ee: venv
 	hacking/check_ee.sh $(BIN)/python
 
 clean:
-	rm -rf .cache tests/output
+	rm -rf .cache tests/output dist emulator/build emulator/dist
