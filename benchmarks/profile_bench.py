@@ -106,7 +106,7 @@ def analyse(raw_path, top=25):
             for frame in set(re.sub(r':\d+\)$', ')', frame) for frame in frames):
                 inclusive[kind][frame] += samples
     return {kind: {'samples': totals[kind], 'processes': len(pids[kind]),
-                   'top': [(frame, count) for frame, count in inclusive[kind].most_common(top)]} for kind in totals}
+                   'top': list(inclusive[kind].most_common(top))} for kind in totals}
 
 
 def main(argv=None):
@@ -148,13 +148,9 @@ def main(argv=None):
             with open(timer, encoding='utf-8') as handle:
                 times = [json.loads(line) for line in handle]
     measured = [record['seconds'] for record in times if record['task'].startswith('measured')]
-    print('%s over %d %s jobs, %d measured tasks (under py-spy): %s s' % (args.task, args.jobs, args.docs, len(measured),
-                                                                        ', '.join('%.3f' % value for value in measured)))
-    for kind, data in sorted(analyse(raw, args.top).items()):
-        print('\n== %s: %d samples (%.2f s at %d Hz), %d processes' % (kind, data['samples'], data['samples'] / args.rate, args.rate,
-                                                                        data['processes']))
-        for frame, count in data['top']:
-            print('%6.1f%% %7.3fs  %s' % (100.0 * count / data['samples'], count / args.rate, frame[:150]))
+    timings = ', '.join('%.3f' % value for value in measured)
+    print('%s over %d %s jobs, %d measured tasks (under py-spy): %s s' % (args.task, args.jobs, args.docs, len(measured), timings))
+    report(raw, args.rate, args.top)
     print('\nraw stacks: %s' % raw)
     return 0
 

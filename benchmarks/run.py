@@ -27,7 +27,8 @@ import sys
 import tempfile
 import time
 
-from common import DOCSETS, RESULTS_DIR, ROOT, V2_IDS, add_full_jobs, fmt_spread, import_staged, machine_facts, simulated_latency, stage_collection, start_emulator
+from common import (DOCSETS, RESULTS_DIR, ROOT, V2_IDS, add_full_jobs, fmt_spread, import_staged, machine_facts, simulated_latency, stage_collection,
+                    start_emulator)
 
 import client_bench
 import lookup_bench
@@ -222,8 +223,8 @@ def markdown(results):
     if goals:
         lines += ['**Goals**', '', '| goal | measured | verdict |', '|---|---|---|']
         for docset, key, ratio in goals:
-            lines.append('| %s, %s documents %s %s | %s | %s |' % (GOALS[key][2], docset, GOALS[key][0], GOALS[key][1], ratio_cell(ratio),
-                                                                 verdict(ratio, GOALS[key])))
+            cells = (GOALS[key][2], docset, GOALS[key][0], GOALS[key][1], ratio_cell(ratio), verdict(ratio, GOALS[key]))
+            lines.append('| %s, %s documents %s %s | %s | %s |' % cells)
         lines.append('')
     return '\n'.join(lines)
 
@@ -288,8 +289,8 @@ def main(argv=None):
                 for docset in docsets:
                     log('lookup pipeline in process, %s documents, %d rounds' % (docset, config['direct_rounds']))
                     concurrencies = lookup_bench.CONCURRENCIES if docset == 'bulk' else (16,)
-                    results['lookup_direct' + _suffix(docset)] = lookup_bench.run(emu, config['direct_rounds'], config['direct_reps'], log=log,
-                                                                                 ids=DOCSETS[docset], concurrencies=concurrencies)
+                    results['lookup_direct' + _suffix(docset)] = lookup_bench.run(
+                        emu, config['direct_rounds'], config['direct_reps'], log=log, ids=DOCSETS[docset], concurrencies=concurrencies)
             if 'client' in groups:
                 log('client throughput, %d rounds of %d requests per contender' % (config['client_rounds'], config['client_block']))
                 results['client'] = client_bench.run(emu, V2_IDS[:200], config['client_rounds'], config['client_block'], log=log)
