@@ -24,7 +24,7 @@ BIN_NEWEST := $(VENV_NEWEST)/bin
 STAMP_NEWEST := $(VENV_NEWEST)/.installed
 export PATH := $(BIN):$(PATH)
 
-.PHONY: help venv docs bench bench-quick get-pip get-pip-newest sanity-newest units-newest integration-newest demo test test-quick sanity units emulator-tests system-tests molecule integration lint docs-lint changelog-lint ee clean
+.PHONY: help venv docs bench bench-quick get-pip get-pip-newest sanity-newest units-newest integration-newest demo test test-quick sanity units emulator-tests system-tests molecule integration lint docs-lint changelog-lint ee clean ruff
 
 help:
 	@echo "make demo        run the deployment-gate demo against the ModelArts emulator"
@@ -100,7 +100,7 @@ demo: $(STAMP)
 	@$(IN_COPY) -- $(BIN)/python $(CURDIR)/hacking/demo.py
 
 test: venv
-	@hacking/run_suites.sh sanity units emulator-tests integration system-tests molecule lint docs-lint changelog-lint ee \
+	@hacking/run_suites.sh ruff sanity units emulator-tests integration system-tests molecule lint docs-lint changelog-lint ee \
 		sanity-newest units-newest integration-newest
 
 test-quick: venv
@@ -132,13 +132,28 @@ integration: get-pip
 molecule: venv
 	$(IN_COPY) roles/training_job_gate -- $(BIN)/molecule test --all
 
+# House style (ruff.toml): lint and format, zero findings.
+ruff: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
 lint: venv
 	$(IN_COPY) -- $(BIN)/ansible-lint --profile production
 
-docs-lint: venv
+docs-# House style (ruff.toml): lint and format, zero findings.
+ruff: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+lint: venv
 	$(IN_COPY) -- sh -c '$(BIN)/antsibull-docs lint-collection-docs --plugin-docs "$$PWD"' 
 
-changelog-lint: venv
+changelog-# House style (ruff.toml): lint and format, zero findings.
+ruff: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+lint: venv
 	$(BIN)/antsibull-changelog lint
 
 # The execution environment: metadata consistent, and ansible-builder makes a build context.

@@ -37,10 +37,8 @@ def say(text):
 
 def run_gate(env, release_dir, release, job_ids, v1_jobs):
     """Run the gate playbook; return its exit code."""
-    extra = {"training_job_ids": job_ids, "training_v1_jobs": v1_jobs, "release_name": release,
-             "release_dir": release_dir, "gate_poll": 1, "gate_timeout": 120}
-    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local",
-               PLAYBOOK, "-e", json.dumps(extra)]
+    extra = {"training_job_ids": job_ids, "training_v1_jobs": v1_jobs, "release_name": release, "release_dir": release_dir, "gate_poll": 1, "gate_timeout": 120}
+    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local", PLAYBOOK, "-e", json.dumps(extra)]
     return subprocess.call(command, env=env, cwd=ROOT)
 
 
@@ -50,8 +48,13 @@ def main():
     with running_emulator(scenario="demo", tls=True) as emu:
         print("    listening on %s; jobs start training now" % emu.url)
         env = dict(os.environ, **emu.env("aksk"))
-        env.update(ANSIBLE_PYTHON_INTERPRETER=sys.executable, ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_INVENTORY_UNPARSED_WARNING="0",
-                   ANSIBLE_RETRY_FILES_ENABLED="0", PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+        env.update(
+            ANSIBLE_PYTHON_INTERPRETER=sys.executable,
+            ANSIBLE_LOCALHOST_WARNING="0",
+            ANSIBLE_INVENTORY_UNPARSED_WARNING="0",
+            ANSIBLE_RETRY_FILES_ENABLED="0",
+            PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
+        )
 
         say("Run 1: gate on resnet50-flowers-train (v2) and legacy-mnist-train (v1); both finish in ~15 s")
         first = run_gate(env, release_dir, "demo-1", [GOOD_V2], [GOOD_V1])

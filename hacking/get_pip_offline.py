@@ -28,6 +28,7 @@ def main():
     # get-pip.py understands these two; pip install does not.
     args = [arg for arg in sys.argv[1:] if arg not in ("--no-setuptools", "--no-wheel")]
     from pip._internal.cli.main import main as pip_main  # pylint: disable=import-outside-toplevel
+
     sys.exit(pip_main(["install", "--ignore-installed"] + args))
 
 

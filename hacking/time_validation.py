@@ -53,8 +53,7 @@ def _load_by_path(name, path):
 
 
 def _import_collection(staging):
-    staged = subprocess.run([os.path.join(ROOT, "hacking", "stage_collection.sh"), staging],
-                            check=True, capture_output=True, text=True).stdout.strip()
+    staged = subprocess.run([os.path.join(ROOT, "hacking", "stage_collection.sh"), staging], check=True, capture_output=True, text=True).stdout.strip()
     sys.path.insert(0, staging)
     jobs = importlib.import_module(PACKAGE + ".plugins.module_utils.jobs")
     validation = importlib.import_module(PACKAGE + ".plugins.module_utils.validation")
@@ -96,12 +95,17 @@ def main(argv=None):
             if errors:
                 print("%-32s %6d rejected by the schema (%d errors)" % (label, len(json.dumps(doc)), len(errors)))
                 continue
-            print("%-32s %6d %12.1f %14.1f %10.1f %8.1f" % (
-                label, len(json.dumps(doc)),
-                _per_call_us(lambda doc=doc: validation.validate_document(doc, schema), args.number, args.repeat),
-                _per_call_us(lambda doc=doc: list(validator.iter_errors(doc)), args.number, args.repeat),
-                _per_call_us(lambda doc=doc: jobs.build_item(doc, "v2", validate="strict"), args.number, args.repeat),
-                _per_call_us(lambda doc=doc: jobs.build_item(doc, "v2", validate="off"), args.number, args.repeat)))
+            print(
+                "%-32s %6d %12.1f %14.1f %10.1f %8.1f"
+                % (
+                    label,
+                    len(json.dumps(doc)),
+                    _per_call_us(lambda doc=doc: validation.validate_document(doc, schema), args.number, args.repeat),
+                    _per_call_us(lambda doc=doc: list(validator.iter_errors(doc)), args.number, args.repeat),
+                    _per_call_us(lambda doc=doc: jobs.build_item(doc, "v2", validate="strict"), args.number, args.repeat),
+                    _per_call_us(lambda doc=doc: jobs.build_item(doc, "v2", validate="off"), args.number, args.repeat),
+                )
+            )
         compile_ms = min(timeit.repeat(lambda: validation._FastChecker(schema).compile(schema), number=20, repeat=3)) / 20 * 1e3
         print("pre-check compiled once per process: %.2f ms" % compile_ms)
     median, low, high = _import_cost_ms()

@@ -21,8 +21,13 @@ html_use_smartypants = True
 html_use_modindex = False
 html_use_index = False
 html_copy_source = False
-html_theme_options = {"collapse_navigation": False, "analytics_id": "", "style_nav_header_background": "#5bbdbf",
-                      "style_external_links": True, "vcs_pageview_mode": ""}
+html_theme_options = {
+    "collapse_navigation": False,
+    "analytics_id": "",
+    "style_nav_header_background": "#5bbdbf",
+    "style_external_links": True,
+    "vcs_pageview_mode": "",
+}
 default_role = "any"
 nitpicky = False
 suppress_warnings = ["myst.xref_missing"]

@@ -21,8 +21,13 @@ def deploy(emulator, job_id, release_file):
     """Run the playbook against the emulator; return the completed process."""
     env = dict(os.environ, **emulator.env())
     extra_vars = {"training_job_id": job_id, "release_file": str(release_file)}
-    return subprocess.run(["ansible-playbook", "-i", "localhost,", "-c", "local", str(PLAYBOOK), "-e", json.dumps(extra_vars)],
-                          env=env, capture_output=True, text=True, check=False)
+    return subprocess.run(
+        ["ansible-playbook", "-i", "localhost,", "-c", "local", str(PLAYBOOK), "-e", json.dumps(extra_vars)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
 
 
 def test_deploys_once_the_job_completes(modelarts_emulator, tmp_path):
@@ -31,15 +36,13 @@ def test_deploys_once_the_job_completes(modelarts_emulator, tmp_path):
     release = tmp_path / "release.json"
     result = deploy(modelarts_emulator, job_id, release)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert json.loads(release.read_text()) == {"job": "resnet50-train", "phase": "Completed",
-                                               "model": "obs://ml-team-bucket/output/resnet50-train/"}
+    assert json.loads(release.read_text()) == {"job": "resnet50-train", "phase": "Completed", "model": "obs://ml-team-bucket/output/resnet50-train/"}
     polls = modelarts_emulator.requests(path="/training-jobs/" + job_id)
     assert [entry["status"] for entry in polls] == [200, 200, 200, 200]
 
 
 def test_does_not_deploy_a_failed_job(modelarts_emulator, tmp_path):
-    job_id = modelarts_emulator.add_job(name="bert-train", timeline=["Running", "Failed"],
-                                        failure={"exit_code": 137, "message": "OOMKilled"})
+    job_id = modelarts_emulator.add_job(name="bert-train", timeline=["Running", "Failed"], failure={"exit_code": 137, "message": "OOMKilled"})
     release = tmp_path / "release.json"
     result = deploy(modelarts_emulator, job_id, release)
     assert result.returncode == 2

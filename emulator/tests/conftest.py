@@ -7,11 +7,11 @@ import os
 import pytest
 
 # The emulator is on loopback: a proxy configured for the machine must never see these requests.
-_NO_PROXY = [h for h in os.environ.get('NO_PROXY', os.environ.get('no_proxy', '')).split(',') if h]
-for _host in ('127.0.0.1', 'localhost'):
+_NO_PROXY = [h for h in os.environ.get("NO_PROXY", os.environ.get("no_proxy", "")).split(",") if h]
+for _host in ("127.0.0.1", "localhost"):
     if _host not in _NO_PROXY:
         _NO_PROXY.append(_host)
-os.environ['NO_PROXY'] = os.environ['no_proxy'] = ','.join(_NO_PROXY)
+os.environ["NO_PROXY"] = os.environ["no_proxy"] = ",".join(_NO_PROXY)
 
 # pylint: disable=wrong-import-position
 from modelarts_emulator.pytest_plugin import emulator_fixture  # noqa: E402
@@ -21,8 +21,8 @@ from .helpers import SignedClient  # noqa: E402
 
 # One plain-HTTP and one HTTPS emulator with the integration scenario, shared by a worker's tests
 # (built with the same helper other suites use).
-emulator_session = emulator_fixture(scope='session', scenario='integration')
-tls_emulator_session = emulator_fixture(scope='session', scenario='integration', tls=True)
+emulator_session = emulator_fixture(scope="session", scenario="integration")
+tls_emulator_session = emulator_fixture(scope="session", scenario="integration", tls=True)
 
 
 @pytest.fixture

@@ -12,114 +12,115 @@ from modelarts_emulator.launcher import running_emulator, wait_until
 
 from .helpers import SignedClient
 
-JOB = 'a1000000-0000-4000-8000-000000000001'
-OTHER = 'a1000000-0000-4000-8000-000000000002'
+JOB = "a1000000-0000-4000-8000-000000000001"
+OTHER = "a1000000-0000-4000-8000-000000000002"
 
 
 def test_throttle_n_times_with_retry_after(emu, client):
-    emu.add_fault(type='throttle', count=2, retry_after=3)
+    emu.add_fault(type="throttle", count=2, retry_after=3)
     for _attempt in range(2):
         response = client.job(JOB)
         assert response.status_code == 429
-        assert response.headers['Retry-After'] == '3'
+        assert response.headers["Retry-After"] == "3"
         body = response.json()
-        assert body['error_code'] == 'APIG.0308' and body['request_id'] == response.headers['X-Request-Id']
+        assert body["error_code"] == "APIG.0308" and body["request_id"] == response.headers["X-Request-Id"]
     assert client.job(JOB).status_code == 200
 
 
-@pytest.mark.parametrize('status, code, shape', [
-    (500, 'ModelArts.0010', 'v2'), (502, 'APIG.0202', 'apigw'), (503, 'ModelArts.0003', 'v2'), (504, 'APIG.0201', 'apigw')])
+@pytest.mark.parametrize(
+    "status, code, shape", [(500, "ModelArts.0010", "v2"), (502, "APIG.0202", "apigw"), (503, "ModelArts.0003", "v2"), (504, "APIG.0201", "apigw")]
+)
 def test_server_errors(emu, client, status, code, shape):
-    emu.add_fault(type='error', status=status)
+    emu.add_fault(type="error", status=status)
     response = client.job(JOB)
     assert response.status_code == status
     body = response.json()
-    assert body['error_code'] == code
-    assert ('request_id' in body) == (shape == 'apigw')
+    assert body["error_code"] == code
+    assert ("request_id" in body) == (shape == "apigw")
     assert client.job(JOB).status_code == 200
 
 
 def test_server_error_on_v1_uses_v1_shape(emu, client):
-    emu.add_fault(type='error', status=500, target='v1')
+    emu.add_fault(type="error", status=500, target="v1")
     body = client.v1_job(1001, 1).json()
-    assert body['is_success'] is False and body['error_code'] == 'ModelArts.0010' and 'error_message' in body
+    assert body["is_success"] is False and body["error_code"] == "ModelArts.0010" and "error_message" in body
 
 
 def test_connection_reset(emu, client):
-    emu.add_fault(type='reset')
+    emu.add_fault(type="reset")
     with pytest.raises(requests.exceptions.ConnectionError):
         client.job(JOB)
     assert client.job(JOB).status_code == 200
-    assert emu.requests()[-2]['fault'] == 'reset'
+    assert emu.requests()[-2]["fault"] == "reset"
 
 
 def test_delay_beyond_client_timeout(emu, client):
-    emu.add_fault(type='delay', seconds=1.0)
+    emu.add_fault(type="delay", seconds=1.0)
     with pytest.raises(requests.exceptions.ReadTimeout):
         client.job(JOB, timeout=(10, 0.3))
     assert client.job(JOB, timeout=5).status_code == 200
     # The stalled request finishes server-side later; wait for it so it cannot leak into the next test's log.
-    assert wait_until(lambda: any(e['fault'] == 'delay' for e in emu.requests()), timeout=5)
+    assert wait_until(lambda: any(e["fault"] == "delay" for e in emu.requests()), timeout=5)
 
 
 def test_truncated_json(emu, client):
-    emu.add_fault(type='truncate')
+    emu.add_fault(type="truncate")
     response = client.job(JOB)
     assert response.status_code == 200
     with pytest.raises(ValueError):
         json.loads(response.content)
-    assert int(response.headers['Content-Length']) == len(response.content)
+    assert int(response.headers["Content-Length"]) == len(response.content)
 
 
 def test_truncated_short_read(emu, client):
-    emu.add_fault(type='truncate', mode='short_read')
+    emu.add_fault(type="truncate", mode="short_read")
     with pytest.raises((requests.exceptions.ChunkedEncodingError, requests.exceptions.ConnectionError, http.client.IncompleteRead)):
         client.job(JOB)
     assert client.job(JOB).status_code == 200
 
 
 def test_html_gateway_page(emu, client):
-    emu.add_fault(type='html', count=1)
+    emu.add_fault(type="html", count=1)
     response = client.job(JOB)
     assert response.status_code == 502
-    assert response.headers['Content-Type'] == 'text/html'
-    assert '<title>502 Bad Gateway</title>' in response.text
-    assert response.headers['X-Request-Id']
-    emu.add_fault(type='html', status=200)
+    assert response.headers["Content-Type"] == "text/html"
+    assert "<title>502 Bad Gateway</title>" in response.text
+    assert response.headers["X-Request-Id"]
+    emu.add_fault(type="html", status=200)
     ok_but_html = client.job(JOB)
-    assert ok_but_html.status_code == 200 and ok_but_html.text.startswith('<html>')
+    assert ok_but_html.status_code == 200 and ok_but_html.text.startswith("<html>")
 
 
 def test_drift_extra_fields(emu, client):
-    emu.add_fault(type='drift', mode='extra')
+    emu.add_fault(type="drift", mode="extra")
     doc = client.job(JOB).json()
-    assert doc['x_emulator_extra']['emulator_drift'] is True and 'x_emulator_extra' in doc['status']
+    assert doc["x_emulator_extra"]["emulator_drift"] is True and "x_emulator_extra" in doc["status"]
 
 
 def test_drift_missing_fields(emu, client):
-    emu.add_fault(type='drift', mode='missing', paths=['status.phase', 'metadata.name'])
+    emu.add_fault(type="drift", mode="missing", paths=["status.phase", "metadata.name"])
     doc = client.job(JOB).json()
-    assert 'phase' not in doc['status'] and 'name' not in doc['metadata'] and doc['metadata']['id'] == JOB
+    assert "phase" not in doc["status"] and "name" not in doc["metadata"] and doc["metadata"]["id"] == JOB
 
 
 def test_drift_wrong_types(emu, client):
-    emu.add_fault(type='drift', mode='wrong_types')
+    emu.add_fault(type="drift", mode="wrong_types")
     doc = client.job(JOB).json()
-    assert isinstance(doc['status']['duration'], str)
-    assert isinstance(doc['metadata']['create_time'], str)
-    assert isinstance(doc['spec']['resource']['node_count'], str)
-    emu.add_fault(type='drift', mode='wrong_types', target='v1')
+    assert isinstance(doc["status"]["duration"], str)
+    assert isinstance(doc["metadata"]["create_time"], str)
+    assert isinstance(doc["spec"]["resource"]["node_count"], str)
+    emu.add_fault(type="drift", mode="wrong_types", target="v1")
     v1 = client.v1_job(1001, 1).json()
-    assert v1['status'] == '10'
+    assert v1["status"] == "10"
 
 
 def test_drift_in_search_results(emu, client):
-    emu.add_fault(type='drift', mode='missing', paths=['status'], target='search')
-    body = client.search({'limit': 3}).json()
-    assert body['count'] == 3 and all('status' not in item for item in body['items'])
+    emu.add_fault(type="drift", mode="missing", paths=["status"], target="search")
+    body = client.search({"limit": 3}).json()
+    assert body["count"] == 3 and all("status" not in item for item in body["items"])
 
 
-def _keys_nulled(node, keep, path=''):
+def _keys_nulled(node, keep, path=""):
     """Assert every key of ``node`` not in ``keep`` (nested dict of kept keys) is None; return how many were nulled."""
     nulled = 0
     for key, value in node.items():
@@ -127,7 +128,7 @@ def _keys_nulled(node, keep, path=''):
         if key in keep:
             assert value is not None, where
             if keep[key]:
-                nulled += _keys_nulled(value, keep[key], where + '.')
+                nulled += _keys_nulled(value, keep[key], where + ".")
         else:
             assert value is None, where
             nulled += 1
@@ -136,107 +137,121 @@ def _keys_nulled(node, keep, path=''):
 
 def test_nulls_v2_keeps_only_the_required_keys(emu, client):
     full = client.job(OTHER).json()
-    emu.add_fault(type='nulls')
+    emu.add_fault(type="nulls")
     doc = client.job(OTHER).json()
-    assert set(doc) == set(full) and set(doc['metadata']) == set(full['metadata']) and set(doc['status']) == set(full['status'])
-    assert doc['metadata']['id'] == OTHER and doc['status']['phase'] == 'Failed'
-    expected = (len(full) - 2) + (len(full['metadata']) - 1) + (len(full['status']) - 1)
-    assert _keys_nulled(doc, {'metadata': {'id': {}}, 'status': {'phase': {}}}) == expected
-    assert doc['algorithm'] is None and doc['metadata']['name'] is None and doc['status']['task_statuses'] is None
-    assert client.job(OTHER).json() == full          # count 1: the next answer is whole again
+    assert set(doc) == set(full) and set(doc["metadata"]) == set(full["metadata"]) and set(doc["status"]) == set(full["status"])
+    assert doc["metadata"]["id"] == OTHER and doc["status"]["phase"] == "Failed"
+    expected = (len(full) - 2) + (len(full["metadata"]) - 1) + (len(full["status"]) - 1)
+    assert _keys_nulled(doc, {"metadata": {"id": {}}, "status": {"phase": {}}}) == expected
+    assert doc["algorithm"] is None and doc["metadata"]["name"] is None and doc["status"]["task_statuses"] is None
+    assert client.job(OTHER).json() == full  # count 1: the next answer is whole again
 
 
 def test_nulls_v1_keeps_only_the_required_keys(emu, client):
-    emu.add_fault(type='nulls', target='v1')
+    emu.add_fault(type="nulls", target="v1")
     doc = client.v1_job(1001, 1).json()
-    assert doc['job_id'] == 1001 and doc['version_id'] == 1 and doc['status'] == 10
-    assert _keys_nulled(doc, {'job_id': {}, 'version_id': {}, 'status': {}}) == len(doc) - 3 > 20
-    assert doc['is_success'] is None and doc['job_name'] is None and doc['duration'] is None
+    assert doc["job_id"] == 1001 and doc["version_id"] == 1 and doc["status"] == 10
+    assert _keys_nulled(doc, {"job_id": {}, "version_id": {}, "status": {}}) == len(doc) - 3 > 20
+    assert doc["is_success"] is None and doc["job_name"] is None and doc["duration"] is None
 
 
 def test_nulls_in_search_results_and_per_job_from_a_scenario(emu, client):
-    emu.add_fault(type='nulls', target='search')
-    body = client.search({'limit': 3}).json()
-    assert body['count'] == 3 and body['total'] > 3          # the envelope is untouched
-    assert all(item['metadata']['id'] and item['metadata']['name'] is None and item['status']['phase'] for item in body['items'])
-    emu.add_jobs([{'id': 'n0000000-0000-4000-8000-000000000001', 'name': 'all-nulls', 'phase': 'Running',
-                   'faults': [{'type': 'nulls', 'count': 'always'}]}])
+    emu.add_fault(type="nulls", target="search")
+    body = client.search({"limit": 3}).json()
+    assert body["count"] == 3 and body["total"] > 3  # the envelope is untouched
+    assert all(item["metadata"]["id"] and item["metadata"]["name"] is None and item["status"]["phase"] for item in body["items"])
+    emu.add_jobs([{"id": "n0000000-0000-4000-8000-000000000001", "name": "all-nulls", "phase": "Running", "faults": [{"type": "nulls", "count": "always"}]}])
     for _poll in range(2):
-        doc = client.job('n0000000-0000-4000-8000-000000000001').json()
-        assert doc['status'] == {**{k: None for k in doc['status'] if k != 'phase'}, 'phase': 'Running'}
-    assert client.job(JOB).json()['metadata']['name'] == 'phase-completed'
+        doc = client.job("n0000000-0000-4000-8000-000000000001").json()
+        assert doc["status"] == {**{k: None for k in doc["status"] if k != "phase"}, "phase": "Running"}
+    assert client.job(JOB).json()["metadata"]["name"] == "phase-completed"
 
 
 def test_per_job_fault_only_hits_that_job(emu, client):
-    emu.add_fault(type='error', status=503, job=OTHER, count=2)
+    emu.add_fault(type="error", status=503, job=OTHER, count=2)
     assert client.job(JOB).status_code == 200
     assert client.search({}).status_code == 200
     assert [client.job(OTHER).status_code for _attempt in range(3)] == [503, 503, 200]
 
 
 def test_fault_after_lets_requests_through_first(emu, client):
-    emu.add_fault(type='throttle', after=2, count=1)
+    emu.add_fault(type="throttle", after=2, count=1)
     assert [client.job(JOB).status_code for _attempt in range(4)] == [200, 200, 429, 200]
 
 
 def test_always_fault_and_removal(emu, client):
-    fault_id = emu.add_fault(type='error', status=500, count='always')
+    fault_id = emu.add_fault(type="error", status=500, count="always")
     assert [client.job(JOB).status_code for _attempt in range(3)] == [500, 500, 500]
-    listed = emu.control('GET', '/faults')['faults']
-    assert listed[0]['id'] == fault_id and listed[0]['remaining'] is None and listed[0]['hits'] == 3
-    emu.control('DELETE', '/faults/%d' % fault_id)
+    listed = emu.control("GET", "/faults")["faults"]
+    assert listed[0]["id"] == fault_id and listed[0]["remaining"] is None and listed[0]["hits"] == 3
+    emu.control("DELETE", "/faults/%d" % fault_id)
     assert client.job(JOB).status_code == 200
 
 
 def test_iam_target(emu, client):
-    emu.add_fault(type='error', status=503, target='iam')
+    emu.add_fault(type="error", status=503, target="iam")
     assert client.job(JOB).status_code == 200
     response = client.iam_token(emu.username, emu.password, emu.domain_name, emu.region)
-    assert response.status_code == 503 and 'error' in response.json()
+    assert response.status_code == 503 and "error" in response.json()
 
 
 def test_faulted_request_does_not_advance_a_poll_lifecycle(emu, client):
-    job = 'a1000000-0000-4000-8000-000000000010'
-    emu.add_fault(type='error', status=503, job=job)
+    job = "a1000000-0000-4000-8000-000000000010"
+    emu.add_fault(type="error", status=503, job=job)
     assert client.job(job).status_code == 503
-    assert client.job(job).json()['status']['phase'] == 'Creating'
+    assert client.job(job).json()["status"]["phase"] == "Creating"
 
 
 def test_bad_fault_specs_are_refused(emu):
-    for bad in ({'type': 'meteor'}, {'type': 'error', 'status': 418}, {'type': 'drift', 'mode': 'sideways'},
-                {'type': 'throttle', 'count': 'many'}, {'type': 'reset', 'target': 'moon'}):
-        with pytest.raises(RuntimeError, match='HTTP 400'):
-            emu.control('POST', '/faults', bad)
+    for bad in (
+        {"type": "meteor"},
+        {"type": "error", "status": 418},
+        {"type": "drift", "mode": "sideways"},
+        {"type": "throttle", "count": "many"},
+        {"type": "reset", "target": "moon"},
+    ):
+        with pytest.raises(RuntimeError, match="HTTP 400"):
+            emu.control("POST", "/faults", bad)
 
 
 def test_faults_from_a_scenario_file(tmp_path):
-    scenario = tmp_path / 'faulty.json'
-    scenario.write_text(json.dumps({
-        'jobs': [{'id': 'f0000000-0000-4000-8000-000000000001', 'name': 'flaky', 'phase': 'Completed',
-                  'faults': [{'type': 'error', 'status': 502, 'count': 1}]},
-                 {'id': 'f0000000-0000-4000-8000-000000000002', 'name': 'steady', 'phase': 'Running'}],
-        'faults': [{'type': 'throttle', 'count': 1, 'retry_after': 2}],
-    }))
+    scenario = tmp_path / "faulty.json"
+    scenario.write_text(
+        json.dumps(
+            {
+                "jobs": [
+                    {
+                        "id": "f0000000-0000-4000-8000-000000000001",
+                        "name": "flaky",
+                        "phase": "Completed",
+                        "faults": [{"type": "error", "status": 502, "count": 1}],
+                    },
+                    {"id": "f0000000-0000-4000-8000-000000000002", "name": "steady", "phase": "Running"},
+                ],
+                "faults": [{"type": "throttle", "count": 1, "retry_after": 2}],
+            }
+        )
+    )
     with running_emulator(scenario=str(scenario)) as emu:
         with SignedClient(emu.url, emu.ak, emu.sk, emu.project_id) as client:
-            assert client.job('f0000000-0000-4000-8000-000000000002').status_code == 429
-            assert client.job('f0000000-0000-4000-8000-000000000001').status_code == 502
-            assert client.job('f0000000-0000-4000-8000-000000000001').status_code == 200
+            assert client.job("f0000000-0000-4000-8000-000000000002").status_code == 429
+            assert client.job("f0000000-0000-4000-8000-000000000001").status_code == 502
+            assert client.job("f0000000-0000-4000-8000-000000000001").status_code == 200
             emu.reset()
-            assert client.job('f0000000-0000-4000-8000-000000000002').status_code == 429
+            assert client.job("f0000000-0000-4000-8000-000000000002").status_code == 429
 
 
 def test_transport_faults_over_tls(tls_emu):
     with SignedClient(tls_emu.url, tls_emu.ak, tls_emu.sk, tls_emu.project_id, ca_file=tls_emu.ca_file) as client:
-        tls_emu.add_fault(type='reset')
+        tls_emu.add_fault(type="reset")
         with pytest.raises(requests.exceptions.ConnectionError):
             client.job(JOB)
-        tls_emu.add_fault(type='truncate', mode='short_read')
+        tls_emu.add_fault(type="truncate", mode="short_read")
         with pytest.raises((requests.exceptions.ChunkedEncodingError, requests.exceptions.ConnectionError)):
             client.job(JOB)
-        assert client.job(JOB).status_code == 200        # a fresh connection, so only the read can time out
-        tls_emu.add_fault(type='delay', seconds=0.6)
+        assert client.job(JOB).status_code == 200  # a fresh connection, so only the read can time out
+        tls_emu.add_fault(type="delay", seconds=0.6)
         with pytest.raises(requests.exceptions.ReadTimeout):
             client.job(JOB, timeout=(10, 0.2))
-        assert wait_until(lambda: any(e['fault'] == 'delay' for e in tls_emu.requests()), timeout=5)
+        assert wait_until(lambda: any(e["fault"] == "delay" for e in tls_emu.requests()), timeout=5)
         assert client.job(JOB).status_code == 200

@@ -4,16 +4,21 @@
 
 import pytest
 
-sdk_core = pytest.importorskip('huaweicloudsdkcore')
+sdk_core = pytest.importorskip("huaweicloudsdkcore")
 # pylint: disable=wrong-import-position,wrong-import-order
 from huaweicloudsdkcore.auth.credentials import BasicCredentials  # noqa: E402
 from huaweicloudsdkcore.exceptions import exceptions  # noqa: E402
 from huaweicloudsdkcore.http.http_config import HttpConfig  # noqa: E402
 from huaweicloudsdkcore.region.region import Region  # noqa: E402
 from huaweicloudsdkmodelarts.v1 import (  # noqa: E402
-    Filter, JobSearches, ListTrainingJobsRequest, ModelArtsClient, ShowTrainingJobDetailsRequest)
+    Filter,
+    JobSearches,
+    ListTrainingJobsRequest,
+    ModelArtsClient,
+    ShowTrainingJobDetailsRequest,
+)
 
-FAILED = 'a1000000-0000-4000-8000-000000000002'
+FAILED = "a1000000-0000-4000-8000-000000000002"
 
 
 def _client(emu, credentials, region=False):
@@ -30,20 +35,22 @@ def _client(emu, credentials, region=False):
 
 def _exercise(client):
     job = client.show_training_job_details(ShowTrainingJobDetailsRequest(training_job_id=FAILED))
-    assert job.metadata.id == FAILED and job.metadata.name == 'phase-failed'
-    assert job.status.phase == 'Failed'
-    assert {t.task: t.exit_code for t in job.status.task_statuses} == {'worker-0': 143, 'worker-1': 2}
-    assert job.status.running_records[0].end_reason == 'exit with 2'
-    assert job.spec.resource.main_container_allocated_resources.accelerator_type == 'nvidia-v100-pcie32'
+    assert job.metadata.id == FAILED and job.metadata.name == "phase-failed"
+    assert job.status.phase == "Failed"
+    assert {t.task: t.exit_code for t in job.status.task_statuses} == {"worker-0": 143, "worker-1": 2}
+    assert job.status.running_records[0].end_reason == "exit with 2"
+    assert job.spec.resource.main_container_allocated_resources.accelerator_type == "nvidia-v100-pcie32"
     assert job.spec.custom_metrics[1].http_get.port == 10001
-    assert job.endpoints.jupyter_lab.url.startswith('https://')
-    listing = client.list_training_jobs(ListTrainingJobsRequest(body=JobSearches(
-        offset=1, limit=50, filters=[Filter(key='name', operator='like', value=['shared-name'])])))
+    assert job.endpoints.jupyter_lab.url.startswith("https://")
+    listing = client.list_training_jobs(
+        ListTrainingJobsRequest(body=JobSearches(offset=1, limit=50, filters=[Filter(key="name", operator="like", value=["shared-name"])]))
+    )
     assert (listing.total, listing.count, len(listing.items)) == (60, 10, 10)
-    assert all(item.metadata.name == 'shared-name' for item in listing.items)
-    completed = client.list_training_jobs(ListTrainingJobsRequest(body=JobSearches(
-        offset=0, limit=10, filters=[Filter(key='phase', operator='in', value=['Completed'])])))
-    assert completed.count == 10 and {i.status.phase for i in completed.items} == {'Completed'}
+    assert all(item.metadata.name == "shared-name" for item in listing.items)
+    completed = client.list_training_jobs(
+        ListTrainingJobsRequest(body=JobSearches(offset=0, limit=10, filters=[Filter(key="phase", operator="in", value=["Completed"])]))
+    )
+    assert completed.count == 10 and {i.status.phase for i in completed.items} == {"Completed"}
 
 
 def test_sdk_with_aksk_over_tls(tls_emu):
@@ -53,35 +60,35 @@ def test_sdk_with_aksk_over_tls(tls_emu):
 def test_sdk_with_temporary_credentials_over_tls(tls_emu):
     credentials = BasicCredentials(tls_emu.temp_ak, tls_emu.temp_sk, tls_emu.project_id).with_security_token(tls_emu.security_token)
     _exercise(_client(tls_emu, credentials))
-    logged = [e for e in tls_emu.requests() if e['caller']]
-    assert logged and all(e['caller']['temporary'] for e in logged)
+    logged = [e for e in tls_emu.requests() if e["caller"]]
+    assert logged and all(e["caller"]["temporary"] for e in logged)
 
 
 def test_sdk_resolves_the_project_through_iam(emu):
     credentials = BasicCredentials(emu.ak, emu.sk).with_iam_endpoint(emu.url)
     _exercise(_client(emu, credentials, region=True))
-    assert any(e['path'] == '/v3/projects' and e['status'] == 200 for e in emu.requests())
+    assert any(e["path"] == "/v3/projects" and e["status"] == 200 for e in emu.requests())
 
 
 def test_sdk_with_wrong_secret_key_is_rejected(tls_emu):
-    client = _client(tls_emu, BasicCredentials(tls_emu.ak, 'X' * 40, tls_emu.project_id))
+    client = _client(tls_emu, BasicCredentials(tls_emu.ak, "X" * 40, tls_emu.project_id))
     with pytest.raises(exceptions.ClientRequestException) as info:
         client.show_training_job_details(ShowTrainingJobDetailsRequest(training_job_id=FAILED))
     assert info.value.status_code == 401
-    assert info.value.error_code == 'APIG.0301'
+    assert info.value.error_code == "APIG.0301"
     assert info.value.request_id
 
 
 def test_sdk_sees_modelarts_errors(emu):
     client = _client(emu, BasicCredentials(emu.ak, emu.sk, emu.project_id))
     with pytest.raises(exceptions.ClientRequestException) as info:
-        client.show_training_job_details(ShowTrainingJobDetailsRequest(training_job_id='00000000-0000-4000-8000-000000000000'))
-    assert (info.value.status_code, info.value.error_code, info.value.error_msg) == (400, 'ModelArts.2775', 'Training job not found.')
-    emu.add_fault(type='throttle', count=1, retry_after=1)
+        client.show_training_job_details(ShowTrainingJobDetailsRequest(training_job_id="00000000-0000-4000-8000-000000000000"))
+    assert (info.value.status_code, info.value.error_code, info.value.error_msg) == (400, "ModelArts.2775", "Training job not found.")
+    emu.add_fault(type="throttle", count=1, retry_after=1)
     with pytest.raises(exceptions.ClientRequestException) as throttled:
         client.show_training_job_details(ShowTrainingJobDetailsRequest(training_job_id=FAILED))
-    assert throttled.value.status_code == 429    # the SDK's urllib3 layer reports 429 itself (no body code)
-    emu.add_fault(type='error', status=503, count=1)
+    assert throttled.value.status_code == 429  # the SDK's urllib3 layer reports 429 itself (no body code)
+    emu.add_fault(type="error", status=503, count=1)
     with pytest.raises(exceptions.ServerResponseException) as unavailable:
         client.show_training_job_details(ShowTrainingJobDetailsRequest(training_job_id=FAILED))
     assert unavailable.value.status_code == 503

@@ -13,22 +13,22 @@ import pytest
 
 from modelarts_emulator.launcher import server_env
 
-pytest_plugins = ['pytester']
+pytest_plugins = ["pytester"]
 
 
 @pytest.fixture
 def inner(pytester, monkeypatch):
     """Run an inner pytest session in a subprocess with the plugin; return the RunResult."""
-    monkeypatch.setenv('PYTHONPATH', server_env()['PYTHONPATH'])
-    monkeypatch.setenv('PYTEST_DISABLE_PLUGIN_AUTOLOAD', '1')
+    monkeypatch.setenv("PYTHONPATH", server_env()["PYTHONPATH"])
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
 
     def run(*args):
-        return pytester.runpytest_subprocess('-p', 'modelarts_emulator.pytest_plugin', '-p', 'no:cacheprovider', *args)
+        return pytester.runpytest_subprocess("-p", "modelarts_emulator.pytest_plugin", "-p", "no:cacheprovider", *args)
 
     return run
 
 
-USER_TESTS = '''
+USER_TESTS = """
 import os
 import ssl
 import urllib.request
@@ -80,7 +80,7 @@ def test_factory_starts_more(modelarts_emulator_factory, modelarts_emulator_serv
     assert other.url.startswith('http://') and other.ca_bundle is None and other.url != modelarts_emulator_server.url
     assert other.jobs() == [] and other.sk == 'AnotherSecretKey0000000000000000000000001'
     assert 'HUAWEICLOUD_CA_BUNDLE' not in other.env()
-'''
+"""
 
 
 def _pids(path):
@@ -96,46 +96,49 @@ def _running(pid):
 
 
 def test_a_users_tests_get_a_reset_emulator_per_test_and_it_stops_after(pytester, inner, tmp_path, monkeypatch):
-    pids = tmp_path / 'pids'
-    monkeypatch.setenv('PID_FILE', str(pids))
+    pids = tmp_path / "pids"
+    monkeypatch.setenv("PID_FILE", str(pids))
     pytester.makepyfile(test_user=USER_TESTS)
-    result = inner('-v')
+    result = inner("-v")
     result.assert_outcomes(passed=3)
     session, again, extra = _pids(pids)
-    assert session == again != extra              # one emulator for the session, one more from the factory
+    assert session == again != extra  # one emulator for the session, one more from the factory
     assert not _running(session) and not _running(extra)
 
 
 def test_options_fixture_picks_the_scenario_and_plain_http(pytester, inner):
-    pytester.makeconftest('''
+    pytester.makeconftest("""
 import pytest
 
 @pytest.fixture(scope='session')
 def modelarts_emulator_options():
     return {'scenario': 'empty', 'tls': False, 'extra_args': ['--region', 'eu-west-101']}
-''')
-    pytester.makepyfile(test_options='''
+""")
+    pytester.makepyfile(
+        test_options="""
 def test_it(modelarts_emulator):
     assert modelarts_emulator.url.startswith('http://127.0.0.1:') and modelarts_emulator.ca_bundle is None
     assert modelarts_emulator.jobs() == [] and modelarts_emulator.region == 'eu-west-101'
     assert modelarts_emulator.env()['HUAWEICLOUD_SDK_REGION'] == 'eu-west-101'
-''')
+"""
+    )
     inner().assert_outcomes(passed=1)
 
 
 def test_a_start_that_fails_is_a_fixture_error_with_the_reason(pytester, inner):
-    pytester.makeconftest('''
+    pytester.makeconftest("""
 import pytest
 
 @pytest.fixture(scope='session')
 def modelarts_emulator_options():
     return {'scenario': 'no-such-scenario'}
-''')
-    pytester.makepyfile(test_broken='''
+""")
+    pytester.makepyfile(
+        test_broken="""
 def test_it(modelarts_emulator):
     pass
-''')
+"""
+    )
     result = inner()
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(['*emulator did not start (exit 2): modelarts-emulator: cannot start: scenario file not found: '
-                                 'no-such-scenario*'])
+    result.stdout.fnmatch_lines(["*emulator did not start (exit 2): modelarts-emulator: cannot start: scenario file not found: no-such-scenario*"])

@@ -89,14 +89,16 @@ def canonical_request(method, path, query, headers, body):
     names = signed_header_names(headers)
     by_lower = dict((key.lower(), value) for key, value in headers.items())
     header_lines = "".join("%s:%s\n" % (name, str(by_lower[name]).strip()) for name in names)
-    return "\n".join([
-        method.upper(),
-        canonical_uri(path),
-        canonical_query(query),
-        header_lines,
-        ";".join(names),
-        payload_hash(headers, body),
-    ])
+    return "\n".join(
+        [
+            method.upper(),
+            canonical_uri(path),
+            canonical_query(query),
+            header_lines,
+            ";".join(names),
+            payload_hash(headers, body),
+        ]
+    )
 
 
 def string_to_sign(canonical, sdk_date):
@@ -141,7 +143,11 @@ def sign_request(method, url, headers, body, access_key, secret_key, project_id=
     canonical = canonical_request(method, parts.path, parts.query, signed, body)
     names = signed_header_names(signed)
     signed["Authorization"] = "%s Access=%s, SignedHeaders=%s, Signature=%s" % (
-        ALGORITHM, access_key, ";".join(names), signature(secret_key, string_to_sign(canonical, sdk_date)))
+        ALGORITHM,
+        access_key,
+        ";".join(names),
+        signature(secret_key, string_to_sign(canonical, sdk_date)),
+    )
     query = canonical_query(parts.query)
     sent_url = "%s://%s%s%s" % (parts.scheme, parts.netloc, parts.path, "?" + query if query else "")
     return sent_url, signed

@@ -30,6 +30,7 @@ HINTS = {
     "ModelArts.2771": "the credentials may not read this training job",
 }
 
+
 class ModelArtsError(Exception):
     """An API call failed.
 
@@ -120,5 +121,4 @@ def error_from_response(operation, status, headers, content, secrets=()):
             text += " (%s)" % hint
     if request_id:
         text += " [request id %s]" % request_id
-    return ModelArtsError(text, operation=operation, status=status, error_code=code, error_msg=message,
-                          request_id=request_id, transient=transient)
+    return ModelArtsError(text, operation=operation, status=status, error_code=code, error_msg=message, request_id=request_id, transient=transient)

@@ -170,15 +170,28 @@ def _phase_set(phases, default):
         return frozenset(default)
 
 
-ITEM_KEYS = ("id", "name", "api_version", "phase", "secondary_phase", "terminal", "completed", "failed",
-             "create_time", "start_time", "duration_seconds", "failure_reason", "details", "schema_errors")
+ITEM_KEYS = (
+    "id",
+    "name",
+    "api_version",
+    "phase",
+    "secondary_phase",
+    "terminal",
+    "completed",
+    "failed",
+    "create_time",
+    "start_time",
+    "duration_seconds",
+    "failure_reason",
+    "details",
+    "schema_errors",
+)
 V1_ITEM_KEYS = ITEM_KEYS[:2] + ("version_id", "status_code") + ITEM_KEYS[2:]
 
 
 def _empty_item(api_version, details):
     item = dict.fromkeys(V1_ITEM_KEYS if api_version == "v1" else ITEM_KEYS)
-    item.update({"api_version": api_version, "terminal": False, "completed": False, "failed": False,
-                 "details": details, "schema_errors": []})
+    item.update({"api_version": api_version, "terminal": False, "completed": False, "failed": False, "details": details, "schema_errors": []})
     return item
 
 
@@ -228,8 +241,9 @@ def _task_entries(reader, status):
         if not isinstance(entry, dict):
             reader.note(parts, "expected object, got %s" % describe_typed(entry))
             continue
-        entries.append((reader.get(entry, parts, "task", "string"), reader.get(entry, parts, "exit_code", "integer"),
-                        reader.get(entry, parts, "message", "string")))
+        entries.append(
+            (reader.get(entry, parts, "task", "string"), reader.get(entry, parts, "exit_code", "integer"), reader.get(entry, parts, "message", "string"))
+        )
     return entries
 
 

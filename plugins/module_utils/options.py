@@ -175,13 +175,15 @@ def check_credentials(params, level=None):
         raise ConnectionConfigError(
             "no credentials: set access_key and secret_key (HUAWEICLOUD_SDK_AK, HUAWEICLOUD_SDK_SK), "
             "or auth_token (HUAWEICLOUD_SDK_AUTH_TOKEN), or username, password and domain_name "
-            "(HUAWEICLOUD_USERNAME, HUAWEICLOUD_PASSWORD, HUAWEICLOUD_DOMAIN_NAME)")
+            "(HUAWEICLOUD_USERNAME, HUAWEICLOUD_PASSWORD, HUAWEICLOUD_DOMAIN_NAME)"
+        )
     if len(present) > 1:
         groups = ["/".join(n for n in names if params.get(n)) for kind, names, _required in CREDENTIAL_KINDS if kind in present]
         raise ConnectionConfigError(
             "conflicting credentials%s: %s are set together; use exactly one kind at one level: access_key and secret_key "
             "(HUAWEICLOUD_SDK_AK, HUAWEICLOUD_SDK_SK), or auth_token (HUAWEICLOUD_SDK_AUTH_TOKEN), or username, password and "
-            "domain_name (HUAWEICLOUD_USERNAME, HUAWEICLOUD_PASSWORD, HUAWEICLOUD_DOMAIN_NAME)" % (source, " and ".join(groups)))
+            "domain_name (HUAWEICLOUD_USERNAME, HUAWEICLOUD_PASSWORD, HUAWEICLOUD_DOMAIN_NAME)" % (source, " and ".join(groups))
+        )
     kind = present[0]
     names, required = [(names, required) for each, names, required in CREDENTIAL_KINDS if each == kind][0]
     missing = [name for name in required if not params.get(name)]
@@ -191,8 +193,7 @@ def check_credentials(params, level=None):
     if not params.get("region") and not params.get("endpoint"):
         raise ConnectionConfigError("set %s or %s to say which ModelArts endpoint to call" % (describe("region"), describe("endpoint")))
     if not params.get("project_id") and not params.get("region"):
-        raise ConnectionConfigError(
-            "set %s, or %s so that the project can be looked up in IAM" % (describe("project_id"), describe("region")))
+        raise ConnectionConfigError("set %s, or %s so that the project can be looked up in IAM" % (describe("project_id"), describe("region")))
     _check_numbers(params)
     _check_urls(params)
     return kind
@@ -209,8 +210,11 @@ def _level_text(level):
 
 
 def _check_urls(params):
-    schemes = {"endpoint": ("https://", "http://"), "iam_endpoint": ("https://", "http://"),
-               "proxy": ("https://", "http://", "socks5://", "socks5h://", "socks4://")}
+    schemes = {
+        "endpoint": ("https://", "http://"),
+        "iam_endpoint": ("https://", "http://"),
+        "proxy": ("https://", "http://", "socks5://", "socks5h://", "socks4://"),
+    }
     for name, allowed in schemes.items():
         value = params.get(name)
         if value and not str(value).lower().startswith(allowed):
@@ -288,9 +292,16 @@ def _to_list(value, name, level, spec):
     choices = spec.get("choices")
     unknown = [entry for entry in value if choices and entry not in choices]
     if unknown:
-        raise ConnectionConfigError("%s: unknown %s %s (%s); choose from %s" % (
-            name, "phase" if choices is PHASE_CHOICES else "value", ", ".join(repr(entry) for entry in unknown),
-            where(name, level).partition(" (")[2].rstrip(")"), ", ".join(choices)))
+        raise ConnectionConfigError(
+            "%s: unknown %s %s (%s); choose from %s"
+            % (
+                name,
+                "phase" if choices is PHASE_CHOICES else "value",
+                ", ".join(repr(entry) for entry in unknown),
+                where(name, level).partition(" (")[2].rstrip(")"),
+                ", ".join(choices),
+            )
+        )
     return list(value)
 
 
@@ -366,8 +377,7 @@ def resolve(levels, environ=None):
     # The kind comes from the highest level that names any credential; its options then come, one
     # by one, from the highest level that sets them (a keyword secret_key over a variable's), except
     # security_token, which belongs to the access key it was issued with.  Other kinds are ignored.
-    credential_level = next((level for level, values in levels
-                             if any(not _blank(values.get(name)) for name in CREDENTIAL_OPTIONS)), None)
+    credential_level = next((level for level, values in levels if any(not _blank(values.get(name)) for name in CREDENTIAL_OPTIONS)), None)
     chosen = dict(levels).get(credential_level, {}) if credential_level else {}
     named_kinds = [names for _kind, names, _required in CREDENTIAL_KINDS if any(not _blank(chosen.get(n)) for n in names)]
     if len(named_kinds) > 1:
@@ -403,8 +413,7 @@ def _check_query(values, origins):
     concurrency = values["max_concurrency"]
     if not 1 <= concurrency <= MAX_CONCURRENCY_LIMIT:
         raise ConnectionConfigError("%s must be between 1 and %d, got %d" % (named("max_concurrency"), MAX_CONCURRENCY_LIMIT, concurrency))
-    problems = wait_option_problems(values["wait_for"], values["fail_on"], values["wait_timeout"], values["wait_sleep"],
-                                    values["wait_sleep_max"])
+    problems = wait_option_problems(values["wait_for"], values["fail_on"], values["wait_timeout"], values["wait_sleep"], values["wait_sleep_max"])
     if problems:
         raise ConnectionConfigError("; ".join(problems))
 

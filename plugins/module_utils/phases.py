@@ -16,8 +16,14 @@ Plain data without imports, so tools can load this file by path.
 from __future__ import annotations
 
 __all__ = [
-    "PHASES", "TERMINAL_PHASES", "FAILURE_PHASES", "DEFAULT_WAIT_FOR", "DEFAULT_FAIL_ON",
-    "V1_STATUS_TABLE", "V1_STATUS_NAMES", "V1_STATUS_PHASES",
+    "PHASES",
+    "TERMINAL_PHASES",
+    "FAILURE_PHASES",
+    "DEFAULT_WAIT_FOR",
+    "DEFAULT_FAIL_ON",
+    "V1_STATUS_TABLE",
+    "V1_STATUS_NAMES",
+    "V1_STATUS_PHASES",
 ]
 
 PHASES = ("Creating", "Pending", "Running", "Failed", "Completed", "Terminating", "Terminated", "Abnormal")

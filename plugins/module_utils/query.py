@@ -187,9 +187,24 @@ def _errors_message(errors):
     return text
 
 
-def query_jobs(client, keys, validate="strict", fail_on=DEFAULT_FAIL_ON, wait=False, wait_for=DEFAULT_WAIT_FOR,
-               wait_timeout=3600, wait_sleep=5, wait_sleep_max=60, max_concurrency=DEFAULT_MAX_CONCURRENCY,
-               initial=None, clock=time.monotonic, sleeper=time.sleep, start=None, include_tokens=False, grace=None):
+def query_jobs(
+    client,
+    keys,
+    validate="strict",
+    fail_on=DEFAULT_FAIL_ON,
+    wait=False,
+    wait_for=DEFAULT_WAIT_FOR,
+    wait_timeout=3600,
+    wait_sleep=5,
+    wait_sleep_max=60,
+    max_concurrency=DEFAULT_MAX_CONCURRENCY,
+    initial=None,
+    clock=time.monotonic,
+    sleeper=time.sleep,
+    start=None,
+    include_tokens=False,
+    grace=None,
+):
     """Fetch the jobs of ``keys`` concurrently over the client's one session; wait when asked.
 
     Without ``wait`` any error fails the call, and each request is bounded by the client's request
@@ -215,13 +230,25 @@ def query_jobs(client, keys, validate="strict", fail_on=DEFAULT_FAIL_ON, wait=Fa
         known.update(poll(missing, None) if missing else {})
         errors = dict((key, value) for key, value in known.items() if isinstance(value, BaseException))
         items = [unseen_item(key, known[key]) if key in errors else known[key] for key in keys]
-        return QueryResult(items, not errors, _errors_message(errors) if errors else None, errors,
-                           job_messages=[str(exc) for exc in errors.values()])
+        return QueryResult(items, not errors, _errors_message(errors) if errors else None, errors, job_messages=[str(exc) for exc in errors.values()])
 
     if grace is None:
         grace = float(client.params["request_timeout"])
-    outcome = wait_for_jobs(keys, poll, wait_for, fail_on, wait_timeout, wait_sleep, wait_sleep_max, clock=clock, sleeper=sleeper,
-                            initial=initial, terminal_phases=TERMINAL_PHASES, start=start, grace=grace)
+    outcome = wait_for_jobs(
+        keys,
+        poll,
+        wait_for,
+        fail_on,
+        wait_timeout,
+        wait_sleep,
+        wait_sleep_max,
+        clock=clock,
+        sleeper=sleeper,
+        initial=initial,
+        terminal_phases=TERMINAL_PHASES,
+        start=start,
+        grace=grace,
+    )
     items = []
     for key in keys:
         item = outcome.items[key]
@@ -375,16 +402,18 @@ class Query(object):
         settings = self.settings
 
         def fetch_one(key, when):
-            return fetch_item(self.client, key, validate=settings.validate, fail_on=settings.fail_on, deadline=when,
-                              include_tokens=settings.include_endpoint_tokens)
+            return fetch_item(
+                self.client, key, validate=settings.validate, fail_on=settings.fail_on, deadline=when, include_tokens=settings.include_endpoint_tokens
+            )
 
         return fetch_concurrently(keys, fetch_one, max_concurrency=settings.max_concurrency, deadline=deadline, clock=self.clock)
 
     def search(self, name, deadline=None):
         """``(keys, found)`` for the v2 jobs named ``name``: ``found[key]`` is an item or the schema error of that one job."""
         settings = self.settings
-        return keys_for_name(self.client, name, validate=settings.validate, fail_on=settings.fail_on, deadline=deadline,
-                             include_tokens=settings.include_endpoint_tokens)
+        return keys_for_name(
+            self.client, name, validate=settings.validate, fail_on=settings.fail_on, deadline=deadline, include_tokens=settings.include_endpoint_tokens
+        )
 
     def judge(self, observation, poll_number, not_found_tolerance=DEFAULT_NOT_FOUND_TOLERANCE):
         """The waiter's verdict on one observation (see ``waiter.judge``), with this query's phases."""
@@ -404,10 +433,23 @@ class Query(object):
                 keys, initial = self.search(selection.name, deadline)
             except ModelArtsError as error:
                 return QueryResult([], False, str(error), {"search": error}, warnings=list(self.warnings), single=selection.single)
-        result = query_jobs(self.client, keys, validate=settings.validate, fail_on=settings.fail_on, wait=settings.wait,
-                            wait_for=settings.wait_for, wait_timeout=settings.wait_timeout, wait_sleep=settings.wait_sleep,
-                            wait_sleep_max=settings.wait_sleep_max, max_concurrency=settings.max_concurrency, initial=initial,
-                            clock=self.clock, sleeper=self.sleeper, start=start, include_tokens=settings.include_endpoint_tokens)
+        result = query_jobs(
+            self.client,
+            keys,
+            validate=settings.validate,
+            fail_on=settings.fail_on,
+            wait=settings.wait,
+            wait_for=settings.wait_for,
+            wait_timeout=settings.wait_timeout,
+            wait_sleep=settings.wait_sleep,
+            wait_sleep_max=settings.wait_sleep_max,
+            max_concurrency=settings.max_concurrency,
+            initial=initial,
+            clock=self.clock,
+            sleeper=self.sleeper,
+            start=start,
+            include_tokens=settings.include_endpoint_tokens,
+        )
         result.single = selection.single
         result.warnings = list(self.warnings)
         if settings.validate == "warn":

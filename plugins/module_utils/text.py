@@ -21,8 +21,7 @@ VALUE_CHARS = 60
 
 _USERINFO = re.compile(r"(?<=//)[^/@\s]+@")
 _WHITESPACE = re.compile(r"\s+")
-_JSON_TYPE_NAMES = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"),
-                    (list, "array"), (tuple, "array"), (dict, "object"))
+_JSON_TYPE_NAMES = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"), (list, "array"), (tuple, "array"), (dict, "object"))
 
 
 def redact(text, secrets=()):
@@ -47,7 +46,7 @@ def label(value, length=LABEL_LENGTH):
 def excerpt(body, secrets=(), length=EXCERPT_LENGTH):
     """A one-line, bounded, redacted excerpt of a response body for error messages."""
     if isinstance(body, bytes):
-        body = body[:length * 4].decode("utf-8", "replace")
+        body = body[: length * 4].decode("utf-8", "replace")
     text = _WHITESPACE.sub(" ", redact(body, secrets)).strip()
     if len(text) > length:
         text = text[:length] + "..."
@@ -56,7 +55,7 @@ def excerpt(body, secrets=(), length=EXCERPT_LENGTH):
 
 def truncate(text, limit):
     """``text`` cut to ``limit`` characters, the last three of them ``...`` when it was longer."""
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def json_type_name(value):

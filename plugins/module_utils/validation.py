@@ -80,7 +80,11 @@ class SchemaValidationError(Exception):
     def _summary(self):
         schema = "the %s schema" % self.api_version if self.api_version else "its schema"
         head = "training job %s: the response does not match %s (%d error%s)" % (
-            truncate(str(self.job_ref), 200), schema, len(self.errors), "" if len(self.errors) == 1 else "s")
+            truncate(str(self.job_ref), 200),
+            schema,
+            len(self.errors),
+            "" if len(self.errors) == 1 else "s",
+        )
         shown = ["%s: %s" % (e.get("path"), truncate(str(e.get("message")), 160)) for e in self.errors[:STR_ERRORS_SHOWN]]
         rest = len(self.errors) - len(shown)
         if rest > 0:
@@ -104,8 +108,7 @@ def json_path(parts):
 
 
 def _path_sort_key(parts):
-    return tuple((0, part, "") if isinstance(part, int) and not isinstance(part, bool) else (1, 0, str(part))
-                 for part in parts)
+    return tuple((0, part, "") if isinstance(part, int) and not isinstance(part, bool) else (1, 0, str(part)) for part in parts)
 
 
 # The stock keyword implementations build their message with repr(instance) eagerly; these
@@ -150,12 +153,15 @@ def _maximum_keyword(validator, maximum, instance, schema):
 
 
 def _bounded_validator_class():
-    return _extend_validator(Draft202012Validator, validators={
-        "type": _type_keyword,
-        "enum": _enum_keyword,
-        "minimum": _minimum_keyword,
-        "maximum": _maximum_keyword,
-    })
+    return _extend_validator(
+        Draft202012Validator,
+        validators={
+            "type": _type_keyword,
+            "enum": _enum_keyword,
+            "minimum": _minimum_keyword,
+            "maximum": _maximum_keyword,
+        },
+    )
 
 
 # The pre-check: a compiled validity test for the keywords below, used because jsonschema is slow
@@ -165,8 +171,25 @@ def _bounded_validator_class():
 # compare the two at every path of the documented examples); a schema with any other keyword is
 # validated by jsonschema alone, and jsonschema always lists the errors.  Every keyword of a node
 # applies, ``$ref`` included (draft 2020-12 no longer ignores the siblings of ``$ref``).
-_FAST_KEYWORDS = frozenset(("$schema", "$id", "$defs", "$ref", "anyOf", "title", "description", "type", "enum",
-                            "required", "properties", "items", "additionalProperties", "minimum", "maximum"))
+_FAST_KEYWORDS = frozenset(
+    (
+        "$schema",
+        "$id",
+        "$defs",
+        "$ref",
+        "anyOf",
+        "title",
+        "description",
+        "type",
+        "enum",
+        "required",
+        "properties",
+        "items",
+        "additionalProperties",
+        "minimum",
+        "maximum",
+    )
+)
 _FAST_TYPES = {
     "object": lambda value: isinstance(value, dict),
     "array": lambda value: isinstance(value, list),
@@ -174,8 +197,7 @@ _FAST_TYPES = {
     "boolean": lambda value: isinstance(value, bool),
     "null": lambda value: value is None,
     "number": lambda value: isinstance(value, (int, float)) and not isinstance(value, bool),
-    "integer": lambda value: not isinstance(value, bool) and (
-        isinstance(value, int) or (isinstance(value, float) and value.is_integer())),
+    "integer": lambda value: not isinstance(value, bool) and (isinstance(value, int) or (isinstance(value, float) and value.is_integer())),
 }
 
 
@@ -227,6 +249,7 @@ def _enum_test(node):
             return value in flags if isinstance(value, bool) else value in others
         except TypeError:  # an unhashable instance (object or array) is in no scalar enum
             return False
+
     return test
 
 
@@ -250,6 +273,7 @@ def _all_of(tests):
             if not check(value):
                 return False
         return True
+
     return test
 
 
@@ -262,6 +286,7 @@ def _any_of(tests):
             if check(value):
                 return True
         return False
+
     return test
 
 
@@ -278,8 +303,19 @@ class _FastChecker(object):
 
     def compile(self, node):
         """The validity test of one schema node: every keyword of the node must hold."""
-        tests = [test for test in (self._ref_test(node), self._any_of_test(node), _type_test(node), _enum_test(node),
-                                   _bounds_test(node), self._object_test(node), self._items_test(node)) if test is not None]
+        tests = [
+            test
+            for test in (
+                self._ref_test(node),
+                self._any_of_test(node),
+                _type_test(node),
+                _enum_test(node),
+                _bounds_test(node),
+                self._object_test(node),
+                self._items_test(node),
+            )
+            if test is not None
+        ]
         return _all_of(tests) if tests else (lambda value: True)
 
     def _ref_test(self, node):
@@ -296,6 +332,7 @@ class _FastChecker(object):
         def follow(value):
             # A recursive definition: still a placeholder now, looked up at call time.
             return defs[name](value)
+
         return follow
 
     def _any_of_test(self, node):
@@ -321,6 +358,7 @@ class _FastChecker(object):
                     if not item_test(each):
                         return False
             return True
+
         return test
 
     def _object_test(self, node):
@@ -345,6 +383,7 @@ class _FastChecker(object):
                 elif extra is False or (extra_test is not None and not extra_test(each)):
                     return False
             return True
+
         return test
 
 
@@ -369,8 +408,7 @@ def _fast_checker(schema):
 
 def _compiled(schema):
     if not _load_jsonschema():
-        raise MissingJsonSchemaError("the jsonschema Python library is required to validate responses; "
-                                     "install it or set validate=off")
+        raise MissingJsonSchemaError("the jsonschema Python library is required to validate responses; install it or set validate=off")
     cached = _VALIDATOR_CACHE.get(id(schema))
     if cached is not None and cached[0] is schema:
         return cached
@@ -440,8 +478,7 @@ def validate_document(doc, schema):
     jsonschema runs only when the pre-check finds a problem, to report every error with its path.
     """
     if not HAS_JSONSCHEMA:
-        raise MissingJsonSchemaError("the jsonschema Python library is required to validate responses; "
-                                     "install it or set validate=off")
+        raise MissingJsonSchemaError("the jsonschema Python library is required to validate responses; install it or set validate=off")
     fast = _fast_checker(schema)
     if fast is not None:
         try:

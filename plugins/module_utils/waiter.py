@@ -38,18 +38,18 @@ from ansible_collections.modelarts.training.plugins.module_utils.options import 
 from ansible_collections.modelarts.training.plugins.module_utils.phases import TERMINAL_PHASES as PHASE_TERMINAL
 from ansible_collections.modelarts.training.plugins.module_utils.text import label, name_key
 
-OUTCOME_SATISFIED = 'satisfied'
-OUTCOME_FAILED = 'failed'
-OUTCOME_TIMEOUT = 'timeout'
-OUTCOME_ERROR = 'error'
+OUTCOME_SATISFIED = "satisfied"
+OUTCOME_FAILED = "failed"
+OUTCOME_TIMEOUT = "timeout"
+OUTCOME_ERROR = "error"
 
 # Verdicts on one job after one observation.
-JOB_DONE = 'done'
-JOB_FAILED = 'failed'
-JOB_UNREACHABLE = 'unreachable'
-JOB_WAITING = 'waiting'
-JOB_TOLERATED = 'tolerated'
-JOB_FATAL = 'fatal'
+JOB_DONE = "done"
+JOB_FAILED = "failed"
+JOB_UNREACHABLE = "unreachable"
+JOB_WAITING = "waiting"
+JOB_TOLERATED = "tolerated"
+JOB_FATAL = "fatal"
 
 # Verdicts that end the whole wait at once.
 ENDING_VERDICTS = frozenset((JOB_FAILED, JOB_UNREACHABLE, JOB_FATAL))
@@ -77,7 +77,7 @@ def format_utc(moment):
     """
     if moment.tzinfo is not None:
         moment = moment.astimezone(datetime.timezone.utc).replace(tzinfo=None)
-    return moment.replace(microsecond=0).isoformat() + 'Z'
+    return moment.replace(microsecond=0).isoformat() + "Z"
 
 
 def validate_wait_options(wait_for, fail_on, timeout, sleep, sleep_max, not_found_tolerance=DEFAULT_NOT_FOUND_TOLERANCE):
@@ -108,29 +108,29 @@ def judge(observation, poll_number, wait_for, fail_on, terminal_phases=TERMINAL_
     job's polls so far, this one included. ``reason`` is a short text for ending verdicts, else None.
     """
     if isinstance(observation, BaseException):
-        if _flag(observation, 'not_found'):
+        if _flag(observation, "not_found"):
             if poll_number <= not_found_tolerance:
                 return JOB_TOLERATED, None
-            return JOB_FATAL, 'not found after %d poll%s: %s' % (poll_number, '' if poll_number == 1 else 's', observation)
-        if _flag(observation, 'transient'):
+            return JOB_FATAL, "not found after %d poll%s: %s" % (poll_number, "" if poll_number == 1 else "s", observation)
+        if _flag(observation, "transient"):
             return JOB_TOLERATED, None
         return JOB_FATAL, str(observation)
-    phase = observation.get('phase')
+    phase = observation.get("phase")
     if phase in wait_for:
         return JOB_DONE, None
     if phase in fail_on:
-        reason = observation.get('failure_reason')
-        return JOB_FAILED, 'reached phase %s: %s' % (phase, reason if reason else 'no failure reason given')
+        reason = observation.get("failure_reason")
+        return JOB_FAILED, "reached phase %s: %s" % (phase, reason if reason else "no failure reason given")
     if phase in terminal_phases:
-        return JOB_UNREACHABLE, 'is %s, a final phase outside wait_for (%s), so it can never get there' % (phase, ', '.join(wait_for))
+        return JOB_UNREACHABLE, "is %s, a final phase outside wait_for (%s), so it can never get there" % (phase, ", ".join(wait_for))
     return JOB_WAITING, None
 
 
 def record_phase(history, phase, at):
     """Append ``{phase, at}`` to ``history`` when ``phase`` differs from the last entry; return whether it did."""
-    if history and history[-1]['phase'] == phase:
+    if history and history[-1]["phase"] == phase:
         return False
-    history.append({'phase': phase, 'at': at})
+    history.append({"phase": phase, "at": at})
     return True
 
 
@@ -153,17 +153,17 @@ def wait_outcome(verdicts):
 def describe_job(key, item):
     """Name a job for a message: id, name and (v1) version from its item, else its key."""
     if item:
-        text = 'training job %s' % (label(item.get('id')),)
-        if item.get('version_id') is not None:
-            text += ' version %s' % (label(item.get('version_id')),)
-        if item.get('name'):
-            text += ' (%s)' % (label(item.get('name')),)
+        text = "training job %s" % (label(item.get("id")),)
+        if item.get("version_id") is not None:
+            text += " version %s" % (label(item.get("version_id")),)
+        if item.get("name"):
+            text += " (%s)" % (label(item.get("name")),)
         return text
-    return 'training job %s' % (name_key(key),)
+    return "training job %s" % (name_key(key),)
 
 
 def _seconds(value):
-    return '%.1fs' % (value,)
+    return "%.1fs" % (value,)
 
 
 class WaitResult:
@@ -212,9 +212,9 @@ class WaitResult:
     def job_fields(self, key):
         """Return the wait keys the module adds to one job's item: waited_seconds, polls, phase_history."""
         return {
-            'waited_seconds': self.job_waited_seconds[key],
-            'polls': self.polls[key],
-            'phase_history': [dict(entry) for entry in self.phase_history[key]],
+            "waited_seconds": self.job_waited_seconds[key],
+            "polls": self.polls[key],
+            "phase_history": [dict(entry) for entry in self.phase_history[key]],
         }
 
     def job_message(self, key):
@@ -222,17 +222,17 @@ class WaitResult:
         item = self.items[key]
         who = describe_job(key, item)
         if key in self.failures:
-            separator = ': ' if self.verdicts[key] == JOB_FATAL else ' '
+            separator = ": " if self.verdicts[key] == JOB_FATAL else " "
             return who + separator + self.failures[key]
         if self.verdicts[key] == JOB_DONE:
-            return ''
+            return ""
         waited = _seconds(self.job_waited_seconds[key])
         if item:
-            text = '%s: last phase seen %s, after waiting %s' % (who, item.get('phase'), waited)
+            text = "%s: last phase seen %s, after waiting %s" % (who, item.get("phase"), waited)
         else:
-            text = '%s: never seen, after waiting %s' % (who, waited)
+            text = "%s: never seen, after waiting %s" % (who, waited)
         if self.errors[key] is not None:
-            text += ' (last poll failed: %s)' % (self.errors[key],)
+            text += " (last poll failed: %s)" % (self.errors[key],)
         return text
 
     def message(self, limit=None):
@@ -243,22 +243,22 @@ class WaitResult:
         """
         total = len(self.items)
         waited = _seconds(self.waited_seconds)
-        targets = ', '.join(self.wait_for)
+        targets = ", ".join(self.wait_for)
         if self.outcome == OUTCOME_SATISFIED:
-            return 'all %d training job%s reached %s after %s' % (total, '' if total == 1 else 's', targets, waited)
+            return "all %d training job%s reached %s after %s" % (total, "" if total == 1 else "s", targets, waited)
         keys = self.unsatisfied_keys()
         if self.outcome == OUTCOME_TIMEOUT:
-            head = 'timed out after %s (wait_timeout %s) waiting for %s' % (waited, self.timeout, targets)
+            head = "timed out after %s (wait_timeout %s) waiting for %s" % (waited, self.timeout, targets)
         elif self.outcome == OUTCOME_FAILED:
-            head = 'stopped waiting for %s after %s' % (targets, waited)
+            head = "stopped waiting for %s after %s" % (targets, waited)
         else:
-            head = 'stopped waiting for %s after %s on an error' % (targets, waited)
-        head += ', %d of %d training job%s not %s' % (len(keys), total, '' if total == 1 else 's', ' or '.join(self.wait_for))
+            head = "stopped waiting for %s after %s on an error" % (targets, waited)
+        head += ", %d of %d training job%s not %s" % (len(keys), total, "" if total == 1 else "s", " or ".join(self.wait_for))
         shown = keys if limit is None else keys[:limit]
         parts = [self.job_message(key) for key in shown]
         if len(shown) < len(keys):
-            parts.append('and %d more' % (len(keys) - len(shown),))
-        return head + ': ' + '; '.join(parts)
+            parts.append("and %d more" % (len(keys) - len(shown),))
+        return head + ": " + "; ".join(parts)
 
     def observe(self, key, observation, elapsed, stamp, judged):
         """Record one observation of ``key`` with its verdict ``judged`` = ``(verdict, reason)``."""
@@ -270,7 +270,7 @@ class WaitResult:
         else:
             self.errors[key] = None
             self.items[key] = observation
-            record_phase(self.phase_history[key], observation.get('phase'), stamp)
+            record_phase(self.phase_history[key], observation.get("phase"), stamp)
         if verdict in ENDING_VERDICTS:
             self.failures[key] = reason
 
@@ -279,7 +279,7 @@ def _result_for(results, key):
     value = results.get(key)
     if isinstance(value, (dict, BaseException)):
         return value
-    return MissingResult('poll returned no result for this job')
+    return MissingResult("poll returned no result for this job")
 
 
 def _poll_safely(poll, keys, deadline):
@@ -293,12 +293,27 @@ def _poll_safely(poll, keys, deadline):
 
 def _counts_as_poll(observation):
     # A request the fan-out never sent (deadline already passed) or never answered is not a GET.
-    return not (_flag(observation, 'not_sent') or isinstance(observation, MissingResult))
+    return not (_flag(observation, "not_sent") or isinstance(observation, MissingResult))
 
 
-def wait_for_jobs(keys, poll, wait_for, fail_on, timeout, sleep, sleep_max, clock=time.monotonic, sleeper=time.sleep,
-                  now=utc_now, not_found_tolerance=DEFAULT_NOT_FOUND_TOLERANCE, initial=None,
-                  terminal_phases=TERMINAL_PHASES, growth=GROWTH_FACTOR, start=None, grace=0.0):
+def wait_for_jobs(
+    keys,
+    poll,
+    wait_for,
+    fail_on,
+    timeout,
+    sleep,
+    sleep_max,
+    clock=time.monotonic,
+    sleeper=time.sleep,
+    now=utc_now,
+    not_found_tolerance=DEFAULT_NOT_FOUND_TOLERANCE,
+    initial=None,
+    terminal_phases=TERMINAL_PHASES,
+    growth=GROWTH_FACTOR,
+    start=None,
+    grace=0.0,
+):
     """Poll jobs until all are in ``wait_for``, any fails, or the shared deadline passes.
 
     ``poll(keys, deadline)`` returns a dict ``key -> item or Exception`` for the keys asked (the
@@ -315,7 +330,7 @@ def wait_for_jobs(keys, poll, wait_for, fail_on, timeout, sleep, sleep_max, cloc
     """
     problems = validate_wait_options(wait_for, fail_on, timeout, sleep, sleep_max, not_found_tolerance)
     if problems:
-        raise ValueError('; '.join(problems))
+        raise ValueError("; ".join(problems))
     keys = list(dict.fromkeys(keys))
     wait_for = frozenset(wait_for)
     fail_on = frozenset(fail_on or ())
@@ -344,8 +359,7 @@ def wait_for_jobs(keys, poll, wait_for, fail_on, timeout, sleep, sleep_max, cloc
         for key, observation in observations.items():
             if _counts_as_poll(observation):
                 result.polls[key] += 1
-            result.observe(key, observation, elapsed, stamp,
-                           judge(observation, result.polls[key], wait_for, fail_on, terminal_phases, not_found_tolerance))
+            result.observe(key, observation, elapsed, stamp, judge(observation, result.polls[key], wait_for, fail_on, terminal_phases, not_found_tolerance))
         pending = [key for key in pending if result.verdicts[key] != JOB_DONE]
 
         outcome = wait_outcome(result.verdicts)

@@ -46,8 +46,9 @@ def failed(value, fail_on=None):
         raise AnsibleFilterError("modelarts.training.failed: the fail phases must be a list of phase names")
     unknown = [p for p in phases if p not in PHASES]
     if unknown:
-        raise AnsibleFilterError("modelarts.training.failed: unknown phase %s in the fail phases; expected one of %s" % (
-            ", ".join(map(repr, unknown)), ", ".join(PHASES)))
+        raise AnsibleFilterError(
+            "modelarts.training.failed: unknown phase %s in the fail phases; expected one of %s" % (", ".join(map(repr, unknown)), ", ".join(PHASES))
+        )
     return _phase(value, "failed") in phases
 
 

@@ -9,12 +9,19 @@ works; new code imports ``modelarts_emulator.launcher`` or uses the pytest plugi
 import os
 import sys
 
-_SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), 'emulator', 'src')
+_SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "emulator", "src")
 if _SRC not in sys.path:
     sys.path.insert(0, _SRC)
 
 # pylint: disable=wrong-import-position,unused-import
 from modelarts_emulator.launcher import (  # noqa: E402,F401
-    READY_PREFIX, EmulatorCredentials, EmulatorProcess, running_emulator, server_command, server_env, start_emulator, wait_until,
+    READY_PREFIX,
+    EmulatorCredentials,
+    EmulatorProcess,
+    running_emulator,
+    server_command,
+    server_env,
+    start_emulator,
+    wait_until,
 )
 from modelarts_emulator.pytest_plugin import emulator_fixture  # noqa: E402,F401

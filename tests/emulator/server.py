@@ -12,9 +12,9 @@ Python package in emulator/ (``pip install ./emulator``); see docs/emulator.md.
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), 'emulator', 'src'))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "emulator", "src"))
 
 from modelarts_emulator.cli import main  # noqa: E402  pylint: disable=wrong-import-position
 
-if __name__ == '__main__':
-    sys.exit(main(prog='server.py'))
+if __name__ == "__main__":
+    sys.exit(main(prog="server.py"))

@@ -55,8 +55,16 @@ def main():
     with running_emulator(scenario="integration", tls=True) as emu:
         with open(CONFIG, "w") as handle:
             yaml.safe_dump(emulator_vars(emu), handle, default_flow_style=False)
-        command = [os.path.join(os.path.dirname(sys.executable), "ansible-test"), "integration", "--venv", "--requirements",
-                   "--python", args.python, "--color", "no"] + args.targets
+        command = [
+            os.path.join(os.path.dirname(sys.executable), "ansible-test"),
+            "integration",
+            "--venv",
+            "--requirements",
+            "--python",
+            args.python,
+            "--color",
+            "no",
+        ] + args.targets
         try:
             return subprocess.call(command, cwd=ROOT)
         finally:

@@ -44,7 +44,7 @@ def modelarts_emulator_options():
 
 
 @pytest.fixture(scope="session")
-def emulator(modelarts_emulator_server):  # pylint: disable=redefined-outer-name
+def emulator(modelarts_emulator_server):  # noqa: F811  pylint: disable=redefined-outer-name
     """A running HTTPS emulator with the integration scenario (not reset between tests)."""
     return modelarts_emulator_server
 
@@ -62,17 +62,19 @@ def ansible_env(collection_root, tmp_path_factory):
     """Environment for ansible subprocesses: only the staged collection, the venv first on PATH."""
     env = dict((k, v) for k, v in os.environ.items() if not k.startswith(("HUAWEICLOUD_", "ANSIBLE_")))
     home = str(tmp_path_factory.mktemp("ansible-home"))
-    env.update({
-        "PATH": BIN + os.pathsep + env.get("PATH", ""),
-        "ANSIBLE_COLLECTIONS_PATH": collection_root,
-        "ANSIBLE_HOME": home,
-        "ANSIBLE_LOCAL_TEMP": os.path.join(home, "tmp"),
-        "ANSIBLE_NOCOLOR": "1",
-        "ANSIBLE_RETRY_FILES_ENABLED": "0",
-        "ANSIBLE_PYTHON_INTERPRETER": sys.executable,
-        "ANSIBLE_LOCALHOST_WARNING": "0",
-        "ANSIBLE_INVENTORY_UNPARSED_WARNING": "0",
-    })
+    env.update(
+        {
+            "PATH": BIN + os.pathsep + env.get("PATH", ""),
+            "ANSIBLE_COLLECTIONS_PATH": collection_root,
+            "ANSIBLE_HOME": home,
+            "ANSIBLE_LOCAL_TEMP": os.path.join(home, "tmp"),
+            "ANSIBLE_NOCOLOR": "1",
+            "ANSIBLE_RETRY_FILES_ENABLED": "0",
+            "ANSIBLE_PYTHON_INTERPRETER": sys.executable,
+            "ANSIBLE_LOCALHOST_WARNING": "0",
+            "ANSIBLE_INVENTORY_UNPARSED_WARNING": "0",
+        }
+    )
     return env
 
 
@@ -132,10 +134,12 @@ def endpoint_tokens(emu, job_ids):
     from huaweicloudsdkcore.auth.credentials import BasicCredentials
     from huaweicloudsdkcore.http.http_config import HttpConfig
     from huaweicloudsdkmodelarts.v1 import ModelArtsClient, ShowTrainingJobDetailsRequest
+
     config = HttpConfig.get_default_config()
     config.ssl_ca_cert = emu.ca_file
-    client = ModelArtsClient.new_builder().with_http_config(config).with_credentials(
-        BasicCredentials(emu.ak, emu.sk, emu.project_id)).with_endpoint(emu.url).build()
+    client = (
+        ModelArtsClient.new_builder().with_http_config(config).with_credentials(BasicCredentials(emu.ak, emu.sk, emu.project_id)).with_endpoint(emu.url).build()
+    )
     tokens = []
     for job_id in job_ids:
         details = client.show_training_job_details(ShowTrainingJobDetailsRequest(training_job_id=job_id)).to_json_object()

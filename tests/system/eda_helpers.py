@@ -30,8 +30,15 @@ def unique_id(prefix):
 
 def connection_args(emu):
     """Connection arguments of the source for the emulator."""
-    return {"region": emu.region, "project_id": emu.project_id, "endpoint": emu.url, "iam_endpoint": emu.url,
-            "ca_bundle": emu.ca_file, "access_key": emu.ak, "secret_key": emu.sk}
+    return {
+        "region": emu.region,
+        "project_id": emu.project_id,
+        "endpoint": emu.url,
+        "iam_endpoint": emu.url,
+        "ca_bundle": emu.ca_file,
+        "access_key": emu.ak,
+        "secret_key": emu.sk,
+    }
 
 
 def run_rulebook(ansible_env, workdir, rulebook, variables=None, env=None, shutdown_delay=2, timeout=60, verbosity=0):
@@ -43,8 +50,7 @@ def run_rulebook(ansible_env, workdir, rulebook, variables=None, env=None, shutd
     vars_file = os.path.join(workdir, "vars.yml")
     with open(vars_file, "w") as handle:
         yaml.safe_dump(variables or {}, handle)
-    command = [os.path.join(BIN, "ansible-rulebook"), "--rulebook", rulebook, "-i", inventory, "--vars", vars_file,
-               "--shutdown-delay", str(shutdown_delay)]
+    command = [os.path.join(BIN, "ansible-rulebook"), "--rulebook", rulebook, "-i", inventory, "--vars", vars_file, "--shutdown-delay", str(shutdown_delay)]
     if verbosity:
         command.append("-" + "v" * verbosity)
     merged = dict(ansible_env, **(env or {}))

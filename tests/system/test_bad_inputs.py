@@ -40,14 +40,24 @@ def mt(collection_root):
         sys.path.insert(0, collection_root)
     # pylint: disable=import-outside-toplevel,import-error
     from ansible_collections.modelarts.training.plugins.module_utils import client, errors, query
+
     return type("MT", (), {"client": client, "errors": errors, "query": query})
 
 
 def params(emu, **extra):
     """AK/SK connection options for the emulator, no retries unless asked."""
-    base = {"region": emu.region, "project_id": emu.project_id, "endpoint": emu.url, "iam_endpoint": emu.url,
-            "ca_bundle": emu.ca_file, "access_key": emu.ak, "secret_key": emu.sk, "backoff_retries": 0,
-            "backoff_delay": 0.01, "backoff_max_delay": 0.05}
+    base = {
+        "region": emu.region,
+        "project_id": emu.project_id,
+        "endpoint": emu.url,
+        "iam_endpoint": emu.url,
+        "ca_bundle": emu.ca_file,
+        "access_key": emu.ak,
+        "secret_key": emu.sk,
+        "backoff_retries": 0,
+        "backoff_delay": 0.01,
+        "backoff_max_delay": 0.05,
+    }
     base.update(extra)
     return base
 
@@ -66,9 +76,23 @@ def fetch(mt, options, key, **kwargs):
 
 # -- hostile ids ---------------------------------------------------------------------------------
 
-HOSTILE_IDS = ["../training-jobs/%s" % COMPLETED, "..", ".", "%s/../%s" % (FAILED, COMPLETED), "a/../../../v3/projects",
-               "%s?x=1" % COMPLETED, "%s#frag" % COMPLETED, "100%", "%2e%2e", "%2F" + COMPLETED, "a\r\nX-Injected: 1",
-               "\u8bad\u7ec3-\u30b8\u30e7\u30d6-\U0001f680", "x" * 5000, "x" * 70000, " %s" % COMPLETED]
+HOSTILE_IDS = [
+    "../training-jobs/%s" % COMPLETED,
+    "..",
+    ".",
+    "%s/../%s" % (FAILED, COMPLETED),
+    "a/../../../v3/projects",
+    "%s?x=1" % COMPLETED,
+    "%s#frag" % COMPLETED,
+    "100%",
+    "%2e%2e",
+    "%2F" + COMPLETED,
+    "a\r\nX-Injected: 1",
+    "\u8bad\u7ec3-\u30b8\u30e7\u30d6-\U0001f680",
+    "x" * 5000,
+    "x" * 70000,
+    " %s" % COMPLETED,
+]
 
 
 @pytest.mark.parametrize("job_id", HOSTILE_IDS, ids=lambda v: repr(v)[:24])
@@ -93,9 +117,11 @@ def test_hostile_id_reaches_only_its_own_url(emu, mt, job_id):
 
 # -- authentication and clock ---------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("minutes", [-20, 20])
 def test_clock_skew_is_explained(emu, mt, minutes):
     """A clock off by 20 minutes: APIG.0303 with a hint about this machine's clock, not retried."""
+
     def skewed():
         return datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(minutes=minutes)
 
@@ -122,12 +148,16 @@ def test_expired_auth_token_and_renewed_password_token(emu, mt):
 
 # -- bodies -------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("fault, fragment", [
-    ({"type": "html", "status": 502}, "HTTP 502 with a non-JSON body: '<html>"),
-    ({"type": "html", "status": 200}, "HTTP 200 but the body is not valid JSON"),
-    ({"type": "truncate", "mode": "body"}, "not valid JSON"),
-    ({"type": "truncate", "mode": "short_read"}, "ChunkedEncodingError"),
-])
+
+@pytest.mark.parametrize(
+    "fault, fragment",
+    [
+        ({"type": "html", "status": 502}, "HTTP 502 with a non-JSON body: '<html>"),
+        ({"type": "html", "status": 200}, "HTTP 200 but the body is not valid JSON"),
+        ({"type": "truncate", "mode": "body"}, "not valid JSON"),
+        ({"type": "truncate", "mode": "short_read"}, "ChunkedEncodingError"),
+    ],
+)
 def test_html_and_truncated_bodies_fail_cleanly_after_retries(emu, mt, fault, fragment):
     """Faults on every attempt: one clean line naming the operation, a short excerpt, and the attempts made."""
     emu.reset()
@@ -152,6 +182,7 @@ def test_ten_megabyte_document_is_read(mt, tmp_path):
 
 
 # -- TLS ------------------------------------------------------------------------------------------
+
 
 def test_tls_untrusted_certificate_is_refused_with_a_hint(emu, mt):
     """validate_certs: true without the emulator's CA: refused at once (not retried), naming ca_bundle."""
@@ -223,20 +254,29 @@ MODULE_ROWS = [
     ("backoff_delay negative", {"training_job_id": COMPLETED, "backoff_delay": -1}, "backoff_delay"),
     ("backoff_max_delay negative", {"training_job_id": COMPLETED, "backoff_max_delay": -1}, "backoff_max_delay"),
     ("endpoint not a URL", {"training_job_id": COMPLETED, "endpoint": "not a url"}, "not a url|endpoint"),
-    ("endpoint unreachable", {"training_job_id": COMPLETED, "endpoint": "https://127.0.0.1:9", "backoff_retries": 0},
-     "ConnectionError|refused"),
+    ("endpoint unreachable", {"training_job_id": COMPLETED, "endpoint": "https://127.0.0.1:9", "backoff_retries": 0}, "ConnectionError|refused"),
     ("proxy unreachable", {"training_job_id": COMPLETED, "proxy": "http://127.0.0.1:9", "backoff_retries": 0}, "ProxyError|refused"),
     ("ca_bundle missing file", {"training_job_id": COMPLETED, "ca_bundle": "/nonexistent/ca.pem"}, "/nonexistent/ca.pem"),
     ("untrusted certificate", {"training_job_id": COMPLETED, "ca_bundle": certifi.where()}, "CERTIFICATE_VERIFY_FAILED.*ca_bundle"),
     ("no credentials", {"training_job_id": COMPLETED, "access_key": "{{ omit }}", "secret_key": "{{ omit }}"}, "no credentials"),
     ("incomplete credentials", {"training_job_id": COMPLETED, "secret_key": "{{ omit }}"}, "incomplete credentials.*secret_key"),
     # Long values: Ansible masks a no_log value wherever it appears, so a one-letter secret would garble the message.
-    ("security_token alone", {"training_job_id": COMPLETED, "access_key": "{{ omit }}", "secret_key": "{{ omit }}",
-                              "security_token": "a-security-token-long-enough-not-to-be-masked-everywhere"}, "incomplete credentials"),
-    ("conflicting credentials", {"training_job_id": COMPLETED, "auth_token": "an-iam-token-long-enough-not-to-be-masked-everywhere"},
-     "conflicting credentials.*HUAWEICLOUD_"),
-    ("no region or endpoint", {"training_job_id": COMPLETED, "region": "{{ omit }}", "endpoint": "{{ omit }}", "project_id": "{{ omit }}"},
-     "region"),
+    (
+        "security_token alone",
+        {
+            "training_job_id": COMPLETED,
+            "access_key": "{{ omit }}",
+            "secret_key": "{{ omit }}",
+            "security_token": "a-security-token-long-enough-not-to-be-masked-everywhere",
+        },
+        "incomplete credentials",
+    ),
+    (
+        "conflicting credentials",
+        {"training_job_id": COMPLETED, "auth_token": "an-iam-token-long-enough-not-to-be-masked-everywhere"},
+        "conflicting credentials.*HUAWEICLOUD_",
+    ),
+    ("no region or endpoint", {"training_job_id": COMPLETED, "region": "{{ omit }}", "endpoint": "{{ omit }}", "project_id": "{{ omit }}"}, "region"),
     ("wrong project", {"training_job_id": COMPLETED, "project_id": "817c519a596826b1ccc8630e7d28887e"}, "ModelArts.2786.*another project"),
     ("wrong secret key", {"training_job_id": COMPLETED, "secret_key": "WRONG"}, "APIG.0301.*secret_key"),
 ]
@@ -265,8 +305,18 @@ def slug(row):
 
 def options_playbook(emu):
     """Rows spread over FORKS local hosts; each host writes its rows' messages to rows_<host>.json."""
-    connection = {"region": emu.region, "project_id": emu.project_id, "endpoint": emu.url, "iam_endpoint": emu.url, "ca_bundle": emu.ca_file,
-                  "access_key": emu.ak, "secret_key": emu.sk, "backoff_retries": 1, "backoff_delay": 0.01, "backoff_max_delay": 0.05}
+    connection = {
+        "region": emu.region,
+        "project_id": emu.project_id,
+        "endpoint": emu.url,
+        "iam_endpoint": emu.url,
+        "ca_bundle": emu.ca_file,
+        "access_key": emu.ak,
+        "secret_key": emu.sk,
+        "backoff_retries": 1,
+        "backoff_delay": 0.01,
+        "backoff_max_delay": 0.05,
+    }
     tasks = []
     names = []
     rows = [("module", row, args, rx) for row, args, rx in MODULE_ROWS] + [("expr", row, expr, rx) for row, expr, rx in OTHER_ROWS]
@@ -280,15 +330,18 @@ def options_playbook(emu):
         elif kind == "expr":
             task = {"ansible.builtin.set_fact": {"v_" + slug(row): payload}}
         else:
-            task = {"block": [{"ansible.builtin.include_role": {"name": "modelarts.training.training_job_gate"}, "vars": payload}],
-                    "rescue": [{"ansible.builtin.set_fact": {name: "{{ ansible_failed_result }}"}}]}
+            task = {
+                "block": [{"ansible.builtin.include_role": {"name": "modelarts.training.training_job_gate"}, "vars": payload}],
+                "rescue": [{"ansible.builtin.set_fact": {name: "{{ ansible_failed_result }}"}}],
+            }
             task.update({"name": row, "when": when})
             tasks.append(task)
             continue
         task.update({"name": row, "register": name, "ignore_errors": True, "when": when})
         tasks.append(task)
-    summary = "{{ {%s} | to_json }}" % ", ".join("%r: (%s.msg | default(None)) if (%s is defined and %s.failed | default(false)) else None" % (
-        row, name, name, name) for row, name in names)
+    summary = "{{ {%s} | to_json }}" % ", ".join(
+        "%r: (%s.msg | default(None)) if (%s is defined and %s.failed | default(false)) else None" % (row, name, name, name) for row, name in names
+    )
     tasks.append({"name": "write the messages", "ansible.builtin.copy": {"content": summary, "dest": "{{ playbook_dir }}/rows_{{ inventory_hostname }}.json"}})
     play = {"hosts": "all", "gather_facts": False, "module_defaults": {"group/modelarts.training.modelarts": connection}, "tasks": tasks}
     return [play], rows
@@ -299,12 +352,24 @@ def test_every_option_with_wrong_types_and_values(emu, ansible_env, tmp_path):
     emu.reset()
     playbook, rows = options_playbook(emu)
     (tmp_path / "playbook.yml").write_text(yaml.safe_dump(playbook, sort_keys=False))
-    lookup_vars = {"modelarts_region": emu.region, "modelarts_project_id": emu.project_id, "modelarts_endpoint": emu.url,
-                   "modelarts_ca_bundle": emu.ca_file, "modelarts_access_key": emu.ak, "modelarts_secret_key": emu.sk}
+    lookup_vars = {
+        "modelarts_region": emu.region,
+        "modelarts_project_id": emu.project_id,
+        "modelarts_endpoint": emu.url,
+        "modelarts_ca_bundle": emu.ca_file,
+        "modelarts_access_key": emu.ak,
+        "modelarts_secret_key": emu.sk,
+    }
     hosts = dict(("h%d" % n, dict(lookup_vars, ansible_connection="local", ansible_python_interpreter=sys.executable)) for n in range(FORKS))
     (tmp_path / "inventory.yml").write_text(yaml.safe_dump({"all": {"hosts": hosts}}))
-    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(tmp_path / "inventory.yml"), "--forks", str(FORKS),
-               str(tmp_path / "playbook.yml")]
+    command = [
+        os.path.join(os.path.dirname(sys.executable), "ansible-playbook"),
+        "-i",
+        str(tmp_path / "inventory.yml"),
+        "--forks",
+        str(FORKS),
+        str(tmp_path / "playbook.yml"),
+    ]
     result = subprocess.run(command, env=ansible_env, cwd=str(tmp_path), capture_output=True, text=True, timeout=300, check=False)
     assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-2000:]
     seen = {}
@@ -313,6 +378,7 @@ def test_every_option_with_wrong_types_and_values(emu, ansible_env, tmp_path):
             if message is not None:
                 seen[row] = message
     import re  # pylint: disable=import-outside-toplevel
+
     problems = []
     for _kind, row, _payload, regex in rows:
         message = seen.get(row)
@@ -326,17 +392,38 @@ def test_every_option_with_wrong_types_and_values(emu, ansible_env, tmp_path):
 
 # -- the role's verdict ----------------------------------------------------------------------------
 
+
 def test_role_closes_the_gate_on_a_strict_schema_failure(emu, run_playbook):
     """validate=strict fails the module on a drifted response; the gate must not open on it."""
     emu.reset()
     emu.add_fault(type="drift", mode="wrong_types", count=-1, job=DRIFTED)
-    connection = {"region": emu.region, "project_id": emu.project_id, "endpoint": emu.url, "iam_endpoint": emu.url,
-                  "ca_bundle": emu.ca_file, "access_key": emu.ak, "secret_key": emu.sk}
-    play = [{"hosts": "localhost", "gather_facts": False, "tasks": [
-        {"ansible.builtin.include_role": {"name": "modelarts.training.training_job_gate"},
-         "vars": {"training_job_gate_ids": [DRIFTED], "training_job_gate_connection": connection, "training_job_gate_timeout": 5,
-                  "training_job_gate_poll": 0.2}},
-        {"ansible.builtin.debug": {"msg": "GATE-OPENED"}}]}]
+    connection = {
+        "region": emu.region,
+        "project_id": emu.project_id,
+        "endpoint": emu.url,
+        "iam_endpoint": emu.url,
+        "ca_bundle": emu.ca_file,
+        "access_key": emu.ak,
+        "secret_key": emu.sk,
+    }
+    play = [
+        {
+            "hosts": "localhost",
+            "gather_facts": False,
+            "tasks": [
+                {
+                    "ansible.builtin.include_role": {"name": "modelarts.training.training_job_gate"},
+                    "vars": {
+                        "training_job_gate_ids": [DRIFTED],
+                        "training_job_gate_connection": connection,
+                        "training_job_gate_timeout": 5,
+                        "training_job_gate_poll": 0.2,
+                    },
+                },
+                {"ansible.builtin.debug": {"msg": "GATE-OPENED"}},
+            ],
+        }
+    ]
     result = run_playbook(play)
     emu.control("DELETE", "/faults")
     assert "GATE-OPENED" not in result.stdout and result.returncode != 0, result.stdout[-3000:]

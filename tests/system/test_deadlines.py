@@ -19,20 +19,36 @@ REQUEST_TIMEOUT = 4
 STARTUP_ALLOWANCE = 25
 
 
-@pytest.mark.parametrize("fault", [
-    {"type": "throttle", "retry_after": 300},
-    {"type": "delay", "seconds": 60},
-    {"type": "error", "status": 503},
-])
+@pytest.mark.parametrize(
+    "fault",
+    [
+        {"type": "throttle", "retry_after": 300},
+        {"type": "delay", "seconds": 60},
+        {"type": "error", "status": 503},
+    ],
+)
 def test_waiting_module_ends_at_its_deadline(emulator, run_playbook, fault):
     job_id = emulator.add_job(id=str(uuid.uuid4()), name="deadline-%s" % fault["type"], phase="Running")
     emulator.add_fault(job=job_id, count=-1, **fault)
-    task = dict(emulator.connection("aksk"), training_job_id=job_id, wait=True, wait_timeout=WAIT_TIMEOUT, wait_sleep=1,
-                request_timeout=REQUEST_TIMEOUT, connect_timeout=2)
-    plays = [{"hosts": "localhost", "gather_facts": False, "tasks": [
-        {"name": "wait", "modelarts.training.modelarts_training_job_info": task, "register": "job", "ignore_errors": True},
-        {"name": "show", "ansible.builtin.debug": {"msg": "MSG={{ job.msg }}"}},
-    ]}]
+    task = dict(
+        emulator.connection("aksk"),
+        training_job_id=job_id,
+        wait=True,
+        wait_timeout=WAIT_TIMEOUT,
+        wait_sleep=1,
+        request_timeout=REQUEST_TIMEOUT,
+        connect_timeout=2,
+    )
+    plays = [
+        {
+            "hosts": "localhost",
+            "gather_facts": False,
+            "tasks": [
+                {"name": "wait", "modelarts.training.modelarts_training_job_info": task, "register": "job", "ignore_errors": True},
+                {"name": "show", "ansible.builtin.debug": {"msg": "MSG={{ job.msg }}"}},
+            ],
+        }
+    ]
     started = time.monotonic()
     result = run_playbook(plays, timeout=600)
     elapsed = time.monotonic() - started

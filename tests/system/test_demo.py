@@ -11,8 +11,9 @@ from conftest import ROOT
 
 def test_demo_opens_then_closes_the_gate(collection_root, ansible_env):
     staged = os.path.join(collection_root, "ansible_collections", "modelarts", "training")
-    result = subprocess.run([sys.executable, os.path.join(staged, "hacking", "demo.py")], env=ansible_env, cwd=ROOT,
-                            capture_output=True, text=True, timeout=300, check=False)
+    result = subprocess.run(
+        [sys.executable, os.path.join(staged, "hacking", "demo.py")], env=ansible_env, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False
+    )
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-4000:]
     assert "The gate opened and the deploy step wrote" in output

@@ -19,8 +19,13 @@ MARKER_PLAYBOOK = os.path.join(RULEBOOKS, "write_marker.yml")
 
 
 def observe_vars(ids, tmp_path, interval=0.3, backoff_retries=0):
-    return {"training_job_ids": ids, "interval": interval, "backoff_retries": backoff_retries,
-            "marker_playbook": MARKER_PLAYBOOK, "marker_file": str(tmp_path / "deployed.txt")}
+    return {
+        "training_job_ids": ids,
+        "interval": interval,
+        "backoff_retries": backoff_retries,
+        "marker_playbook": MARKER_PLAYBOOK,
+        "marker_file": str(tmp_path / "deployed.txt"),
+    }
 
 
 def deployed(tmp_path):
@@ -40,8 +45,7 @@ def rulebook_env(emulator, ansible_env):
 
 def test_pending_running_completed_fires_deploy_once(emulator, rulebook_env, tmp_path):
     job = unique_id("eda-ok")
-    emulator.add_jobs([{"id": job, "name": "eda-ok", "timeline": [
-        {"phase": "Pending", "polls": 2}, {"phase": "Running", "polls": 2}, "Completed"]}])
+    emulator.add_jobs([{"id": job, "name": "eda-ok", "timeline": [{"phase": "Pending", "polls": 2}, {"phase": "Running", "polls": 2}, "Completed"]}])
     # The source ends right after the Completed event, while the playbook runs: ansible-rulebook
     # lets a running action finish within the shutdown delay before it exits.
     result = run_rulebook(rulebook_env, tmp_path, WITH_PLAYBOOK, observe_vars([job], tmp_path), shutdown_delay=30)
@@ -54,11 +58,17 @@ def test_pending_running_completed_fires_deploy_once(emulator, rulebook_env, tmp
 
 def test_completed_and_failed_jobs_fire_their_rules_once(emulator, rulebook_env, tmp_path):
     ok, bad = unique_id("eda-two-ok"), unique_id("eda-two-failed")
-    emulator.add_jobs([
-        {"id": ok, "name": "eda-two", "timeline": [{"phase": "Running", "polls": 3}, "Completed"]},
-        {"id": bad, "name": "eda-two", "timeline": [{"phase": "Pending", "polls": 1}, {"phase": "Running", "polls": 1}, "Failed"],
-         "failure": {"task": "worker-0", "exit_code": 137, "message": "OOMKilled"}},
-    ])
+    emulator.add_jobs(
+        [
+            {"id": ok, "name": "eda-two", "timeline": [{"phase": "Running", "polls": 3}, "Completed"]},
+            {
+                "id": bad,
+                "name": "eda-two",
+                "timeline": [{"phase": "Pending", "polls": 1}, {"phase": "Running", "polls": 1}, "Failed"],
+                "failure": {"task": "worker-0", "exit_code": 137, "message": "OOMKilled"},
+            },
+        ]
+    )
     # Ids as one comma-separated string, as --env-vars would give them.
     result = run_rulebook(rulebook_env, tmp_path, OBSERVE, observe_vars("%s,%s" % (ok, bad), tmp_path))
     assert_ran(result)
@@ -73,8 +83,7 @@ def test_completed_and_failed_jobs_fire_their_rules_once(emulator, rulebook_env,
 
 def test_503_burst_does_not_end_the_source(emulator, rulebook_env, tmp_path):
     job = unique_id("eda-503")
-    emulator.add_jobs([{"id": job, "name": "eda-503", "timeline": [
-        {"phase": "Pending", "polls": 1}, {"phase": "Running", "polls": 1}, "Completed"]}])
+    emulator.add_jobs([{"id": job, "name": "eda-503", "timeline": [{"phase": "Pending", "polls": 1}, {"phase": "Running", "polls": 1}, "Completed"]}])
     # Let the first read through, then fail the next five: the source logs, backs off and carries on.
     emulator.add_fault(type="error", status=503, count=5, after=1, job=job)
     result = run_rulebook(rulebook_env, tmp_path, OBSERVE, observe_vars([job], tmp_path, interval=0.2))
@@ -115,9 +124,17 @@ def test_shipped_rulebook_reports_a_document_that_breaks_the_schema(emulator, ru
     """A document that breaks the schema fires the shipped rulebook's schema rule once, never a phase rule; the job stays watched."""
     job = unique_id("eda-schema")
     # Its first three answers carry an annotation as a number (the v2 schema wants strings); then it is Terminated.
-    emulator.add_jobs([{"id": job, "name": "eda-schema", "annotations": {"x-strict-breaker": "1"},
-                        "timeline": [{"phase": "Completed", "polls": 3}, "Terminated"],
-                        "faults": [{"type": "drift", "mode": "wrong_types", "paths": ["metadata.annotations.x-strict-breaker"], "count": 3}]}])
+    emulator.add_jobs(
+        [
+            {
+                "id": job,
+                "name": "eda-schema",
+                "annotations": {"x-strict-breaker": "1"},
+                "timeline": [{"phase": "Completed", "polls": 3}, "Terminated"],
+                "faults": [{"type": "drift", "mode": "wrong_types", "paths": ["metadata.annotations.x-strict-breaker"], "count": 3}],
+            }
+        ]
+    )
     variables = {"training_job_ids": [job], "poll_interval": 0.3, "stop_when_done": True}
     # A deployment wrongly started would have the shutdown delay to write its release file under $TMPDIR.
     env = dict(rulebook_env, TMPDIR=str(tmp_path))

@@ -65,8 +65,9 @@ def phases(events):
 
 def test_main_time_driven_job_gives_each_phase_once_in_order(src, emulator):
     job = unique_id("logic-time")
-    emulator.add_jobs([{"id": job, "name": "logic-time", "timeline": [
-        {"phase": "Pending", "seconds": 1.0}, {"phase": "Running", "seconds": 1.0}, "Completed"]}])
+    emulator.add_jobs(
+        [{"id": job, "name": "logic-time", "timeline": [{"phase": "Pending", "seconds": 1.0}, {"phase": "Running", "seconds": 1.0}, "Completed"]}]
+    )
     events = run(collect(src, dict(connection_args(emulator), training_job_ids=[job], interval=0.2, stop_when_done=True)))
     assert phases(events) == [(job, None, "Pending"), (job, "Pending", "Running"), (job, "Running", "Completed")]
     finished = events[-1]["modelarts"]["training_job"]
@@ -104,7 +105,7 @@ def test_main_idles_after_the_last_job_unless_told_to_stop(src, emulator):
 
     event, running, requests = run(scenario())
     assert event["modelarts"]["phase"] == "Failed" and running
-    assert len(requests) == 1          # a finished job is never polled again
+    assert len(requests) == 1  # a finished job is never polled again
 
 
 def test_main_name_search_picks_up_jobs_created_later(src, emulator):
@@ -136,8 +137,13 @@ def test_main_name_search_survives_a_503_burst(src, emulator, caplog):
     job = unique_id("logic-search-503-job")
     emulator.add_jobs([{"id": job, "name": name, "timeline": [{"phase": "Running", "seconds": 0.8}, "Completed"]}])
     emulator.add_fault(type="error", status=503, count=3, after=1, target="search")
-    events = run(collect(src, dict(connection_args(emulator), name=name, interval=0.1, backoff_retries=0),
-                         until=lambda events: events[-1]["modelarts"]["phase"] == "Completed"))
+    events = run(
+        collect(
+            src,
+            dict(connection_args(emulator), name=name, interval=0.1, backoff_retries=0),
+            until=lambda events: events[-1]["modelarts"]["phase"] == "Completed",
+        )
+    )
     assert phases(events) == [(job, None, "Running"), (job, "Running", "Completed")]
     assert caplog.text.count("HTTP 503") == 3
 
@@ -168,8 +174,8 @@ def test_main_never_blocks_the_event_loop(src, emulator):
         return gaps
 
     gaps = run(scenario())
-    assert sum(gaps) >= 1.4            # the stalled request did take its time ...
-    assert max(gaps) < 0.3             # ... while the loop kept turning
+    assert sum(gaps) >= 1.4  # the stalled request did take its time ...
+    assert max(gaps) < 0.3  # ... while the loop kept turning
 
 
 def test_no_secret_in_events_or_logs_with_password_auth_and_errors(src, emulator, caplog):
@@ -177,16 +183,26 @@ def test_no_secret_in_events_or_logs_with_password_auth_and_errors(src, emulator
     job = unique_id("logic-secret")
     emulator.add_jobs([{"id": job, "name": "logic-secret", "timeline": [{"phase": "Running", "polls": 2}, "Completed"]}])
     emulator.add_fault(type="error", status=503, count=2, job=job)
-    args = {"region": emulator.region, "endpoint": emulator.url, "iam_endpoint": emulator.url, "ca_bundle": emulator.ca_file,
-            "username": emulator.username, "password": emulator.password, "domain_name": emulator.domain_name,
-            "training_job_ids": [job], "interval": 0.1, "backoff_retries": 0, "stop_when_done": True}
+    args = {
+        "region": emulator.region,
+        "endpoint": emulator.url,
+        "iam_endpoint": emulator.url,
+        "ca_bundle": emulator.ca_file,
+        "username": emulator.username,
+        "password": emulator.password,
+        "domain_name": emulator.domain_name,
+        "training_job_ids": [job],
+        "interval": 0.1,
+        "backoff_retries": 0,
+        "stop_when_done": True,
+    }
     events = run(collect(src, args))
     assert phases(events)[-1] == (job, "Running", "Completed")
     assert emulator.requests(path="/v3/auth/tokens"), "password auth must have fetched an IAM token"
     text = repr(events) + "\n".join(record.getMessage() for record in caplog.records)
     assert "HTTP 503" in text
     assert emulator.password not in text
-    assert not re.search(r"MII[A-Za-z0-9+/]{40,}", text)     # the emulator's IAM tokens look like this
+    assert not re.search(r"MII[A-Za-z0-9+/]{40,}", text)  # the emulator's IAM tokens look like this
 
     wrong = "Wr0ng-Secret-Key-Never-Shown-9d1e"
     caplog.clear()
@@ -202,13 +218,16 @@ def test_no_secret_in_events_or_logs_with_password_auth_and_errors(src, emulator
 def test_loaded_like_ansible_rulebook_the_source_adds_one_path_entry_only_when_it_must(collection_root, tmp_path):
     """ansible-rulebook runs the file with runpy.run_path() and nothing on sys.path: the source appends its own tree, once."""
     path = os.path.join(collection_root, "ansible_collections", "modelarts", "training", *SOURCE_PATH)
-    code = ("import json, runpy, sys; before = list(sys.path); module = runpy.run_path(sys.argv[1]); "
-            "print(json.dumps({'added': [p for p in sys.path if p not in before], 'last': sys.path[-1], 'main': callable(module['main'])}))")
+    code = (
+        "import json, runpy, sys; before = list(sys.path); module = runpy.run_path(sys.argv[1]); "
+        "print(json.dumps({'added': [p for p in sys.path if p not in before], 'last': sys.path[-1], 'main': callable(module['main'])}))"
+    )
     env = dict((key, value) for key, value in os.environ.items() if key != "PYTHONPATH")
 
     def load(extra_env):
-        result = subprocess.run([sys.executable, "-c", code, path], env=dict(env, **extra_env), cwd=str(tmp_path),
-                                capture_output=True, text=True, timeout=60, check=False)
+        result = subprocess.run(
+            [sys.executable, "-c", code, path], env=dict(env, **extra_env), cwd=str(tmp_path), capture_output=True, text=True, timeout=60, check=False
+        )
         assert result.returncode == 0, result.stderr
         return json.loads(result.stdout)
 
@@ -233,7 +252,7 @@ def test_main_masks_endpoint_tokens_unless_asked(src, emulator, caplog):
     masked = run(collect(src, args))
     endpoints = masked[0]["modelarts"]["training_job"]["details"]["endpoints"]
     assert [endpoints[name]["token"] for name in ("jupyter_lab", "tensorboard", "mindstudio_insight")] == ["********"] * 3
-    assert endpoints["jupyter_lab"]["url"].startswith("https://")        # the rest of the document is untouched
+    assert endpoints["jupyter_lab"]["url"].startswith("https://")  # the rest of the document is untouched
     text = json.dumps(masked) + "\n".join(record.getMessage() for record in caplog.records)
     assert not [token for token in tokens if token in text]
     # Opting in puts the tokens in events only: never in a log line.
@@ -243,8 +262,16 @@ def test_main_masks_endpoint_tokens_unless_asked(src, emulator, caplog):
 def test_main_null_filled_documents_give_their_events(src, emulator):
     """Documents with null for every optional field (the emulator's nulls fault) are valid under strict and give every event."""
     job = unique_id("logic-nulls")
-    emulator.add_jobs([{"id": job, "name": "logic-nulls", "faults": [{"type": "nulls", "count": -1}],
-                        "timeline": [{"phase": "Pending", "polls": 1}, {"phase": "Running", "polls": 1}, "Completed"]}])
+    emulator.add_jobs(
+        [
+            {
+                "id": job,
+                "name": "logic-nulls",
+                "faults": [{"type": "nulls", "count": -1}],
+                "timeline": [{"phase": "Pending", "polls": 1}, {"phase": "Running", "polls": 1}, "Completed"],
+            }
+        ]
+    )
     events = run(collect(src, dict(connection_args(emulator), training_job_ids=[job], interval=0.1, stop_when_done=True)))
     assert phases(events) == [(job, None, "Pending"), (job, "Pending", "Running"), (job, "Running", "Completed")]
     last = events[-1]["modelarts"]["training_job"]
@@ -255,11 +282,13 @@ def test_main_name_watch_reports_a_bad_document_once_and_keeps_the_others(src, e
     caplog.set_level(logging.WARNING, LOGGER)
     name = unique_id("logic-bad-doc")
     first, second, bad = unique_id("logic-bad-doc-a"), unique_id("logic-bad-doc-b"), unique_id("logic-bad-doc-x")
-    emulator.add_jobs([
-        {"id": first, "name": name, "timeline": [{"phase": "Pending", "seconds": 0.6}, {"phase": "Running", "seconds": 0.6}, "Completed"]},
-        {"id": second, "name": name, "timeline": [{"phase": "Running", "seconds": 0.9}, "Failed"]},
-        {"id": bad, "name": name, "phase": "Running", "annotations": {"x-strict-breaker": "1"}},
-    ])
+    emulator.add_jobs(
+        [
+            {"id": first, "name": name, "timeline": [{"phase": "Pending", "seconds": 0.6}, {"phase": "Running", "seconds": 0.6}, "Completed"]},
+            {"id": second, "name": name, "timeline": [{"phase": "Running", "seconds": 0.9}, "Failed"]},
+            {"id": bad, "name": name, "phase": "Running", "annotations": {"x-strict-breaker": "1"}},
+        ]
+    )
     # Every search answer carries the bad job's annotation as a number: it breaks the v2 schema (a map of strings).
     fault = emulator.add_fault(type="drift", mode="wrong_types", paths=["metadata.annotations.x-strict-breaker"], target="search", count=-1)
     try:

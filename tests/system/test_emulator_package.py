@@ -26,9 +26,12 @@ from huaweicloudsdkmodelarts.v1 import JobSearches, ListTrainingJobsRequest, Mod
 from conftest import BIN, ROOT
 
 READY = "modelarts-emulator listening on "
-DEMO = {"6a0c7f9e-3d2b-4c18-9e5a-1f2d3c4b5a60": "resnet50-flowers-train", "2b7e4d1c-8f3a-4e6b-a0c9-5d1e2f3a4b70": "bert-intent-train",
-        "9d3f1a2b-4c5d-4e6f-8a9b-0c1d2e3f4a81": "resnet50-flowers-train-baseline",
-        "0e4a2b3c-5d6e-4f70-9b8c-1d2e3f4a5b92": "yolo-detect-nightly"}
+DEMO = {
+    "6a0c7f9e-3d2b-4c18-9e5a-1f2d3c4b5a60": "resnet50-flowers-train",
+    "2b7e4d1c-8f3a-4e6b-a0c9-5d1e2f3a4b70": "bert-intent-train",
+    "9d3f1a2b-4c5d-4e6f-8a9b-0c1d2e3f4a81": "resnet50-flowers-train-baseline",
+    "0e4a2b3c-5d6e-4f70-9b8c-1d2e3f4a5b92": "yolo-detect-nightly",
+}
 BASELINE = "9d3f1a2b-4c5d-4e6f-8a9b-0c1d2e3f4a81"
 
 
@@ -41,8 +44,11 @@ def _pins(*names):
 
 def _clean_env(extra=None):
     """Our environment without anything that would let the checkout's package leak into the venv."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTEST_DISABLE_PLUGIN_AUTOLOAD", "PYTEST_ADDOPTS")
-           and not k.startswith(("HUAWEICLOUD_", "PYTEST_XDIST"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "PYTEST_DISABLE_PLUGIN_AUTOLOAD", "PYTEST_ADDOPTS") and not k.startswith(("HUAWEICLOUD_", "PYTEST_XDIST"))
+    }
     env.update(extra or {})
     return env
 
@@ -51,8 +57,7 @@ def _clean_env(extra=None):
 def wheel(tmp_path_factory):
     """The wheel and sdist, built as `make emulator-dist` builds them."""
     out = tmp_path_factory.mktemp("emulator-dist")
-    result = subprocess.run([sys.executable, "-m", "build", "--outdir", str(out), os.path.join(ROOT, "emulator")],
-                            capture_output=True, text=True, check=False)
+    result = subprocess.run([sys.executable, "-m", "build", "--outdir", str(out), os.path.join(ROOT, "emulator")], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     built = sorted(os.listdir(str(out)))
     assert built == ["modelarts_emulator-0.1.0-py3-none-any.whl", "modelarts_emulator-0.1.0.tar.gz"], built
@@ -66,9 +71,14 @@ def venv(wheel, tmp_path_factory):
     assert not str(base).startswith(ROOT)
     subprocess.run([sys.executable, "-m", "venv", str(base / "venv")], check=True)
     bin_dir = str(base / "venv" / "bin")
-    result = subprocess.run([os.path.join(bin_dir, "python"), "-m", "pip", "install", "--quiet", wheel + "[tls]"]
-                            + _pins("cryptography", "pytest"), capture_output=True, text=True, cwd=str(base), env=_clean_env(),
-                            check=False)
+    result = subprocess.run(
+        [os.path.join(bin_dir, "python"), "-m", "pip", "install", "--quiet", wheel + "[tls]"] + _pins("cryptography", "pytest"),
+        capture_output=True,
+        text=True,
+        cwd=str(base),
+        env=_clean_env(),
+        check=False,
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return bin_dir
 
@@ -78,12 +88,18 @@ def served(venv, tmp_path_factory):
     """``modelarts-emulator --port 0 --tls-dir DIR`` from the venv; yields (url, ca_file)."""
     workdir = tmp_path_factory.mktemp("served")
     tls_dir = workdir / "tls"
-    process = subprocess.Popen([os.path.join(venv, "modelarts-emulator"), "--port", "0", "--tls-dir", str(tls_dir)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(workdir), env=_clean_env())
+    process = subprocess.Popen(
+        [os.path.join(venv, "modelarts-emulator"), "--port", "0", "--tls-dir", str(tls_dir)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=str(workdir),
+        env=_clean_env(),
+    )
     try:
         line = process.stdout.readline()
         assert line.startswith(READY), line + process.stderr.read() if process.poll() is not None else line
-        url = line[len(READY):].strip()
+        url = line[len(READY) :].strip()
         assert re.match(r"^https://127\.0\.0\.1:\d+$", url), url
         yield url, str(tls_dir / "ca.pem")
     finally:
@@ -93,13 +109,20 @@ def served(venv, tmp_path_factory):
 
 
 def test_the_venv_runs_the_installed_package_not_the_checkout(venv):
-    where = subprocess.run([os.path.join(venv, "python"), "-c", "import modelarts_emulator; print(modelarts_emulator.__file__)"],
-                           capture_output=True, text=True, check=True, env=_clean_env(), cwd=os.path.dirname(venv)).stdout.strip()
+    where = subprocess.run(
+        [os.path.join(venv, "python"), "-c", "import modelarts_emulator; print(modelarts_emulator.__file__)"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=_clean_env(),
+        cwd=os.path.dirname(venv),
+    ).stdout.strip()
     assert where.startswith(os.path.dirname(venv)) and "site-packages" in where, where
-    help_text = subprocess.run([os.path.join(venv, "python"), "-m", "modelarts_emulator", "--help"], capture_output=True, text=True,
-                               check=True, env=_clean_env()).stdout
+    help_text = subprocess.run(
+        [os.path.join(venv, "python"), "-m", "modelarts_emulator", "--help"], capture_output=True, text=True, check=True, env=_clean_env()
+    ).stdout
     assert help_text.startswith("usage: python -m modelarts_emulator ")
-    assert "without --scenario the emulator serves the \"demo\" jobs" in " ".join(help_text.split())
+    assert 'without --scenario the emulator serves the "demo" jobs' in " ".join(help_text.split())
 
 
 def test_the_official_sdk_lists_and_reads_the_demo_jobs(served):
@@ -107,10 +130,13 @@ def test_the_official_sdk_lists_and_reads_the_demo_jobs(served):
     config = HttpConfig.get_default_config()
     config.ssl_ca_cert = ca_file
     config.timeout = (5, 10)
-    client = (ModelArtsClient.new_builder()
-              .with_credentials(BasicCredentials("HPUAMAEMULATOR000001", "MaEmulatorSecretKey000000000000000000001",
-                                                 "c2078239586c89f12689d89fd66e9f9b"))
-              .with_http_config(config).with_endpoint(url).build())
+    client = (
+        ModelArtsClient.new_builder()
+        .with_credentials(BasicCredentials("HPUAMAEMULATOR000001", "MaEmulatorSecretKey000000000000000000001", "c2078239586c89f12689d89fd66e9f9b"))
+        .with_http_config(config)
+        .with_endpoint(url)
+        .build()
+    )
     listing = client.list_training_jobs(ListTrainingJobsRequest(body=JobSearches(offset=0, limit=50)))
     assert {item.metadata.id: item.metadata.name for item in listing.items} == DEMO
     job = client.show_training_job_details(ShowTrainingJobDetailsRequest(training_job_id=BASELINE))
@@ -119,14 +145,30 @@ def test_the_official_sdk_lists_and_reads_the_demo_jobs(served):
 
 def test_the_collections_module_reads_a_demo_job(served, run_playbook):
     url, ca_file = served
-    env = {"HUAWEICLOUD_SDK_REGION": "cn-north-4", "HUAWEICLOUD_SDK_PROJECT_ID": "c2078239586c89f12689d89fd66e9f9b",
-           "HUAWEICLOUD_MODELARTS_ENDPOINT": url, "HUAWEICLOUD_SDK_IAM_ENDPOINT": url, "HUAWEICLOUD_CA_BUNDLE": ca_file,
-           "HUAWEICLOUD_SDK_AK": "HPUAMAEMULATOR000001", "HUAWEICLOUD_SDK_SK": "MaEmulatorSecretKey000000000000000000001"}
-    checks = ["job.training_job.name == 'resnet50-flowers-train-baseline'", "job.training_job.phase == 'Completed'",
-              "job.training_job.api_version == 'v2'"]
-    result = run_playbook([{"name": "Read", "hosts": "localhost", "gather_facts": False, "tasks": [
-        {"modelarts.training.modelarts_training_job_info": {"training_job_id": BASELINE}, "register": "job"},
-        {"ansible.builtin.assert": {"that": checks}}]}], env=env)
+    env = {
+        "HUAWEICLOUD_SDK_REGION": "cn-north-4",
+        "HUAWEICLOUD_SDK_PROJECT_ID": "c2078239586c89f12689d89fd66e9f9b",
+        "HUAWEICLOUD_MODELARTS_ENDPOINT": url,
+        "HUAWEICLOUD_SDK_IAM_ENDPOINT": url,
+        "HUAWEICLOUD_CA_BUNDLE": ca_file,
+        "HUAWEICLOUD_SDK_AK": "HPUAMAEMULATOR000001",
+        "HUAWEICLOUD_SDK_SK": "MaEmulatorSecretKey000000000000000000001",
+    }
+    checks = ["job.training_job.name == 'resnet50-flowers-train-baseline'", "job.training_job.phase == 'Completed'", "job.training_job.api_version == 'v2'"]
+    result = run_playbook(
+        [
+            {
+                "name": "Read",
+                "hosts": "localhost",
+                "gather_facts": False,
+                "tasks": [
+                    {"modelarts.training.modelarts_training_job_info": {"training_job_id": BASELINE}, "register": "job"},
+                    {"ansible.builtin.assert": {"that": checks}},
+                ],
+            }
+        ],
+        env=env,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "ok=2" in result.stdout
 
@@ -136,8 +178,15 @@ def test_a_users_pytest_file_with_only_the_fixture_runs_a_playbook(venv, ansible
     for name in ("deploy.yml", "test_deploy.py"):
         shutil.copy(os.path.join(ROOT, "emulator", "examples", name), str(tmp_path / name))
     env = dict(_clean_env(ansible_env))
-    result = subprocess.run([os.path.join(venv, "python"), "-m", "pytest", "-p", "no:cacheprovider", "-v", "test_deploy.py"],
-                            cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=600, check=False)
+    result = subprocess.run(
+        [os.path.join(venv, "python"), "-m", "pytest", "-p", "no:cacheprovider", "-v", "test_deploy.py"],
+        cwd=str(tmp_path),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-6000:]
     assert "3 passed" in output
@@ -147,30 +196,48 @@ def test_a_users_pytest_file_with_only_the_fixture_runs_a_playbook(venv, ansible
 
 def test_pip_installs_from_an_installed_collections_directory(venv, collection_root, ansible_env, tmp_path):
     source = os.path.join(collection_root, "ansible_collections", "modelarts", "training")
-    built = subprocess.run([os.path.join(BIN, "ansible-galaxy"), "collection", "build", source, "--output-path", str(tmp_path)],
-                           env=ansible_env, capture_output=True, text=True, check=False)
+    built = subprocess.run(
+        [os.path.join(BIN, "ansible-galaxy"), "collection", "build", source, "--output-path", str(tmp_path)],
+        env=ansible_env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert built.returncode == 0, built.stdout + built.stderr
     target = tmp_path / "collections"
-    installed = subprocess.run([os.path.join(BIN, "ansible-galaxy"), "collection", "install", "--offline", "-p", str(target),
-                                str(tmp_path / "modelarts-training-0.1.0.tar.gz")],
-                               env=dict(ansible_env, ANSIBLE_COLLECTIONS_PATH=str(target)), capture_output=True, text=True,
-                               check=False)
+    installed = subprocess.run(
+        [os.path.join(BIN, "ansible-galaxy"), "collection", "install", "--offline", "-p", str(target), str(tmp_path / "modelarts-training-0.1.0.tar.gz")],
+        env=dict(ansible_env, ANSIBLE_COLLECTIONS_PATH=str(target)),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert installed.returncode == 0, installed.stdout + installed.stderr
     package_dir = target / "ansible_collections" / "modelarts" / "training" / "emulator"
-    result = subprocess.run([os.path.join(venv, "python"), "-m", "pip", "install", "--quiet", "--no-deps", "--force-reinstall",
-                             str(package_dir)], capture_output=True, text=True, env=_clean_env(), cwd=str(tmp_path), check=False)
+    result = subprocess.run(
+        [os.path.join(venv, "python"), "-m", "pip", "install", "--quiet", "--no-deps", "--force-reinstall", str(package_dir)],
+        capture_output=True,
+        text=True,
+        env=_clean_env(),
+        cwd=str(tmp_path),
+        check=False,
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     # Building left nothing behind in the installed collection.
     assert sorted(os.listdir(str(package_dir))) == ["COPYING", "README.md", "examples", "pyproject.toml", "src", "tests"]
-    help_text = subprocess.run([os.path.join(venv, "modelarts-emulator"), "--help"], capture_output=True, text=True, check=True,
-                               env=_clean_env()).stdout
+    help_text = subprocess.run([os.path.join(venv, "modelarts-emulator"), "--help"], capture_output=True, text=True, check=True, env=_clean_env()).stdout
     assert help_text.startswith("usage: modelarts-emulator ")
 
 
 def test_the_checkout_shim_keeps_the_interface_command(tmp_path):
-    process = subprocess.Popen([sys.executable, os.path.join(ROOT, "tests", "emulator", "server.py"), "--port", "0",
-                                "--tls-dir", str(tmp_path / "tls"), "--scenario", "empty"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_clean_env(), cwd=str(tmp_path))
+    process = subprocess.Popen(
+        [sys.executable, os.path.join(ROOT, "tests", "emulator", "server.py"), "--port", "0", "--tls-dir", str(tmp_path / "tls"), "--scenario", "empty"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_clean_env(),
+        cwd=str(tmp_path),
+    )
     try:
         line = process.stdout.readline()
     finally:
@@ -195,5 +262,5 @@ def test_the_docs_show_the_example_files_as_they_are():
         playbook = handle.read()
     with open(os.path.join(examples, "test_deploy.py"), encoding="utf-8") as handle:
         test_file = handle.read()
-    assert _doc_block(doc, "# deploy.yml") == playbook[playbook.index("- name:"):]
-    assert _doc_block(doc, "# test_deploy.py") == test_file[test_file.index("import json"):]
+    assert _doc_block(doc, "# deploy.yml") == playbook[playbook.index("- name:") :]
+    assert _doc_block(doc, "# test_deploy.py") == test_file[test_file.index("import json") :]

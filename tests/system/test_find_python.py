@@ -38,13 +38,11 @@ def broken_shim(path):
 
 def fake_pyenv(bin_dir, root=None, which=None):
     """A pyenv answering `pyenv root` and `pyenv which python3.13`."""
-    return _executable(bin_dir / "pyenv", (
-        'case "$1" in\n'
-        '  root) %s ;;\n'
-        '  which) %s ;;\n'
-        '  *) exit 1 ;;\n'
-        'esac\n') % ('echo "%s"' % root if root else "exit 1",
-                     'echo "%s"' % which if which else 'echo "pyenv: $2: command not found" >&2; exit 127'))
+    return _executable(
+        bin_dir / "pyenv",
+        ('case "$1" in\n  root) %s ;;\n  which) %s ;;\n  *) exit 1 ;;\nesac\n')
+        % ('echo "%s"' % root if root else "exit 1", 'echo "%s"' % which if which else 'echo "pyenv: $2: command not found" >&2; exit 127'),
+    )
 
 
 @pytest.fixture
@@ -153,8 +151,7 @@ def test_bad_version_argument(env):
 
 def make(env, *args):
     """make in the checkout with a clean environment (no PYTHON_NEWEST, nothing from an outer make)."""
-    return subprocess.run(["make", "-s", "--no-print-directory", "-C", ROOT] + list(args), env=env, capture_output=True, text=True,
-                          timeout=120, check=False)
+    return subprocess.run(["make", "-s", "--no-print-directory", "-C", ROOT] + list(args), env=env, capture_output=True, text=True, timeout=120, check=False)
 
 
 def test_make_skips_the_newest_suites_in_one_line_each(env, tmp_path):
@@ -183,12 +180,12 @@ def test_make_uses_the_interpreter_the_script_finds(env, tmp_path):
     root = tmp_path / "opt" / "pyenv"
     expected = interpreter(root / "versions" / "3.13.7" / "bin" / "python3.13")
     env["PYENV_ROOT"] = str(root)
-    result = make(env, "--eval", "print-newest: ; @echo \"PYTHON_NEWEST=$(PYTHON_NEWEST)\"", "print-newest")
+    result = make(env, "--eval", 'print-newest: ; @echo "PYTHON_NEWEST=$(PYTHON_NEWEST)"', "print-newest")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "PYTHON_NEWEST=" + expected
 
 
 def test_make_takes_python_newest_as_given(env):
     env["PYTHON_NEWEST"] = "/custom/python3.13"
-    result = make(env, "--eval", "print-newest: ; @echo \"PYTHON_NEWEST=$(PYTHON_NEWEST)\"", "print-newest")
+    result = make(env, "--eval", 'print-newest: ; @echo "PYTHON_NEWEST=$(PYTHON_NEWEST)"', "print-newest")
     assert result.stdout.strip() == "PYTHON_NEWEST=/custom/python3.13", result.stderr

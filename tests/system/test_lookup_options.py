@@ -10,10 +10,14 @@ JOB = "a1000000-0000-4000-8000-000000000001"
 
 
 def _play(expression, play_vars=None):
-    return [{
-        "hosts": "localhost", "gather_facts": False, "vars": play_vars or {},
-        "tasks": [{"ansible.builtin.debug": {"msg": "RESULT={{ %s }}" % expression}}],
-    }]
+    return [
+        {
+            "hosts": "localhost",
+            "gather_facts": False,
+            "vars": play_vars or {},
+            "tasks": [{"ansible.builtin.debug": {"msg": "RESULT={{ %s }}" % expression}}],
+        }
+    ]
 
 
 def test_options_from_environment(emulator, run_playbook):
@@ -31,16 +35,19 @@ def test_temporary_credentials_from_environment(emulator, run_playbook):
 def test_variables_win_over_environment(emulator, run_playbook):
     env = emulator.env("aksk")
     env["HUAWEICLOUD_SDK_PROJECT_ID"] = "0" * 32  # wrong on purpose: the variable must win
-    result = run_playbook(_play("lookup('modelarts.training.training_job', '%s', field='phase')" % JOB,
-                                {"modelarts_project_id": emulator.project_id}), env=env)
+    result = run_playbook(_play("lookup('modelarts.training.training_job', '%s', field='phase')" % JOB, {"modelarts_project_id": emulator.project_id}), env=env)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "RESULT=Completed" in result.stdout
 
 
 def test_keywords_win_over_variables(emulator, run_playbook):
     env = emulator.env("aksk")
-    result = run_playbook(_play("lookup('modelarts.training.training_job', '%s', field='phase', project_id='%s')" % (JOB, emulator.project_id),
-                                {"modelarts_project_id": "0" * 32}), env=env)
+    result = run_playbook(
+        _play(
+            "lookup('modelarts.training.training_job', '%s', field='phase', project_id='%s')" % (JOB, emulator.project_id), {"modelarts_project_id": "0" * 32}
+        ),
+        env=env,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "RESULT=Completed" in result.stdout
 

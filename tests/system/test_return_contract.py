@@ -48,14 +48,16 @@ def documented():
 CASES = [
     ("one v2 job", {"training_job_id": COMPLETED}, dict(single=True, wait=False, failed=False)),
     ("one v1 job", {"job_id": 2001, "version_id": 1}, dict(single=True, wait=False, failed=False)),
-    ("many jobs waited for", {"training_job_ids": [COMPLETED], "v1_jobs": [{"job_id": 2001, "version_id": 1}], "wait": True},
-     dict(single=False, wait=True, failed=False)),
+    (
+        "many jobs waited for",
+        {"training_job_ids": [COMPLETED], "v1_jobs": [{"job_id": 2001, "version_id": 1}], "wait": True},
+        dict(single=False, wait=True, failed=False),
+    ),
     ("by name", {"name": "phase-completed"}, dict(single=False, wait=False, failed=False)),
     ("fail_on phase", {"training_job_id": FAILED, "wait": True, "wait_timeout": 30}, dict(single=True, wait=True, failed=True)),
     ("timeout", {"training_job_id": RUNNING, "wait": True, "wait_timeout": 0}, dict(single=True, wait=True, failed=True)),
     ("not found", {"training_job_id": MISSING}, dict(single=True, wait=False, failed=True, api_error=True, unfetched=True)),
-    ("two not found", {"training_job_ids": [MISSING, MISSING.replace("dead", "beef")]},
-     dict(single=False, wait=False, failed=True, unfetched=True)),
+    ("two not found", {"training_job_ids": [MISSING, MISSING.replace("dead", "beef")]}, dict(single=False, wait=False, failed=True, unfetched=True)),
     ("strict schema failure", "drifted", dict(single=True, wait=False, failed=True, schema_error=True, unfetched=True)),
 ]
 
@@ -68,10 +70,16 @@ def test_every_documented_key_is_there_exactly_when_documented(emulator, run_pla
         args = {"training_job_id": job}
     out = tmp_path / "result.json"
     task = dict(emulator.connection("aksk"), wait_sleep=1, **args)
-    plays = [{"hosts": "localhost", "gather_facts": False, "tasks": [
-        {"name": name, "modelarts.training.modelarts_training_job_info": task, "register": "result", "ignore_errors": True},
-        {"name": "save", "ansible.builtin.copy": {"content": "{{ result | to_json }}", "dest": str(out), "mode": "0600"}},
-    ]}]
+    plays = [
+        {
+            "hosts": "localhost",
+            "gather_facts": False,
+            "tasks": [
+                {"name": name, "modelarts.training.modelarts_training_job_info": task, "register": "result", "ignore_errors": True},
+                {"name": "save", "ansible.builtin.copy": {"content": "{{ result | to_json }}", "dest": str(out), "mode": "0600"}},
+            ],
+        }
+    ]
     run = run_playbook(plays)
     assert run.returncode == 0, run.stdout + run.stderr
     result = json.loads(out.read_text())

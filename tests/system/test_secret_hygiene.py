@@ -50,28 +50,45 @@ KINDS = ("aksk", "temporary", "password", "auth_token")
 COMPLETED = "a1000000-0000-4000-8000-000000000001"
 FAILED = "a1000000-0000-4000-8000-000000000002"
 RUNNING = "a1000000-0000-4000-8000-000000000005"
-UNAVAILABLE = "5e1f0000-0000-4000-8000-000000000001"   # 503 on every request (bound fault)
-DRIFTED = "5e1f0000-0000-4000-8000-000000000002"       # wrong types on every request (bound fault)
+UNAVAILABLE = "5e1f0000-0000-4000-8000-000000000001"  # 503 on every request (bound fault)
+DRIFTED = "5e1f0000-0000-4000-8000-000000000002"  # wrong types on every request (bound fault)
 MISSING = "00000000-dead-4000-8000-000000000000"
 
 
 @pytest.fixture(scope="module")
 def canary_emulator():
     """An HTTPS emulator whose primary account uses the canary credentials."""
-    args = ["--access-key", CANARY["ak"], "--secret-key", CANARY["sk"], "--temp-access-key", CANARY["temp_ak"],
-            "--temp-secret-key", CANARY["temp_sk"], "--security-token", CANARY["security_token"],
-            "--username", CANARY["username"], "--password", CANARY["password"], "--domain-name", CANARY["domain_name"]]
+    args = [
+        "--access-key",
+        CANARY["ak"],
+        "--secret-key",
+        CANARY["sk"],
+        "--temp-access-key",
+        CANARY["temp_ak"],
+        "--temp-secret-key",
+        CANARY["temp_sk"],
+        "--security-token",
+        CANARY["security_token"],
+        "--username",
+        CANARY["username"],
+        "--password",
+        CANARY["password"],
+        "--domain-name",
+        CANARY["domain_name"],
+    ]
     with running_emulator(scenario="integration", tls=True, extra_args=args) as emu:
         yield emu
 
 
 def issue_token(emu):
     """Get an IAM token with the canary password (to use as a pre-issued auth_token)."""
-    body = {"auth": {"identity": {"methods": ["password"], "password": {"user": {
-        "name": emu.username, "password": emu.password, "domain": {"name": emu.domain_name}}}},
-        "scope": {"project": {"id": emu.project_id}}}}
-    request = urllib.request.Request(emu.url + "/v3/auth/tokens", data=json.dumps(body).encode(), method="POST",
-                                     headers={"Content-Type": "application/json"})
+    body = {
+        "auth": {
+            "identity": {"methods": ["password"], "password": {"user": {"name": emu.username, "password": emu.password, "domain": {"name": emu.domain_name}}}},
+            "scope": {"project": {"id": emu.project_id}},
+        }
+    }
+    request = urllib.request.Request(emu.url + "/v3/auth/tokens", data=json.dumps(body).encode(), method="POST", headers={"Content-Type": "application/json"})
     context = ssl.create_default_context(cafile=emu.ca_file)
     with urllib.request.urlopen(request, context=context, timeout=10) as response:  # nosec - loopback emulator
         return response.headers["X-Subject-Token"]
@@ -84,8 +101,12 @@ def connection(emu, kind, token=None):
 
 def wrong_secret(kind):
     """The override that makes a kind's credentials wrong."""
-    return {"aksk": {"secret_key": WRONG["sk"]}, "temporary": {"secret_key": WRONG["sk"]},
-            "password": {"password": WRONG["password"]}, "auth_token": {"auth_token": WRONG["auth_token"]}}[kind]
+    return {
+        "aksk": {"secret_key": WRONG["sk"]},
+        "temporary": {"secret_key": WRONG["sk"]},
+        "password": {"password": WRONG["password"]},
+        "auth_token": {"auth_token": WRONG["auth_token"]},
+    }[kind]
 
 
 def conflicting(kind):
@@ -100,9 +121,15 @@ def host_vars(emu, kinds, token):
     hosts = {}
     for kind in kinds:
         conn = connection(emu, kind, token)
-        variables = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable, "kind": kind, "conn": conn,
-                     "conn_wrong": dict(conn, **wrong_secret(kind)), "conn_conflict": dict(conn, **conflicting(kind)),
-                     "wrong_secret": wrong_secret(kind)}
+        variables = {
+            "ansible_connection": "local",
+            "ansible_python_interpreter": sys.executable,
+            "kind": kind,
+            "conn": conn,
+            "conn_wrong": dict(conn, **wrong_secret(kind)),
+            "conn_conflict": dict(conn, **conflicting(kind)),
+            "wrong_secret": wrong_secret(kind),
+        }
         variables.update(("modelarts_%s" % name, value) for name, value in conn.items())
         hosts["kind_%s" % kind] = variables
     return hosts
@@ -115,8 +142,15 @@ def run_hosts(ansible_env, tmp_path):
     def run(playbook, hosts, env=None, timeout=300):
         (tmp_path / "playbook.yml").write_text(yaml.safe_dump(playbook, sort_keys=False))
         (tmp_path / "inventory.yml").write_text(yaml.safe_dump({"all": {"hosts": hosts}}))
-        command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(tmp_path / "inventory.yml"),
-                   "--forks", str(max(1, len(hosts))), str(tmp_path / "playbook.yml"), "-vvvv"]
+        command = [
+            os.path.join(os.path.dirname(sys.executable), "ansible-playbook"),
+            "-i",
+            str(tmp_path / "inventory.yml"),
+            "--forks",
+            str(max(1, len(hosts))),
+            str(tmp_path / "playbook.yml"),
+            "-vvvv",
+        ]
         merged = dict(ansible_env, **(env or {}))
         return subprocess.run(command, env=merged, cwd=str(tmp_path), capture_output=True, text=True, timeout=timeout, check=False)
 
@@ -156,8 +190,23 @@ def assert_clean(result, emu, extra=()):
 # -- the module --------------------------------------------------------------------------------
 
 MODULE = "modelarts.training.modelarts_training_job_info"
-CONNECTION_KEYS = ("region", "project_id", "endpoint", "iam_endpoint", "ca_bundle", "access_key", "secret_key", "security_token",
-                   "auth_token", "username", "password", "domain_name", "backoff_retries", "backoff_delay", "backoff_max_delay")
+CONNECTION_KEYS = (
+    "region",
+    "project_id",
+    "endpoint",
+    "iam_endpoint",
+    "ca_bundle",
+    "access_key",
+    "secret_key",
+    "security_token",
+    "auth_token",
+    "username",
+    "password",
+    "domain_name",
+    "backoff_retries",
+    "backoff_delay",
+    "backoff_max_delay",
+)
 OTHER_PROJECT = "817c519a596826b1ccc8630e7d28887e"
 
 # (path, connection variable, task arguments, regex the failure message must match; None = success)
@@ -221,9 +270,13 @@ def test_module_expired_tokens(canary_emulator, run_hosts):
     # One playbook, two outcomes: compute the expectation per host.
     tasks = play[0]["tasks"]
     tasks[0]["ignore_errors"] = True
-    tasks[1] = {"name": "check expired", "ansible.builtin.assert": {"quiet": True, "that": [
-        "(kind == 'auth_token') == (r_expired is failed)",
-        "kind == 'password' or r_expired.msg is search('APIG.0307|HTTP 401')"]}}
+    tasks[1] = {
+        "name": "check expired",
+        "ansible.builtin.assert": {
+            "quiet": True,
+            "that": ["(kind == 'auth_token') == (r_expired is failed)", "kind == 'password' or r_expired.msg is search('APIG.0307|HTTP 401')"],
+        },
+    }
     result = run_hosts(play, hosts)
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-3000:]
     assert_clean(result, emu, [token])
@@ -246,8 +299,11 @@ LOOKUP_PATHS = [
     ("tls_untrusted", "lookup('%s', '%s', ca_bundle='%s')" % (LOOKUP, COMPLETED, certifi.where()), "ca_bundle"),
     ("bad_phase", "lookup('%s', '%s', wait_for=['Complete'])" % (LOOKUP, COMPLETED), "Complete"),
     ("bad_timeout", "lookup('%s', '%s', request_timeout=0)" % (LOOKUP, COMPLETED), "request_timeout"),
-    ("conflicting", "lookup('%s', '%s', auth_token='%s', username='u', password='%s', domain_name='d')" % (
-        LOOKUP, COMPLETED, WRONG["auth_token"], WRONG["password"]), "conflicting credentials"),
+    (
+        "conflicting",
+        "lookup('%s', '%s', auth_token='%s', username='u', password='%s', domain_name='d')" % (LOOKUP, COMPLETED, WRONG["auth_token"], WRONG["password"]),
+        "conflicting credentials",
+    ),
 ]
 
 
@@ -262,8 +318,14 @@ def lookup_playbook(paths):
     """One set_fact per lookup path, each followed by an assertion that the path happened."""
     tasks = []
     for name, expression, expect in paths:
-        tasks.append({"name": "path %s" % name, "ansible.builtin.set_fact": {"v_%s" % name: "{{ %s }}" % expression},
-                      "register": "r_%s" % name, "ignore_errors": expect is not None})
+        tasks.append(
+            {
+                "name": "path %s" % name,
+                "ansible.builtin.set_fact": {"v_%s" % name: "{{ %s }}" % expression},
+                "register": "r_%s" % name,
+                "ignore_errors": expect is not None,
+            }
+        )
         tasks.append(check_task(name, expect, "v_%s == 'Completed'" % name))
     return [{"hosts": "all", "gather_facts": False, "tasks": tasks}]
 
@@ -282,8 +344,7 @@ def test_lookup_from_environment(canary_emulator, run_hosts):
     """The lookup with AK/SK from HUAWEICLOUD_* environment variables (no modelarts_* variable) never shows a secret."""
     emu = canary_emulator
     faults(emu)
-    hosts = {"env_aksk": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable, "kind": "aksk",
-                          "wrong_secret": wrong_secret("aksk")}}
+    hosts = {"env_aksk": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable, "kind": "aksk", "wrong_secret": wrong_secret("aksk")}}
     result = run_hosts(lookup_playbook(LOOKUP_PATHS), hosts, env=lookup_env(emu))
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-3000:]
     assert_clean(result, emu)
@@ -310,10 +371,16 @@ def role_playbook(cases):
     tasks = []
     for name, role_vars, expect_open in cases:
         variables = dict({"training_job_gate_poll": 0.2, "training_job_gate_connection": "{{ conn }}"}, **role_vars)
-        tasks.append({"name": "case %s" % name, "block": [
-            {"ansible.builtin.include_role": {"name": ROLE}, "vars": variables},
-            {"ansible.builtin.set_fact": {"gate_%s" % name: "open"}},
-        ], "rescue": [{"ansible.builtin.set_fact": {"gate_%s" % name: "closed: {{ ansible_failed_result.msg | default('') }}"}}]})
+        tasks.append(
+            {
+                "name": "case %s" % name,
+                "block": [
+                    {"ansible.builtin.include_role": {"name": ROLE}, "vars": variables},
+                    {"ansible.builtin.set_fact": {"gate_%s" % name: "open"}},
+                ],
+                "rescue": [{"ansible.builtin.set_fact": {"gate_%s" % name: "closed: {{ ansible_failed_result.msg | default('') }}"}}],
+            }
+        )
         check = ("gate_%s == 'open'" % name) if expect_open else ("gate_%s.startswith('closed')" % name)
         if expect_open is None:
             check = "gate_%s is defined" % name

@@ -6,14 +6,21 @@ from conftest import emulator_connection
 
 
 def test_module_from_playbook(emulator, run_playbook):
-    play = [{
-        "hosts": "localhost", "gather_facts": False,
-        "tasks": [
-            {"modelarts.training.modelarts_training_job_info": dict(emulator_connection(emulator), training_job_id="a1000000-0000-4000-8000-000000000001"),
-             "register": "job"},
-            {"ansible.builtin.debug": {"msg": "PHASE={{ job.training_job.phase }} JSON={{ job.training_job | to_json }}"}},
-        ],
-    }]
+    play = [
+        {
+            "hosts": "localhost",
+            "gather_facts": False,
+            "tasks": [
+                {
+                    "modelarts.training.modelarts_training_job_info": dict(
+                        emulator_connection(emulator), training_job_id="a1000000-0000-4000-8000-000000000001"
+                    ),
+                    "register": "job",
+                },
+                {"ansible.builtin.debug": {"msg": "PHASE={{ job.training_job.phase }} JSON={{ job.training_job | to_json }}"}},
+            ],
+        }
+    ]
     result = run_playbook(play)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "PHASE=Completed" in result.stdout

@@ -36,8 +36,9 @@ class Repo(object):
         self.password_file = root / "vault-pass.txt"
         self.password_file.write_text(VAULT_PASSWORD + "\n")
         (root / "inventory" / "group_vars" / "all").mkdir(parents=True)
-        (root / "inventory" / "hosts.yml").write_text(yaml.safe_dump(
-            {"all": {"hosts": {"localhost": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}}))
+        (root / "inventory" / "hosts.yml").write_text(
+            yaml.safe_dump({"all": {"hosts": {"localhost": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}})
+        )
 
     def group_vars(self, main, vault):
         """Write group_vars/all/main.yml in clear and group_vars/all/vault.yml encrypted with ansible-vault."""
@@ -45,20 +46,22 @@ class Repo(object):
         (folder / "main.yml").write_text(yaml.safe_dump(main, sort_keys=False))
         vault_file = folder / "vault.yml"
         vault_file.write_text(yaml.safe_dump(vault))
-        subprocess.run([os.path.join(BIN, "ansible-vault"), "encrypt", "--vault-password-file", str(self.password_file), str(vault_file)],
-                       env=self.env, check=True, capture_output=True)
+        subprocess.run(
+            [os.path.join(BIN, "ansible-vault"), "encrypt", "--vault-password-file", str(self.password_file), str(vault_file)],
+            env=self.env,
+            check=True,
+            capture_output=True,
+        )
         assert vault_file.read_text().startswith("$ANSIBLE_VAULT;"), "the vault file must really be encrypted"
 
     def play(self, plays, env=None, verbosity=0):
         """Run the plays; return the completed process (stdout and stderr as text)."""
         path = self.root / "site.yml"
         path.write_text(yaml.safe_dump(plays, sort_keys=False))
-        command = [os.path.join(BIN, "ansible-playbook"), "-i", str(self.root / "inventory"), "--vault-password-file",
-                   str(self.password_file), str(path)]
+        command = [os.path.join(BIN, "ansible-playbook"), "-i", str(self.root / "inventory"), "--vault-password-file", str(self.password_file), str(path)]
         if verbosity:
             command.append("-" + "v" * verbosity)
-        return subprocess.run(command, env=dict(self.env, **(env or {})), cwd=str(self.root), capture_output=True, text=True,
-                              timeout=300, check=False)
+        return subprocess.run(command, env=dict(self.env, **(env or {})), cwd=str(self.root), capture_output=True, text=True, timeout=300, check=False)
 
 
 @pytest.fixture
@@ -85,19 +88,36 @@ def vaulted_vars(emulator, **extra):
 
 
 def debug_play(expression, **play):
-    return [dict({"name": "check", "hosts": "localhost", "gather_facts": False,
-                  "tasks": [{"name": "show", "ansible.builtin.debug": {"msg": "RESULT={{ %s }}" % expression}}]}, **play)]
+    return [
+        dict(
+            {
+                "name": "check",
+                "hosts": "localhost",
+                "gather_facts": False,
+                "tasks": [{"name": "show", "ansible.builtin.debug": {"msg": "RESULT={{ %s }}" % expression}}],
+            },
+            **play,
+        )
+    ]
 
 
 def iam_token(emulator):
     """A pre-issued IAM token, as a CI system would hand one to a job."""
-    body = {"auth": {"identity": {"methods": ["password"], "password": {"user": {
-        "name": emulator.username, "password": emulator.password, "domain": {"name": emulator.domain_name}}}},
-        "scope": {"project": {"id": emulator.project_id}}}}
-    request = urllib.request.Request(emulator.url + "/v3/auth/tokens", data=json.dumps(body).encode(), method="POST",
-                                     headers={"Content-Type": "application/json"})
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}),
-                                         urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=emulator.ca_file)))
+    body = {
+        "auth": {
+            "identity": {
+                "methods": ["password"],
+                "password": {"user": {"name": emulator.username, "password": emulator.password, "domain": {"name": emulator.domain_name}}},
+            },
+            "scope": {"project": {"id": emulator.project_id}},
+        }
+    }
+    request = urllib.request.Request(
+        emulator.url + "/v3/auth/tokens", data=json.dumps(body).encode(), method="POST", headers={"Content-Type": "application/json"}
+    )
+    opener = urllib.request.build_opener(
+        urllib.request.ProxyHandler({}), urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=emulator.ca_file))
+    )
     with opener.open(request, timeout=10) as response:
         return response.headers["X-Subject-Token"]
 
@@ -124,16 +144,20 @@ def test_templated_validate_certs_true_keeps_verification_on(emulator, repo):
     main, vault = vaulted_vars(emulator, modelarts_validate_certs="{{ verify_tls }}", verify_tls=True)
     del main["modelarts_ca_bundle"]
     repo.group_vars(main, vault)
-    result = repo.play(debug_play("lookup('modelarts.training.training_job', '%s', field='phase')" % COMPLETED),
-                       env={"REQUESTS_CA_BUNDLE": "", "CURL_CA_BUNDLE": ""})
+    result = repo.play(
+        debug_play("lookup('modelarts.training.training_job', '%s', field='phase')" % COMPLETED), env={"REQUESTS_CA_BUNDLE": "", "CURL_CA_BUNDLE": ""}
+    )
     assert result.returncode != 0, result.stdout
     assert "CERTIFICATE_VERIFY_FAILED" in result.stdout + result.stderr or "certificate is not trusted" in result.stdout + result.stderr
 
 
-@pytest.mark.parametrize("where,env,extra,named", [
-    ("environment", {"HUAWEICLOUD_VALIDATE_CERTS": "ture"}, {}, "validate_certs (environment variable HUAWEICLOUD_VALIDATE_CERTS)"),
-    ("variable", {}, {"modelarts_validate_certs": "{{ verify_tls }}", "verify_tls": "ture"}, "validate_certs (variable modelarts_validate_certs)"),
-])
+@pytest.mark.parametrize(
+    "where,env,extra,named",
+    [
+        ("environment", {"HUAWEICLOUD_VALIDATE_CERTS": "ture"}, {}, "validate_certs (environment variable HUAWEICLOUD_VALIDATE_CERTS)"),
+        ("variable", {}, {"modelarts_validate_certs": "{{ verify_tls }}", "verify_tls": "ture"}, "validate_certs (variable modelarts_validate_certs)"),
+    ],
+)
 def test_lookup_refuses_a_boolean_that_is_not_one(emulator, repo, where, env, extra, named):
     repo.group_vars(*vaulted_vars(emulator, **extra))
     result = repo.play(debug_play("lookup('modelarts.training.training_job', '%s', field='phase')" % COMPLETED), env=env)
@@ -144,8 +168,13 @@ def test_lookup_refuses_a_boolean_that_is_not_one(emulator, repo, where, env, ex
 
 def test_module_refuses_a_bad_boolean_from_the_environment(emulator, repo):
     repo.group_vars(*vaulted_vars(emulator))
-    plays = [{"hosts": "localhost", "gather_facts": False, "tasks": [{
-        "name": "read", "modelarts.training.modelarts_training_job_info": dict(emulator.connection("aksk"), training_job_id=COMPLETED)}]}]
+    plays = [
+        {
+            "hosts": "localhost",
+            "gather_facts": False,
+            "tasks": [{"name": "read", "modelarts.training.modelarts_training_job_info": dict(emulator.connection("aksk"), training_job_id=COMPLETED)}],
+        }
+    ]
     result = repo.play(plays, env={"HUAWEICLOUD_VALIDATE_CERTS": "ture"})
     assert result.returncode != 0
     assert "validate_certs (environment variable HUAWEICLOUD_VALIDATE_CERTS) must be a boolean" in result.stdout
@@ -156,12 +185,25 @@ def test_module_refuses_a_bad_boolean_from_the_environment(emulator, repo):
 
 def test_module_defaults_auth_token_wins_over_runner_aksk(emulator, repo):
     repo.group_vars({"emulator_url": emulator.url}, {"vault_token": iam_token(emulator)})
-    connection = {"region": emulator.region, "project_id": emulator.project_id, "endpoint": emulator.url,
-                  "iam_endpoint": emulator.url, "ca_bundle": emulator.ca_file, "auth_token": "{{ vault_token }}"}
-    plays = [{"hosts": "localhost", "gather_facts": False,
-              "module_defaults": {"group/modelarts.training.modelarts": connection},
-              "tasks": [{"name": "read", "modelarts.training.modelarts_training_job_info": {"training_job_id": COMPLETED}, "register": "job"},
-                        {"name": "show", "ansible.builtin.debug": {"msg": "RESULT={{ job.training_job.phase }}"}}]}]
+    connection = {
+        "region": emulator.region,
+        "project_id": emulator.project_id,
+        "endpoint": emulator.url,
+        "iam_endpoint": emulator.url,
+        "ca_bundle": emulator.ca_file,
+        "auth_token": "{{ vault_token }}",
+    }
+    plays = [
+        {
+            "hosts": "localhost",
+            "gather_facts": False,
+            "module_defaults": {"group/modelarts.training.modelarts": connection},
+            "tasks": [
+                {"name": "read", "modelarts.training.modelarts_training_job_info": {"training_job_id": COMPLETED}, "register": "job"},
+                {"name": "show", "ansible.builtin.debug": {"msg": "RESULT={{ job.training_job.phase }}"}},
+            ],
+        }
+    ]
     result = repo.play(plays, env=ci_runner_env(emulator))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "RESULT=Completed" in result.stdout
@@ -172,8 +214,9 @@ def test_lookup_keyword_credentials_win_over_runner_aksk(emulator, repo):
     for name in ("modelarts_access_key", "modelarts_secret_key"):
         del main[name]
     repo.group_vars(main, dict(vault, vault_token=iam_token(emulator)))
-    result = repo.play(debug_play("lookup('modelarts.training.training_job', '%s', field='phase', auth_token=vault_token)" % COMPLETED),
-                       env=ci_runner_env(emulator))
+    result = repo.play(
+        debug_play("lookup('modelarts.training.training_job', '%s', field='phase', auth_token=vault_token)" % COMPLETED), env=ci_runner_env(emulator)
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "RESULT=Completed" in result.stdout
 
@@ -187,9 +230,18 @@ def test_variables_credentials_win_over_runner_aksk(emulator, repo):
 
 def test_two_kinds_in_one_place_still_conflict(emulator, repo):
     repo.group_vars(*vaulted_vars(emulator))
-    plays = [{"hosts": "localhost", "gather_facts": False, "tasks": [{
-        "name": "read", "modelarts.training.modelarts_training_job_info": dict(
-            emulator.connection("aksk"), auth_token="also-a-token", training_job_id=COMPLETED)}]}]
+    plays = [
+        {
+            "hosts": "localhost",
+            "gather_facts": False,
+            "tasks": [
+                {
+                    "name": "read",
+                    "modelarts.training.modelarts_training_job_info": dict(emulator.connection("aksk"), auth_token="also-a-token", training_job_id=COMPLETED),
+                }
+            ],
+        }
+    ]
     result = repo.play(plays)
     assert result.returncode != 0
     assert "conflicting credentials (given as task options)" in result.stdout
@@ -201,21 +253,39 @@ def test_two_kinds_in_one_place_still_conflict(emulator, repo):
 def test_rescue_reads_the_failure_and_the_single_job(emulator, repo):
     repo.group_vars(*vaulted_vars(emulator))
     connection = dict(emulator.connection("aksk"))
-    plays = [{"hosts": "localhost", "gather_facts": False,
-              "module_defaults": {"group/modelarts.training.modelarts": connection},
-              "tasks": [{"name": "gate", "block": [
-                  {"name": "wait", "modelarts.training.modelarts_training_job_info": {
-                      "training_job_id": FAILED, "wait": True, "wait_timeout": 30, "wait_sleep": 1}},
-              ], "rescue": [
-                  {"name": "inspect", "ansible.builtin.assert": {"that": [
-                      "ansible_failed_result.msg is string",
-                      "'%s' in ansible_failed_result.msg" % FAILED,
-                      "ansible_failed_result.training_job.phase == 'Failed'",
-                      "ansible_failed_result.training_job.id == '%s'" % FAILED,
-                      "ansible_failed_result.job_messages | length == 1",
-                  ]}},
-                  {"name": "report", "ansible.builtin.debug": {"msg": "RESCUED"}},
-              ]}]}]
+    plays = [
+        {
+            "hosts": "localhost",
+            "gather_facts": False,
+            "module_defaults": {"group/modelarts.training.modelarts": connection},
+            "tasks": [
+                {
+                    "name": "gate",
+                    "block": [
+                        {
+                            "name": "wait",
+                            "modelarts.training.modelarts_training_job_info": {"training_job_id": FAILED, "wait": True, "wait_timeout": 30, "wait_sleep": 1},
+                        },
+                    ],
+                    "rescue": [
+                        {
+                            "name": "inspect",
+                            "ansible.builtin.assert": {
+                                "that": [
+                                    "ansible_failed_result.msg is string",
+                                    "'%s' in ansible_failed_result.msg" % FAILED,
+                                    "ansible_failed_result.training_job.phase == 'Failed'",
+                                    "ansible_failed_result.training_job.id == '%s'" % FAILED,
+                                    "ansible_failed_result.job_messages | length == 1",
+                                ]
+                            },
+                        },
+                        {"name": "report", "ansible.builtin.debug": {"msg": "RESCUED"}},
+                    ],
+                }
+            ],
+        }
+    ]
     result = repo.play(plays)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "RESCUED" in result.stdout
@@ -238,14 +308,21 @@ def test_unverified_tls_warns_once_through_ansible(emulator, repo):
 
 def test_endpoint_tokens_are_masked_unless_asked_for(emulator, repo):
     repo.group_vars(*vaulted_vars(emulator))
-    read = {"name": "read", "modelarts.training.modelarts_training_job_info": dict(emulator.connection("aksk"), training_job_id=COMPLETED),
-            "register": "job"}
-    opt_in = {"name": "read with tokens", "modelarts.training.modelarts_training_job_info": dict(
-        emulator.connection("aksk"), training_job_id=COMPLETED, include_endpoint_tokens=True), "register": "open", "no_log": True}
-    show = {"name": "show", "ansible.builtin.debug": {
-        "msg": "MASKED={{ job.training_job.details.endpoints.jupyter_lab.token }} "
-               "LOOKUP={{ lookup('modelarts.training.training_job', '%s', field='details.endpoints.tensorboard.token') }} "
-               "OPEN={{ (open.training_job.details.endpoints.jupyter_lab.token | length) > 8 }}" % COMPLETED}}
+    read = {"name": "read", "modelarts.training.modelarts_training_job_info": dict(emulator.connection("aksk"), training_job_id=COMPLETED), "register": "job"}
+    opt_in = {
+        "name": "read with tokens",
+        "modelarts.training.modelarts_training_job_info": dict(emulator.connection("aksk"), training_job_id=COMPLETED, include_endpoint_tokens=True),
+        "register": "open",
+        "no_log": True,
+    }
+    show = {
+        "name": "show",
+        "ansible.builtin.debug": {
+            "msg": "MASKED={{ job.training_job.details.endpoints.jupyter_lab.token }} "
+            "LOOKUP={{ lookup('modelarts.training.training_job', '%s', field='details.endpoints.tensorboard.token') }} "
+            "OPEN={{ (open.training_job.details.endpoints.jupyter_lab.token | length) > 8 }}" % COMPLETED
+        },
+    }
     result = repo.play([{"hosts": "localhost", "gather_facts": False, "tasks": [read, opt_in, show]}], verbosity=3)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "MASKED=******** LOOKUP=******** OPEN=True" in result.stdout
@@ -256,10 +333,21 @@ def test_endpoint_tokens_are_masked_unless_asked_for(emulator, repo):
 def test_proxy_credentials_are_hidden_at_vvvv(emulator, repo):
     repo.group_vars(*vaulted_vars(emulator))
     proxy = "http://proxyuser:Pr0xy-Secret-Word@127.0.0.1:%d" % emulator.port
-    plays = [{"hosts": "localhost", "gather_facts": False, "tasks": [{
-        "name": "read through a proxy", "modelarts.training.modelarts_training_job_info": dict(
-            emulator.connection("aksk"), training_job_id=COMPLETED, proxy=proxy, backoff_retries=0, request_timeout=5),
-        "ignore_errors": True}]}]
+    plays = [
+        {
+            "hosts": "localhost",
+            "gather_facts": False,
+            "tasks": [
+                {
+                    "name": "read through a proxy",
+                    "modelarts.training.modelarts_training_job_info": dict(
+                        emulator.connection("aksk"), training_job_id=COMPLETED, proxy=proxy, backoff_retries=0, request_timeout=5
+                    ),
+                    "ignore_errors": True,
+                }
+            ],
+        }
+    ]
     result = repo.play(plays, verbosity=4)
     output = result.stdout + result.stderr
     assert "Pr0xy-Secret-Word" not in output

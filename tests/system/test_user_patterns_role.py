@@ -65,20 +65,31 @@ def user_repo(tmp_path, emulator, ansible_env):
     repo = tmp_path / "repo"
     group_vars = repo / "inventory" / "group_vars" / "all"
     group_vars.mkdir(parents=True)
-    (repo / "inventory" / "hosts.yml").write_text(yaml.safe_dump({"all": {"hosts": {"localhost": {
-        "ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}}))
+    (repo / "inventory" / "hosts.yml").write_text(
+        yaml.safe_dump({"all": {"hosts": {"localhost": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}})
+    )
     password_file = repo / ".vault_pass"
     password_file.write_text("correct horse battery staple\n")
     password_file.chmod(0o600)
 
     vault = group_vars / "vault.yml"
-    vault.write_text(yaml.safe_dump({
-        "vault_modelarts_access_key": emulator.ak,
-        "vault_modelarts_secret_key": emulator.sk,
-        "vault_modelarts_old_secret_key": OLD_SECRET_KEY,
-    }))
-    subprocess.run([os.path.join(BIN, "ansible-vault"), "encrypt", "--vault-password-file", str(password_file), str(vault)],
-                   cwd=str(repo), env=ansible_env, check=True, capture_output=True, text=True)
+    vault.write_text(
+        yaml.safe_dump(
+            {
+                "vault_modelarts_access_key": emulator.ak,
+                "vault_modelarts_secret_key": emulator.sk,
+                "vault_modelarts_old_secret_key": OLD_SECRET_KEY,
+            }
+        )
+    )
+    subprocess.run(
+        [os.path.join(BIN, "ansible-vault"), "encrypt", "--vault-password-file", str(password_file), str(vault)],
+        cwd=str(repo),
+        env=ansible_env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     assert vault.read_text().startswith("$ANSIBLE_VAULT;1.1;AES256"), "vault.yml was not encrypted"
     assert emulator.sk not in vault.read_text()
 
@@ -90,14 +101,13 @@ def user_repo(tmp_path, emulator, ansible_env):
         'modelarts_iam_endpoint: "{{ modelarts_endpoint }}"\n'
         "modelarts_ca_bundle: %s\n"
         'modelarts_access_key: "{{ vault_modelarts_access_key }}"\n'
-        'modelarts_secret_key: "{{ vault_modelarts_secret_key }}"\n'
-        % (emulator.region, emulator.project_id, emulator.url, emulator.ca_file))
+        'modelarts_secret_key: "{{ vault_modelarts_secret_key }}"\n' % (emulator.region, emulator.project_id, emulator.url, emulator.ca_file)
+    )
 
     def run(plays, env=None):
         (repo / "site.yml").write_text(yaml.safe_dump(plays, sort_keys=False))
         command = [os.path.join(BIN, "ansible-playbook"), "-i", "inventory", "--vault-password-file", ".vault_pass", "site.yml"]
-        return subprocess.run(command, cwd=str(repo), env=dict(ansible_env, **(env or {})), capture_output=True, text=True,
-                              timeout=300, check=False)
+        return subprocess.run(command, cwd=str(repo), env=dict(ansible_env, **(env or {})), capture_output=True, text=True, timeout=300, check=False)
 
     return run
 
@@ -109,7 +119,8 @@ def _play(tasks=None, roles=None, module_defaults=None):
     if roles is not None:
         play["roles"] = roles
     play["tasks"] = (tasks or []) + [
-        {"name": "Deploy", "ansible.builtin.debug": {"msg": "GATE_OPENED={{ modelarts_training_jobs | map(attribute='phase') | join(',') }}"}}]
+        {"name": "Deploy", "ansible.builtin.debug": {"msg": "GATE_OPENED={{ modelarts_training_jobs | map(attribute='phase') | join(',') }}"}}
+    ]
     return [play]
 
 
@@ -130,29 +141,53 @@ def _opened(result):
 # Where users put module_defaults, with training_job_gate_connection left empty.
 PLACEMENTS = {
     "play group, roles keyword": _play(
-        module_defaults={GROUP: CONNECTION},
-        roles=[{"role": ROLE, "vars": {"training_job_gate_ids": [COMPLETED], "training_job_gate_poll": 0.1}}]),
+        module_defaults={GROUP: CONNECTION}, roles=[{"role": ROLE, "vars": {"training_job_gate_ids": [COMPLETED], "training_job_gate_poll": 0.1}}]
+    ),
     "play module name, include_role": _play(module_defaults={MODULE: CONNECTION}, tasks=[_include()]),
-    "block group, include_role": _play(tasks=[{
-        "name": "Gate", "module_defaults": {GROUP: CONNECTION}, "block": [_include()]}]),
-    "block module name, import_role": _play(tasks=[{
-        "name": "Gate", "module_defaults": {MODULE: CONNECTION},
-        "block": [{"name": "Gate on the training job", "ansible.builtin.import_role": {"name": ROLE},
-                   "vars": {"training_job_gate_ids": [COMPLETED], "training_job_gate_poll": 0.1}}]}]),
-    "role keyword module_defaults": _play(roles=[{
-        "role": ROLE, "module_defaults": {GROUP: CONNECTION},
-        "vars": {"training_job_gate_ids": [COMPLETED], "training_job_gate_poll": 0.1}}]),
-    "import_role task module_defaults": _play(tasks=[{
-        "name": "Gate on the training job", "ansible.builtin.import_role": {"name": ROLE}, "module_defaults": {GROUP: CONNECTION},
-        "vars": {"training_job_gate_ids": [COMPLETED], "training_job_gate_poll": 0.1}}]),
-    "include_role apply module_defaults": _play(tasks=[{
-        "name": "Gate on the training job", "ansible.builtin.include_role": {"name": ROLE, "apply": {"module_defaults": {MODULE: CONNECTION}}},
-        "vars": {"training_job_gate_ids": [COMPLETED], "training_job_gate_poll": 0.1}}]),
+    "block group, include_role": _play(tasks=[{"name": "Gate", "module_defaults": {GROUP: CONNECTION}, "block": [_include()]}]),
+    "block module name, import_role": _play(
+        tasks=[
+            {
+                "name": "Gate",
+                "module_defaults": {MODULE: CONNECTION},
+                "block": [
+                    {
+                        "name": "Gate on the training job",
+                        "ansible.builtin.import_role": {"name": ROLE},
+                        "vars": {"training_job_gate_ids": [COMPLETED], "training_job_gate_poll": 0.1},
+                    }
+                ],
+            }
+        ]
+    ),
+    "role keyword module_defaults": _play(
+        roles=[{"role": ROLE, "module_defaults": {GROUP: CONNECTION}, "vars": {"training_job_gate_ids": [COMPLETED], "training_job_gate_poll": 0.1}}]
+    ),
+    "import_role task module_defaults": _play(
+        tasks=[
+            {
+                "name": "Gate on the training job",
+                "ansible.builtin.import_role": {"name": ROLE},
+                "module_defaults": {GROUP: CONNECTION},
+                "vars": {"training_job_gate_ids": [COMPLETED], "training_job_gate_poll": 0.1},
+            }
+        ]
+    ),
+    "include_role apply module_defaults": _play(
+        tasks=[
+            {
+                "name": "Gate on the training job",
+                "ansible.builtin.include_role": {"name": ROLE, "apply": {"module_defaults": {MODULE: CONNECTION}}},
+                "vars": {"training_job_gate_ids": [COMPLETED], "training_job_gate_poll": 0.1},
+            }
+        ]
+    ),
     # The keys are merged one by one: credentials from the play's group entry,
     # endpoints from the block's entry for the module name.
     "play group credentials, block module name endpoints": _play(
         module_defaults={GROUP: _only(*CREDENTIALS)},
-        tasks=[{"name": "Gate", "module_defaults": {MODULE: _without(*CREDENTIALS)}, "block": [_include(connection={})]}]),
+        tasks=[{"name": "Gate", "module_defaults": {MODULE: _without(*CREDENTIALS)}, "block": [_include(connection={})]}],
+    ),
 }
 
 
@@ -166,18 +201,31 @@ def test_module_defaults_reach_the_role(user_repo, placement):
 OVERRIDES = {
     "endpoint over the play's group entry": _play(
         module_defaults={GROUP: _only(endpoint=DEAD_ENDPOINT, iam_endpoint=DEAD_ENDPOINT)},
-        tasks=[_include(connection={"endpoint": "{{ modelarts_endpoint }}", "iam_endpoint": "{{ modelarts_iam_endpoint }}"})]),
+        tasks=[_include(connection={"endpoint": "{{ modelarts_endpoint }}", "iam_endpoint": "{{ modelarts_iam_endpoint }}"})],
+    ),
     "secret key over the play's group entry": _play(
         module_defaults={GROUP: _only(secret_key="{{ vault_modelarts_old_secret_key }}")},
-        tasks=[_include(connection={"secret_key": "{{ vault_modelarts_secret_key }}"})]),
+        tasks=[_include(connection={"secret_key": "{{ vault_modelarts_secret_key }}"})],
+    ),
     "endpoint over the block's module name entry": _play(
         module_defaults={GROUP: CONNECTION},
-        tasks=[{"name": "Gate", "module_defaults": {MODULE: {"endpoint": DEAD_ENDPOINT}},
-                "block": [_include(connection={"endpoint": "{{ modelarts_endpoint }}"})]}]),
-    "secret key over the role keyword's group entry": _play(roles=[{
-        "role": ROLE, "module_defaults": {GROUP: _only(secret_key="{{ vault_modelarts_old_secret_key }}")},
-        "vars": {"training_job_gate_ids": [COMPLETED], "training_job_gate_poll": 0.1,
-                 "training_job_gate_connection": {"secret_key": "{{ vault_modelarts_secret_key }}"}}}]),
+        tasks=[
+            {"name": "Gate", "module_defaults": {MODULE: {"endpoint": DEAD_ENDPOINT}}, "block": [_include(connection={"endpoint": "{{ modelarts_endpoint }}"})]}
+        ],
+    ),
+    "secret key over the role keyword's group entry": _play(
+        roles=[
+            {
+                "role": ROLE,
+                "module_defaults": {GROUP: _only(secret_key="{{ vault_modelarts_old_secret_key }}")},
+                "vars": {
+                    "training_job_gate_ids": [COMPLETED],
+                    "training_job_gate_poll": 0.1,
+                    "training_job_gate_connection": {"secret_key": "{{ vault_modelarts_secret_key }}"},
+                },
+            }
+        ]
+    ),
 }
 
 
@@ -189,8 +237,7 @@ def test_connection_wins_key_by_key(user_repo, override):
 
 def test_the_losing_value_really_fails(user_repo):
     """Control for the override tests: the values they override do close the gate on their own."""
-    result = user_repo(_play(module_defaults={GROUP: _only(secret_key="{{ vault_modelarts_old_secret_key }}")},
-                             tasks=[_include()]))
+    result = user_repo(_play(module_defaults={GROUP: _only(secret_key="{{ vault_modelarts_old_secret_key }}")}, tasks=[_include()]))
     assert result.returncode != 0
     assert "GATE_OPENED" not in result.stdout
     assert "training_job_gate: closed" in result.stdout + result.stderr
@@ -210,15 +257,19 @@ RESCUE_ASSERTIONS = [
 
 def test_rescue_reads_the_gate_message_as_a_string(user_repo):
     """A rescue block can search the message for a job id; the lines are also in training_job_gate_messages."""
-    plays = _play(tasks=[{
-        "name": "Gate, or tell the team",
-        "block": [_include(connection=CONNECTION, ids=(COMPLETED, FAILED))],
-        "rescue": [
-            {"name": "The message names the failed job", "ansible.builtin.assert": {"that": RESCUE_ASSERTIONS}},
-            {"name": "Notify", "ansible.builtin.debug": {"msg": "RESCUED {{ training_job_gate_messages | length }} line(s)"}},
-            {"name": "Stop here", "ansible.builtin.meta": "end_play"},
-        ],
-    }])
+    plays = _play(
+        tasks=[
+            {
+                "name": "Gate, or tell the team",
+                "block": [_include(connection=CONNECTION, ids=(COMPLETED, FAILED))],
+                "rescue": [
+                    {"name": "The message names the failed job", "ansible.builtin.assert": {"that": RESCUE_ASSERTIONS}},
+                    {"name": "Notify", "ansible.builtin.debug": {"msg": "RESCUED {{ training_job_gate_messages | length }} line(s)"}},
+                    {"name": "Stop here", "ansible.builtin.meta": "end_play"},
+                ],
+            }
+        ]
+    )
     result = user_repo(plays)
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
@@ -238,22 +289,29 @@ def test_console_shows_lines_not_a_list(user_repo):
 
 def test_messages_fact_is_empty_when_the_gate_opens(user_repo):
     """training_job_gate_messages is reset by each run: [] once the gate opens, even after a closed gate."""
-    plays = _play(tasks=[
-        {"name": "A first gate that closes", "block": [_include(connection=CONNECTION, ids=(FAILED,))],
-         "rescue": [{"name": "Seen", "ansible.builtin.assert": {"that": ["training_job_gate_messages | length == 1"]}}]},
-        _include(connection=CONNECTION),
-        {"name": "No stale lines", "ansible.builtin.assert": {"that": ["training_job_gate_messages == []"]}},
-    ])
+    plays = _play(
+        tasks=[
+            {
+                "name": "A first gate that closes",
+                "block": [_include(connection=CONNECTION, ids=(FAILED,))],
+                "rescue": [{"name": "Seen", "ansible.builtin.assert": {"that": ["training_job_gate_messages | length == 1"]}}],
+            },
+            _include(connection=CONNECTION),
+            {"name": "No stale lines", "ansible.builtin.assert": {"that": ["training_job_gate_messages == []"]}},
+        ]
+    )
     _opened(user_repo(plays))
 
 
 def _issue_token(emu):
     """A pre-issued IAM token, as a CI job would fetch one in an earlier step."""
-    body = {"auth": {"identity": {"methods": ["password"], "password": {"user": {
-        "name": emu.username, "password": emu.password, "domain": {"name": emu.domain_name}}}},
-        "scope": {"project": {"id": emu.project_id}}}}
-    request = urllib.request.Request(emu.url + "/v3/auth/tokens", data=json.dumps(body).encode(), method="POST",
-                                     headers={"Content-Type": "application/json"})
+    body = {
+        "auth": {
+            "identity": {"methods": ["password"], "password": {"user": {"name": emu.username, "password": emu.password, "domain": {"name": emu.domain_name}}}},
+            "scope": {"project": {"id": emu.project_id}},
+        }
+    }
+    request = urllib.request.Request(emu.url + "/v3/auth/tokens", data=json.dumps(body).encode(), method="POST", headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(request, context=ssl.create_default_context(cafile=emu.ca_file), timeout=10) as response:  # nosec
         return response.headers["X-Subject-Token"]
 

@@ -29,4 +29,4 @@ Internals, in the order a request meets them:
 - ``app``         assembling state, TLS and the server; running it in a thread or the foreground
 """
 
-__version__ = '0.1.0'
+__version__ = "0.1.0"

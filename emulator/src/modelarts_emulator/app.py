@@ -11,20 +11,20 @@ from .handler import EmulatorHTTPServer
 from .scenario import load_file, resolve_scenario_path
 from .state import EmulatorState
 
-DEFAULT_ADMIN_TOKEN = 'modelarts-emulator-admin'
-ADMIN_TOKEN_ENV = 'MODELARTS_EMULATOR_ADMIN_TOKEN'
+DEFAULT_ADMIN_TOKEN = "modelarts-emulator-admin"
+ADMIN_TOKEN_ENV = "MODELARTS_EMULATOR_ADMIN_TOKEN"
 
 
 def check_loopback(host):
     """Refuse anything but a loopback IPv4 address: the emulator accepts well-known credentials."""
-    if host == 'localhost':
-        return '127.0.0.1'
+    if host == "localhost":
+        return "127.0.0.1"
     try:
         address = ipaddress.ip_address(host)
     except ValueError:
-        raise ValueError('--host must be a loopback IPv4 address such as 127.0.0.1, got %r' % host) from None
+        raise ValueError("--host must be a loopback IPv4 address such as 127.0.0.1, got %r" % host) from None
     if address.version != 4 or not address.is_loopback:
-        raise ValueError('--host must be a loopback IPv4 address such as 127.0.0.1, got %r' % host)
+        raise ValueError("--host must be a loopback IPv4 address such as 127.0.0.1, got %r" % host)
     return host
 
 
@@ -36,8 +36,7 @@ class Emulator:
     signature_check, search_counts_as_poll.
     """
 
-    def __init__(self, port=0, host='127.0.0.1', tls_dir=None, scenario=None, admin_token=None,
-                 overrides=None, settings=None, verbose=False):
+    def __init__(self, port=0, host="127.0.0.1", tls_dir=None, scenario=None, admin_token=None, overrides=None, settings=None, verbose=False):
         # pylint: disable=too-many-arguments
         host = check_loopback(host)
         data = scenario
@@ -60,7 +59,7 @@ class Emulator:
 
     def start(self):
         """Serve in a background daemon thread; return self."""
-        self._thread = threading.Thread(target=self.server.serve_forever, name='modelarts-emulator', daemon=True)
+        self._thread = threading.Thread(target=self.server.serve_forever, name="modelarts-emulator", daemon=True)
         self._thread.start()
         return self
 

@@ -17,7 +17,7 @@ from . import accounts
 from .app import ADMIN_TOKEN_ENV, DEFAULT_ADMIN_TOKEN, Emulator
 from .scenario import DEFAULT_SCENARIO, ScenarioError, shipped_scenarios
 
-READY_PREFIX = 'modelarts-emulator listening on '
+READY_PREFIX = "modelarts-emulator listening on "
 
 EPILOG = """\
 defaults (fixed, public, for tests only):
@@ -43,60 +43,81 @@ scenarios: without --scenario the emulator serves the "%(default_scenario)s" job
 with none. --scenario takes a YAML/JSON file, or the name of a shipped one: %(shipped)s.
 The format, the faults and the control API are documented in docs/emulator.md of modelarts.training.
 """ % {
-    'region': accounts.DEFAULT_REGION, 'project': accounts.DEFAULT_PROJECT_ID,
-    'region2': accounts.SECOND_REGION, 'project2': accounts.SECOND_PROJECT_ID,
-    'domain': accounts.DEFAULT_DOMAIN_NAME, 'user': accounts.DEFAULT_USERNAME, 'password': accounts.DEFAULT_PASSWORD,
-    'ak': accounts.DEFAULT_AK, 'sk': accounts.DEFAULT_SK, 'tak': accounts.DEFAULT_TEMP_AK, 'tsk': accounts.DEFAULT_TEMP_SK,
-    'token': accounts.DEFAULT_SECURITY_TOKEN, 'odomain': accounts.OTHER_DOMAIN_NAME, 'oproject': accounts.OTHER_PROJECT_ID,
-    'oregion': accounts.OTHER_REGION, 'oak': accounts.OTHER_AK, 'osk': accounts.OTHER_SK, 'ouser': accounts.OTHER_USERNAME,
-    'opassword': accounts.OTHER_PASSWORD, 'admin': DEFAULT_ADMIN_TOKEN, 'admin_env': ADMIN_TOKEN_ENV,
-    'default_scenario': DEFAULT_SCENARIO, 'shipped': ', '.join(shipped_scenarios()),
+    "region": accounts.DEFAULT_REGION,
+    "project": accounts.DEFAULT_PROJECT_ID,
+    "region2": accounts.SECOND_REGION,
+    "project2": accounts.SECOND_PROJECT_ID,
+    "domain": accounts.DEFAULT_DOMAIN_NAME,
+    "user": accounts.DEFAULT_USERNAME,
+    "password": accounts.DEFAULT_PASSWORD,
+    "ak": accounts.DEFAULT_AK,
+    "sk": accounts.DEFAULT_SK,
+    "tak": accounts.DEFAULT_TEMP_AK,
+    "tsk": accounts.DEFAULT_TEMP_SK,
+    "token": accounts.DEFAULT_SECURITY_TOKEN,
+    "odomain": accounts.OTHER_DOMAIN_NAME,
+    "oproject": accounts.OTHER_PROJECT_ID,
+    "oregion": accounts.OTHER_REGION,
+    "oak": accounts.OTHER_AK,
+    "osk": accounts.OTHER_SK,
+    "ouser": accounts.OTHER_USERNAME,
+    "opassword": accounts.OTHER_PASSWORD,
+    "admin": DEFAULT_ADMIN_TOKEN,
+    "admin_env": ADMIN_TOKEN_ENV,
+    "default_scenario": DEFAULT_SCENARIO,
+    "shipped": ", ".join(shipped_scenarios()),
 }
 
 
 def build_parser(prog=None):
     """Return the command line parser (``prog`` names the command in usage and errors)."""
     parser = argparse.ArgumentParser(
-        prog=prog or 'modelarts-emulator', description='ModelArts training job + IAM emulator (HTTP/1.1, threaded, loopback only).',
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    net = parser.add_argument_group('network')
-    net.add_argument('--port', type=int, default=0, help='TCP port; 0 picks a free one (default: 0)')
-    net.add_argument('--host', default='127.0.0.1', help='loopback address to bind (default: 127.0.0.1; others are refused)')
-    net.add_argument('--tls-dir', metavar='DIR',
-                     help='serve HTTPS with a CA (DIR/ca.pem) and server certificate generated (or reused) in DIR')
-    run = parser.add_argument_group('running')
-    run.add_argument('--scenario', metavar='FILE', default=DEFAULT_SCENARIO,
-                     help='scenario file (YAML or JSON) or the name of a shipped one (default: %s, the demo jobs; '
-                          '"empty" for none)' % DEFAULT_SCENARIO)
-    run.add_argument('--admin-token', metavar='TOKEN',
-                     help='token for the /_emulator/ control API (default: $%s or %s)' % (ADMIN_TOKEN_ENV, DEFAULT_ADMIN_TOKEN))
-    run.add_argument('--ready-file', metavar='PATH', help='write the URL to PATH once listening (removed on exit)')
-    run.add_argument('--pid-file', metavar='PATH', help='write the process id to PATH (removed on exit)')
-    run.add_argument('--verbose', action='store_true', help='access log and internal errors on stderr (never secrets)')
-    auth = parser.add_argument_group('authentication behaviour')
-    auth.add_argument('--token-lifetime', type=float, metavar='SECONDS', help='IAM token lifetime (default: 86400)')
-    auth.add_argument('--clock-skew-tolerance', type=float, metavar='SECONDS',
-                      help='maximum |X-Sdk-Date - now| accepted for signatures (default: 900)')
-    auth.add_argument('--no-signature-check', action='store_true', help='accept any SDK-HMAC-SHA256 signature of a known AK')
-    auth.add_argument('--search-counts-as-poll', action='store_true',
-                      help='a job returned by a search counts as one poll of that job (default: only GETs count)')
-    cred = parser.add_argument_group('credentials of the primary account (override the defaults below)')
-    cred.add_argument('--region', help='region (project name) of the primary project')
-    cred.add_argument('--project-id', help='id of the primary project')
-    cred.add_argument('--access-key', help='permanent AK')
-    cred.add_argument('--secret-key', help='permanent SK')
-    cred.add_argument('--temp-access-key', help='temporary AK')
-    cred.add_argument('--temp-secret-key', help='temporary SK')
-    cred.add_argument('--security-token', help='security token of the temporary AK')
-    cred.add_argument('--username', help='IAM user name')
-    cred.add_argument('--password', help='IAM user password')
-    cred.add_argument('--domain-name', help='IAM domain (account) name')
+        prog=prog or "modelarts-emulator",
+        description="ModelArts training job + IAM emulator (HTTP/1.1, threaded, loopback only).",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    net = parser.add_argument_group("network")
+    net.add_argument("--port", type=int, default=0, help="TCP port; 0 picks a free one (default: 0)")
+    net.add_argument("--host", default="127.0.0.1", help="loopback address to bind (default: 127.0.0.1; others are refused)")
+    net.add_argument("--tls-dir", metavar="DIR", help="serve HTTPS with a CA (DIR/ca.pem) and server certificate generated (or reused) in DIR")
+    run = parser.add_argument_group("running")
+    run.add_argument(
+        "--scenario",
+        metavar="FILE",
+        default=DEFAULT_SCENARIO,
+        help='scenario file (YAML or JSON) or the name of a shipped one (default: %s, the demo jobs; "empty" for none)' % DEFAULT_SCENARIO,
+    )
+    run.add_argument(
+        "--admin-token", metavar="TOKEN", help="token for the /_emulator/ control API (default: $%s or %s)" % (ADMIN_TOKEN_ENV, DEFAULT_ADMIN_TOKEN)
+    )
+    run.add_argument("--ready-file", metavar="PATH", help="write the URL to PATH once listening (removed on exit)")
+    run.add_argument("--pid-file", metavar="PATH", help="write the process id to PATH (removed on exit)")
+    run.add_argument("--verbose", action="store_true", help="access log and internal errors on stderr (never secrets)")
+    auth = parser.add_argument_group("authentication behaviour")
+    auth.add_argument("--token-lifetime", type=float, metavar="SECONDS", help="IAM token lifetime (default: 86400)")
+    auth.add_argument("--clock-skew-tolerance", type=float, metavar="SECONDS", help="maximum |X-Sdk-Date - now| accepted for signatures (default: 900)")
+    auth.add_argument("--no-signature-check", action="store_true", help="accept any SDK-HMAC-SHA256 signature of a known AK")
+    auth.add_argument(
+        "--search-counts-as-poll", action="store_true", help="a job returned by a search counts as one poll of that job (default: only GETs count)"
+    )
+    cred = parser.add_argument_group("credentials of the primary account (override the defaults below)")
+    cred.add_argument("--region", help="region (project name) of the primary project")
+    cred.add_argument("--project-id", help="id of the primary project")
+    cred.add_argument("--access-key", help="permanent AK")
+    cred.add_argument("--secret-key", help="permanent SK")
+    cred.add_argument("--temp-access-key", help="temporary AK")
+    cred.add_argument("--temp-secret-key", help="temporary SK")
+    cred.add_argument("--security-token", help="security token of the temporary AK")
+    cred.add_argument("--username", help="IAM user name")
+    cred.add_argument("--password", help="IAM user password")
+    cred.add_argument("--domain-name", help="IAM domain (account) name")
     return parser
 
 
 def _write_file(path, text):
-    tmp = path + '.tmp'
-    with open(tmp, 'w', encoding='utf-8') as handle:
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as handle:
         handle.write(text)
     os.replace(tmp, path)
 
@@ -113,18 +134,36 @@ def main(argv=None, prog=None):
     """Run the emulator until SIGTERM/SIGINT; return the exit code."""
     args = build_parser(prog).parse_args(argv)
     overrides = {
-        'region': args.region, 'project_id': args.project_id, 'ak': args.access_key, 'sk': args.secret_key,
-        'temp_ak': args.temp_access_key, 'temp_sk': args.temp_secret_key, 'security_token': args.security_token,
-        'username': args.username, 'password': args.password, 'domain_name': args.domain_name,
+        "region": args.region,
+        "project_id": args.project_id,
+        "ak": args.access_key,
+        "sk": args.secret_key,
+        "temp_ak": args.temp_access_key,
+        "temp_sk": args.temp_secret_key,
+        "security_token": args.security_token,
+        "username": args.username,
+        "password": args.password,
+        "domain_name": args.domain_name,
     }
-    settings = {'token_lifetime': args.token_lifetime, 'clock_skew_tolerance': args.clock_skew_tolerance,
-                'signature_check': False if args.no_signature_check else None,
-                'search_counts_as_poll': True if args.search_counts_as_poll else None}
+    settings = {
+        "token_lifetime": args.token_lifetime,
+        "clock_skew_tolerance": args.clock_skew_tolerance,
+        "signature_check": False if args.no_signature_check else None,
+        "search_counts_as_poll": True if args.search_counts_as_poll else None,
+    }
     try:
-        emulator = Emulator(port=args.port, host=args.host, tls_dir=args.tls_dir, scenario=args.scenario,
-                            admin_token=args.admin_token, overrides=overrides, settings=settings, verbose=args.verbose)
+        emulator = Emulator(
+            port=args.port,
+            host=args.host,
+            tls_dir=args.tls_dir,
+            scenario=args.scenario,
+            admin_token=args.admin_token,
+            overrides=overrides,
+            settings=settings,
+            verbose=args.verbose,
+        )
     except (ScenarioError, ValueError, OSError) as exc:
-        sys.stderr.write('modelarts-emulator: cannot start: %s\n' % exc)
+        sys.stderr.write("modelarts-emulator: cannot start: %s\n" % exc)
         return 2
 
     def _stop(_signum, _frame):
@@ -133,9 +172,9 @@ def main(argv=None, prog=None):
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
     if args.pid_file:
-        _write_file(args.pid_file, '%d\n' % os.getpid())
+        _write_file(args.pid_file, "%d\n" % os.getpid())
     if args.ready_file:
-        _write_file(args.ready_file, emulator.url + '\n')
+        _write_file(args.ready_file, emulator.url + "\n")
     print(READY_PREFIX + emulator.url, flush=True)
     try:
         emulator.serve_forever()

@@ -24,17 +24,28 @@ from . import accounts
 from .app import DEFAULT_ADMIN_TOKEN
 
 PRIMARY = dict(
-    region=accounts.DEFAULT_REGION, project_id=accounts.DEFAULT_PROJECT_ID,
-    ak=accounts.DEFAULT_AK, sk=accounts.DEFAULT_SK,
-    temp_ak=accounts.DEFAULT_TEMP_AK, temp_sk=accounts.DEFAULT_TEMP_SK, security_token=accounts.DEFAULT_SECURITY_TOKEN,
-    username=accounts.DEFAULT_USERNAME, password=accounts.DEFAULT_PASSWORD, domain_name=accounts.DEFAULT_DOMAIN_NAME,
+    region=accounts.DEFAULT_REGION,
+    project_id=accounts.DEFAULT_PROJECT_ID,
+    ak=accounts.DEFAULT_AK,
+    sk=accounts.DEFAULT_SK,
+    temp_ak=accounts.DEFAULT_TEMP_AK,
+    temp_sk=accounts.DEFAULT_TEMP_SK,
+    security_token=accounts.DEFAULT_SECURITY_TOKEN,
+    username=accounts.DEFAULT_USERNAME,
+    password=accounts.DEFAULT_PASSWORD,
+    domain_name=accounts.DEFAULT_DOMAIN_NAME,
 )
-SECOND_PROJECT = {'region': accounts.SECOND_REGION, 'project_id': accounts.SECOND_PROJECT_ID}
+SECOND_PROJECT = {"region": accounts.SECOND_REGION, "project_id": accounts.SECOND_PROJECT_ID}
 OTHER = dict(
-    region=accounts.OTHER_REGION, project_id=accounts.OTHER_PROJECT_ID, ak=accounts.OTHER_AK, sk=accounts.OTHER_SK,
-    username=accounts.OTHER_USERNAME, password=accounts.OTHER_PASSWORD, domain_name=accounts.OTHER_DOMAIN_NAME,
+    region=accounts.OTHER_REGION,
+    project_id=accounts.OTHER_PROJECT_ID,
+    ak=accounts.OTHER_AK,
+    sk=accounts.OTHER_SK,
+    username=accounts.OTHER_USERNAME,
+    password=accounts.OTHER_PASSWORD,
+    domain_name=accounts.OTHER_DOMAIN_NAME,
 )
-CREDENTIAL_KINDS = ('aksk', 'temporary', 'password')
+CREDENTIAL_KINDS = ("aksk", "temporary", "password")
 
 
 class ControlError(RuntimeError):
@@ -43,7 +54,7 @@ class ControlError(RuntimeError):
     def __init__(self, method, path, status, body):
         self.status = status
         self.body = body
-        super().__init__('control %s %s failed: HTTP %s %s' % (method, path, status, body[:500]))
+        super().__init__("control %s %s failed: HTTP %s %s" % (method, path, status, body[:500]))
 
 
 class EmulatorCredentials:
@@ -51,20 +62,20 @@ class EmulatorCredentials:
 
     # pylint: disable=too-many-instance-attributes,too-few-public-methods
     def __init__(self, **kwargs):
-        self.region = kwargs.get('region')
-        self.project_id = kwargs.get('project_id')
-        self.ak = kwargs.get('ak')
-        self.sk = kwargs.get('sk')
-        self.temp_ak = kwargs.get('temp_ak')
-        self.temp_sk = kwargs.get('temp_sk')
-        self.security_token = kwargs.get('security_token')
-        self.username = kwargs.get('username')
-        self.password = kwargs.get('password')
-        self.domain_name = kwargs.get('domain_name')
+        self.region = kwargs.get("region")
+        self.project_id = kwargs.get("project_id")
+        self.ak = kwargs.get("ak")
+        self.sk = kwargs.get("sk")
+        self.temp_ak = kwargs.get("temp_ak")
+        self.temp_sk = kwargs.get("temp_sk")
+        self.security_token = kwargs.get("security_token")
+        self.username = kwargs.get("username")
+        self.password = kwargs.get("password")
+        self.domain_name = kwargs.get("domain_name")
 
     def __repr__(self):
         # Never show secrets in test output or tracebacks.
-        return 'EmulatorCredentials(region=%r, project_id=%r, ak=%r)' % (self.region, self.project_id, self.ak)
+        return "EmulatorCredentials(region=%r, project_id=%r, ak=%r)" % (self.region, self.project_id, self.ak)
 
 
 class ControlClient(EmulatorCredentials):
@@ -76,18 +87,17 @@ class ControlClient(EmulatorCredentials):
 
     def __init__(self, url, admin_token=None, ca_file=None, credentials=None):
         super().__init__(**dict(PRIMARY, **(credentials or {})))
-        self.url = url.rstrip('/')
+        self.url = url.rstrip("/")
         self.admin_token = admin_token or DEFAULT_ADMIN_TOKEN
         self.ca_file = ca_file
         self.second_project = dict(SECOND_PROJECT)
         self.other = EmulatorCredentials(**OTHER)
         self._ssl = ssl.create_default_context(cafile=ca_file) if ca_file else None
         # The emulator is on loopback: a proxy configured for the machine must never see these requests.
-        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}),
-                                                   urllib.request.HTTPSHandler(context=self._ssl))
+        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), urllib.request.HTTPSHandler(context=self._ssl))
 
     def __repr__(self):
-        return '%s(url=%r)' % (type(self).__name__, self.url)
+        return "%s(url=%r)" % (type(self).__name__, self.url)
 
     # Where and how --------------------------------------------------------------------------------------
     @property
@@ -110,34 +120,36 @@ class ControlClient(EmulatorCredentials):
         """The TCP port the emulator listens on."""
         return urllib.parse.urlsplit(self.url).port
 
-    def env(self, kind='aksk'):
+    def env(self, kind="aksk"):
         """``HUAWEICLOUD_*`` variables for ``ansible-playbook`` with ``kind`` credentials: aksk, temporary or password."""
         if kind not in CREDENTIAL_KINDS:
-            raise ValueError('kind must be one of %s, got %r' % (', '.join(CREDENTIAL_KINDS), kind))
-        env = {'HUAWEICLOUD_SDK_REGION': self.region, 'HUAWEICLOUD_SDK_PROJECT_ID': self.project_id,
-               'HUAWEICLOUD_MODELARTS_ENDPOINT': self.url, 'HUAWEICLOUD_SDK_IAM_ENDPOINT': self.url}
+            raise ValueError("kind must be one of %s, got %r" % (", ".join(CREDENTIAL_KINDS), kind))
+        env = {
+            "HUAWEICLOUD_SDK_REGION": self.region,
+            "HUAWEICLOUD_SDK_PROJECT_ID": self.project_id,
+            "HUAWEICLOUD_MODELARTS_ENDPOINT": self.url,
+            "HUAWEICLOUD_SDK_IAM_ENDPOINT": self.url,
+        }
         if self.ca_file:
-            env['HUAWEICLOUD_CA_BUNDLE'] = self.ca_file
-        if kind == 'aksk':
+            env["HUAWEICLOUD_CA_BUNDLE"] = self.ca_file
+        if kind == "aksk":
             env.update(HUAWEICLOUD_SDK_AK=self.ak, HUAWEICLOUD_SDK_SK=self.sk)
-        elif kind == 'temporary':
-            env.update(HUAWEICLOUD_SDK_AK=self.temp_ak, HUAWEICLOUD_SDK_SK=self.temp_sk,
-                       HUAWEICLOUD_SDK_SECURITY_TOKEN=self.security_token)
+        elif kind == "temporary":
+            env.update(HUAWEICLOUD_SDK_AK=self.temp_ak, HUAWEICLOUD_SDK_SK=self.temp_sk, HUAWEICLOUD_SDK_SECURITY_TOKEN=self.security_token)
         else:
-            env.update(HUAWEICLOUD_USERNAME=self.username, HUAWEICLOUD_PASSWORD=self.password,
-                       HUAWEICLOUD_DOMAIN_NAME=self.domain_name)
+            env.update(HUAWEICLOUD_USERNAME=self.username, HUAWEICLOUD_PASSWORD=self.password, HUAWEICLOUD_DOMAIN_NAME=self.domain_name)
         return env
 
-    def connection(self, kind='aksk'):
+    def connection(self, kind="aksk"):
         """The same as :meth:`env` as module options (for ``module_defaults`` or the role's connection)."""
         if kind not in CREDENTIAL_KINDS:
-            raise ValueError('kind must be one of %s, got %r' % (', '.join(CREDENTIAL_KINDS), kind))
-        options = {'region': self.region, 'project_id': self.project_id, 'endpoint': self.url, 'iam_endpoint': self.url}
+            raise ValueError("kind must be one of %s, got %r" % (", ".join(CREDENTIAL_KINDS), kind))
+        options = {"region": self.region, "project_id": self.project_id, "endpoint": self.url, "iam_endpoint": self.url}
         if self.ca_file:
-            options['ca_bundle'] = self.ca_file
-        if kind == 'aksk':
+            options["ca_bundle"] = self.ca_file
+        if kind == "aksk":
             options.update(access_key=self.ak, secret_key=self.sk)
-        elif kind == 'temporary':
+        elif kind == "temporary":
             options.update(access_key=self.temp_ak, secret_key=self.temp_sk, security_token=self.security_token)
         else:
             options.update(username=self.username, password=self.password, domain_name=self.domain_name)
@@ -149,84 +161,84 @@ class ControlClient(EmulatorCredentials):
 
         Raises :class:`ControlError` (a ``RuntimeError``) for non-2xx answers.
         """
-        data = None if body is None else json.dumps(body).encode('utf-8')
-        request = urllib.request.Request(self.url + '/_emulator' + path, data=data, method=method,
-                                         headers={'X-Emulator-Admin-Token': self.admin_token,
-                                                  'Content-Type': 'application/json'})
+        data = None if body is None else json.dumps(body).encode("utf-8")
+        request = urllib.request.Request(
+            self.url + "/_emulator" + path, data=data, method=method, headers={"X-Emulator-Admin-Token": self.admin_token, "Content-Type": "application/json"}
+        )
         try:
             with self._opener.open(request, timeout=timeout) as response:  # nosec - loopback only
-                return json.loads(response.read() or b'null')
+                return json.loads(response.read() or b"null")
         except urllib.error.HTTPError as exc:
-            raise ControlError(method, path, exc.code, exc.read().decode('utf-8', 'replace')) from None
+            raise ControlError(method, path, exc.code, exc.read().decode("utf-8", "replace")) from None
 
     def health(self):
         """``{"status": "ok", "url": ...}`` (needs no admin token)."""
-        return self.control('GET', '/health')
+        return self.control("GET", "/health")
 
     def state(self):
         """Settings, accounts (no secrets), job/fault/token counts and the clock offset."""
-        return self.control('GET', '/state')
+        return self.control("GET", "/state")
 
     def reset(self, scenario=None):
         """Back to the startup scenario (jobs, polls, faults, tokens, settings, log, clock), or load ``scenario`` (a dict)."""
-        return self.control('POST', '/reset', {'scenario': scenario} if scenario is not None else {})
+        return self.control("POST", "/reset", {"scenario": scenario} if scenario is not None else {})
 
     def jobs(self):
         """Each job's key, id, name, project, phase, polls and timeline."""
-        return self.control('GET', '/jobs')['jobs']
+        return self.control("GET", "/jobs")["jobs"]
 
     def add_jobs(self, jobs, replace=False):
         """Add jobs in scenario syntax (timelines start now; same ids are replaced); return the control API's answer."""
-        return self.control('POST', '/jobs', {'jobs': list(jobs), 'replace': replace})
+        return self.control("POST", "/jobs", {"jobs": list(jobs), "replace": replace})
 
     def add_job(self, **job):
         """Add one job in scenario syntax; return its v2 id (or ``<job_id>/<version_id>`` for a v1-only job)."""
-        added = self.add_jobs([job])['added'][0]
-        return added['id'] or added['key']
+        added = self.add_jobs([job])["added"][0]
+        return added["id"] or added["key"]
 
     def remove_job(self, key):
         """Remove a job by v2 id or ``<job_id>/<version_id>``."""
-        return self.control('DELETE', '/jobs/' + urllib.parse.quote(str(key), safe='/'))
+        return self.control("DELETE", "/jobs/" + urllib.parse.quote(str(key), safe="/"))
 
     def add_fault(self, **fault):
         """Inject one fault (``type=throttle|error|reset|delay|truncate|html|drift|nulls`` and its options); return its id."""
-        return self.control('POST', '/faults', fault)['ids'][0]
+        return self.control("POST", "/faults", fault)["ids"][0]
 
     def add_faults(self, faults):
         """Inject several faults (a list of dicts); return their ids."""
-        return self.control('POST', '/faults', {'faults': list(faults)})['ids']
+        return self.control("POST", "/faults", {"faults": list(faults)})["ids"]
 
     def faults(self):
         """The pending faults with their ``hits`` and ``remaining`` counts."""
-        return self.control('GET', '/faults')['faults']
+        return self.control("GET", "/faults")["faults"]
 
     def clear_faults(self):
         """Remove every pending fault."""
-        return self.control('DELETE', '/faults')
+        return self.control("DELETE", "/faults")
 
     def advance_clock(self, seconds):
         """Move the emulator clock forward (time-driven lifecycles, token expiry); return the total offset."""
-        return self.control('POST', '/clock/advance', {'seconds': seconds})['clock_offset']
+        return self.control("POST", "/clock/advance", {"seconds": seconds})["clock_offset"]
 
     def expire_tokens(self):
         """Expire every issued IAM token and every temporary AK's security token now."""
-        return self.control('POST', '/tokens/expire')
+        return self.control("POST", "/tokens/expire")
 
     def requests(self, since=0, path=None, limit=None):
         """The (redacted) request log entries after sequence number ``since``, optionally only paths containing ``path``."""
-        query = {'since': since}
+        query = {"since": since}
         if path:
-            query['path'] = path
+            query["path"] = path
         if limit is not None:
-            query['limit'] = limit
-        return self.control('GET', '/requests?' + urllib.parse.urlencode(query))['requests']
+            query["limit"] = limit
+        return self.control("GET", "/requests?" + urllib.parse.urlencode(query))["requests"]
 
     def clear_requests(self):
         """Empty the request log."""
-        return self.control('DELETE', '/requests')
+        return self.control("DELETE", "/requests")
 
     def settings(self, **values):
         """Change settings (token_lifetime, clock_skew_tolerance, signature_check, ...); return them all."""
         if not values:
-            return self.control('GET', '/settings')
-        return self.control('PUT', '/settings', values)
+            return self.control("GET", "/settings")
+        return self.control("PUT", "/settings", values)

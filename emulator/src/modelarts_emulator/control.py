@@ -29,7 +29,7 @@ from .scenario import ScenarioError
 
 
 def _error(status, code, message):
-    return status, {'error': code, 'message': message}
+    return status, {"error": code, "message": message}
 
 
 def _parse(body):
@@ -42,96 +42,101 @@ def handle_control(server, method, raw_path, raw_query, body, request_id):
     """Serve one control request; return (status, JSON object)."""
     # pylint: disable=too-many-return-statements,too-many-branches
     state = server.state
-    parts = [unquote(p) for p in raw_path.split('/') if p][1:]
+    parts = [unquote(p) for p in raw_path.split("/") if p][1:]
     query = {k: v[-1] for k, v in parse_qs(raw_query).items()}
     try:
         payload = _parse(body)
     except ValueError:
-        return _error(400, 'bad_request', 'the body is not valid JSON')
-    route = parts[0] if parts else ''
+        return _error(400, "bad_request", "the body is not valid JSON")
+    route = parts[0] if parts else ""
     rest = parts[1:]
     try:
-        if route == 'health' and method == 'GET':
-            return 200, {'status': 'ok', 'url': server.base_url}
-        if route == 'state' and method == 'GET':
+        if route == "health" and method == "GET":
+            return 200, {"status": "ok", "url": server.base_url}
+        if route == "state" and method == "GET":
             return 200, {
-                'url': server.base_url, 'settings': dict(state.settings), 'clock_offset': state.clock_offset,
-                'accounts': state.directory.public_summary(), 'jobs': len(state.jobs),
-                'faults': len(state.faults.snapshot()), 'tokens': state.tokens.count(), 'request_id': request_id,
+                "url": server.base_url,
+                "settings": dict(state.settings),
+                "clock_offset": state.clock_offset,
+                "accounts": state.directory.public_summary(),
+                "jobs": len(state.jobs),
+                "faults": len(state.faults.snapshot()),
+                "tokens": state.tokens.count(),
+                "request_id": request_id,
             }
-        if route == 'reset' and method == 'POST':
-            state.reset(payload.get('scenario') if isinstance(payload, dict) else None)
-            return 200, {'reset': True, 'jobs': len(state.jobs)}
-        if route == 'jobs':
+        if route == "reset" and method == "POST":
+            state.reset(payload.get("scenario") if isinstance(payload, dict) else None)
+            return 200, {"reset": True, "jobs": len(state.jobs)}
+        if route == "jobs":
             return _jobs(state, method, rest, payload)
-        if route == 'faults':
+        if route == "faults":
             return _faults(state, method, rest, payload)
-        if route == 'requests':
-            if method == 'GET':
-                limit = int(query['limit']) if 'limit' in query else None
-                entries = state.log.entries(int(query.get('since', 0)), limit, query.get('path'))
-                return 200, {'requests': entries, 'count': len(entries)}
-            if method == 'DELETE':
+        if route == "requests":
+            if method == "GET":
+                limit = int(query["limit"]) if "limit" in query else None
+                entries = state.log.entries(int(query.get("since", 0)), limit, query.get("path"))
+                return 200, {"requests": entries, "count": len(entries)}
+            if method == "DELETE":
                 state.log.clear()
-                return 200, {'cleared': True}
-        if route == 'settings':
-            if method == 'GET':
+                return 200, {"cleared": True}
+        if route == "settings":
+            if method == "GET":
                 return 200, dict(state.settings)
-            if method in ('PUT', 'PATCH', 'POST'):
+            if method in ("PUT", "PATCH", "POST"):
                 if not isinstance(payload, dict):
-                    return _error(400, 'bad_request', 'settings must be an object')
+                    return _error(400, "bad_request", "settings must be an object")
                 return 200, state.update_settings(payload)
-        if route == 'tokens' and rest == ['expire'] and method == 'POST':
+        if route == "tokens" and rest == ["expire"] and method == "POST":
             state.tokens.expire_all(state.now())
-            return 200, {'expired': state.tokens.count(), 'temporary_keys': state.directory.expire_temporary_keys(state.now())}
-        if route == 'clock' and rest == ['advance'] and method == 'POST':
-            seconds = float(payload.get('seconds', 0)) if isinstance(payload, dict) else 0.0
+            return 200, {"expired": state.tokens.count(), "temporary_keys": state.directory.expire_temporary_keys(state.now())}
+        if route == "clock" and rest == ["advance"] and method == "POST":
+            seconds = float(payload.get("seconds", 0)) if isinstance(payload, dict) else 0.0
             if seconds < 0:
-                return _error(400, 'bad_request', 'the clock only moves forward')
-            return 200, {'clock_offset': state.advance(seconds)}
+                return _error(400, "bad_request", "the clock only moves forward")
+            return 200, {"clock_offset": state.advance(seconds)}
     except (ScenarioError, FaultError, ValueError, TypeError, KeyError) as exc:
-        return _error(400, 'bad_request', str(exc))
-    return _error(404, 'not_found', 'no control route %s %s' % (method, raw_path))
+        return _error(400, "bad_request", str(exc))
+    return _error(404, "not_found", "no control route %s %s" % (method, raw_path))
 
 
 def _jobs(state, method, rest, payload):
-    if method == 'GET' and not rest:
+    if method == "GET" and not rest:
         now = state.now()
-        return 200, {'jobs': [job.summary(now) for job in list(state.jobs)]}
-    if method == 'POST' and not rest:
+        return 200, {"jobs": [job.summary(now) for job in list(state.jobs)]}
+    if method == "POST" and not rest:
         if isinstance(payload, list):
-            payload = {'jobs': payload}
-        specs = payload.get('jobs')
-        if specs is None and 'name' in payload:
+            payload = {"jobs": payload}
+        specs = payload.get("jobs")
+        if specs is None and "name" in payload:
             specs = [payload]
         if not isinstance(specs, list):
-            return _error(400, 'bad_request', 'expected {"jobs": [...]} or one job object')
-        jobs = state.add_jobs(specs, replace=bool(payload.get('replace')))
-        return 200, {'added': [{'key': j.key, 'id': j.v2_id, 'name': j.name} for j in jobs]}
-    if method == 'DELETE' and rest:
-        key = '/'.join(rest)
+            return _error(400, "bad_request", 'expected {"jobs": [...]} or one job object')
+        jobs = state.add_jobs(specs, replace=bool(payload.get("replace")))
+        return 200, {"added": [{"key": j.key, "id": j.v2_id, "name": j.name} for j in jobs]}
+    if method == "DELETE" and rest:
+        key = "/".join(rest)
         if state.remove_job(key):
-            return 200, {'removed': key}
-        return _error(404, 'not_found', 'no job %s' % key)
-    return _error(404, 'not_found', 'no such jobs route')
+            return 200, {"removed": key}
+        return _error(404, "not_found", "no job %s" % key)
+    return _error(404, "not_found", "no such jobs route")
 
 
 def _faults(state, method, rest, payload):
-    if method == 'GET' and not rest:
-        return 200, {'faults': state.faults.snapshot()}
-    if method == 'POST' and not rest:
-        specs = payload.get('faults') if isinstance(payload, dict) and 'faults' in payload else payload
+    if method == "GET" and not rest:
+        return 200, {"faults": state.faults.snapshot()}
+    if method == "POST" and not rest:
+        specs = payload.get("faults") if isinstance(payload, dict) and "faults" in payload else payload
         if isinstance(specs, dict):
             specs = [specs]
         if not isinstance(specs, list):
-            return _error(400, 'bad_request', 'expected a fault object or {"faults": [...]}')
+            return _error(400, "bad_request", 'expected a fault object or {"faults": [...]}')
         ids = [state.faults.add(spec) for spec in specs]
-        return 200, {'ids': ids}
-    if method == 'DELETE':
+        return 200, {"ids": ids}
+    if method == "DELETE":
         if rest:
             if state.faults.remove(int(rest[0])):
-                return 200, {'removed': int(rest[0])}
-            return _error(404, 'not_found', 'no fault %s' % rest[0])
+                return 200, {"removed": int(rest[0])}
+            return _error(404, "not_found", "no fault %s" % rest[0])
         state.faults.clear()
-        return 200, {'cleared': True}
-    return _error(404, 'not_found', 'no such faults route')
+        return 200, {"cleared": True}
+    return _error(404, "not_found", "no such faults route")

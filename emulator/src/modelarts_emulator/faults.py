@@ -25,25 +25,25 @@ import copy
 import itertools
 import threading
 
-FAULT_TYPES = ('throttle', 'error', 'reset', 'delay', 'truncate', 'html', 'drift', 'nulls')
-TARGETS = ('modelarts', 'v2', 'v1', 'search', 'iam', 'all')
-DRIFT_MODES = ('extra', 'missing', 'wrong_types')
+FAULT_TYPES = ("throttle", "error", "reset", "delay", "truncate", "html", "drift", "nulls")
+TARGETS = ("modelarts", "v2", "v1", "search", "iam", "all")
+DRIFT_MODES = ("extra", "missing", "wrong_types")
 DEFAULT_DRIFT_PATHS = {
-    'v2': {'missing': ['status.secondary_phase', 'metadata.create_time'],
-           'wrong_types': ['status.duration', 'metadata.create_time', 'spec.resource.node_count'],
-           'extra': ['x_emulator_extra', 'status.x_emulator_extra', 'metadata.labels']},
-    'v1': {'missing': ['duration', 'job_name'],
-           'wrong_types': ['status', 'create_time', 'duration'],
-           'extra': ['x_emulator_extra', 'job_labels']},
+    "v2": {
+        "missing": ["status.secondary_phase", "metadata.create_time"],
+        "wrong_types": ["status.duration", "metadata.create_time", "spec.resource.node_count"],
+        "extra": ["x_emulator_extra", "status.x_emulator_extra", "metadata.labels"],
+    },
+    "v1": {"missing": ["duration", "job_name"], "wrong_types": ["status", "create_time", "duration"], "extra": ["x_emulator_extra", "job_labels"]},
 }
 # The keys a ``nulls`` fault keeps, as nested dicts: every other key of the document becomes null.
 NULLS_KEEP = {
-    'v2': {'metadata': {'id': {}}, 'status': {'phase': {}}},
-    'v1': {'job_id': {}, 'version_id': {}, 'status': {}},
+    "v2": {"metadata": {"id": {}}, "status": {"phase": {}}},
+    "v1": {"job_id": {}, "version_id": {}, "status": {}},
 }
 HTML_PAGE = (
-    '<html>\r\n<head><title>{status} {reason}</title></head>\r\n<body>\r\n'
-    '<center><h1>{status} {reason}</h1></center>\r\n<hr><center>api-gateway</center>\r\n</body>\r\n</html>\r\n'
+    "<html>\r\n<head><title>{status} {reason}</title></head>\r\n<body>\r\n"
+    "<center><h1>{status} {reason}</h1></center>\r\n<hr><center>api-gateway</center>\r\n</body>\r\n</html>\r\n"
 )
 
 
@@ -54,54 +54,54 @@ class FaultError(ValueError):
 def normalise(spec, job_key=None):
     """Validate a fault spec and return a clean copy (with ``job`` set when given)."""
     if not isinstance(spec, dict):
-        raise FaultError('a fault must be a mapping')
+        raise FaultError("a fault must be a mapping")
     fault = dict(spec)
-    kind = fault.get('type')
+    kind = fault.get("type")
     if kind not in FAULT_TYPES:
-        raise FaultError('fault type must be one of %s, got %r' % (', '.join(FAULT_TYPES), kind))
-    count = fault.get('count', 1)
-    if count in ('always', None):
+        raise FaultError("fault type must be one of %s, got %r" % (", ".join(FAULT_TYPES), kind))
+    count = fault.get("count", 1)
+    if count in ("always", None):
         count = -1
     try:
-        fault['count'] = int(count)
-        fault['after'] = int(fault.get('after', 0))
+        fault["count"] = int(count)
+        fault["after"] = int(fault.get("after", 0))
     except (TypeError, ValueError):
-        raise FaultError('fault count and after must be integers') from None
+        raise FaultError("fault count and after must be integers") from None
     if job_key is not None:
-        fault['job'] = job_key
-    if fault.get('job') is not None:
-        fault['job'] = str(fault['job'])
-    fault.setdefault('target', 'modelarts')
-    if fault['target'] not in TARGETS:
-        raise FaultError('fault target must be one of %s' % ', '.join(TARGETS))
-    if kind == 'error':
-        fault['status'] = int(fault.get('status', 503))
-        if fault['status'] not in (500, 502, 503, 504):
-            raise FaultError('error faults take status 500, 502, 503 or 504')
-    elif kind == 'html':
-        fault['status'] = int(fault.get('status', 502))
-    elif kind == 'throttle':
-        fault['retry_after'] = fault.get('retry_after', 1)
-    elif kind == 'delay':
-        fault['seconds'] = float(fault.get('seconds', 5))
-    elif kind == 'truncate':
-        fault.setdefault('mode', 'body')
-        if fault['mode'] not in ('body', 'short_read'):
-            raise FaultError('truncate mode must be body or short_read')
-    elif kind == 'drift':
-        fault.setdefault('mode', 'extra')
-        if fault['mode'] not in DRIFT_MODES:
-            raise FaultError('drift mode must be one of %s' % ', '.join(DRIFT_MODES))
-        if fault.get('paths') is not None and not isinstance(fault['paths'], list):
-            raise FaultError('drift paths must be a list of dotted paths')
+        fault["job"] = job_key
+    if fault.get("job") is not None:
+        fault["job"] = str(fault["job"])
+    fault.setdefault("target", "modelarts")
+    if fault["target"] not in TARGETS:
+        raise FaultError("fault target must be one of %s" % ", ".join(TARGETS))
+    if kind == "error":
+        fault["status"] = int(fault.get("status", 503))
+        if fault["status"] not in (500, 502, 503, 504):
+            raise FaultError("error faults take status 500, 502, 503 or 504")
+    elif kind == "html":
+        fault["status"] = int(fault.get("status", 502))
+    elif kind == "throttle":
+        fault["retry_after"] = fault.get("retry_after", 1)
+    elif kind == "delay":
+        fault["seconds"] = float(fault.get("seconds", 5))
+    elif kind == "truncate":
+        fault.setdefault("mode", "body")
+        if fault["mode"] not in ("body", "short_read"):
+            raise FaultError("truncate mode must be body or short_read")
+    elif kind == "drift":
+        fault.setdefault("mode", "extra")
+        if fault["mode"] not in DRIFT_MODES:
+            raise FaultError("drift mode must be one of %s" % ", ".join(DRIFT_MODES))
+        if fault.get("paths") is not None and not isinstance(fault["paths"], list):
+            raise FaultError("drift paths must be a list of dotted paths")
     return fault
 
 
 def _target_matches(target, family):
-    if target == 'all':
+    if target == "all":
         return True
-    if target == 'modelarts':
-        return family in ('v2', 'v1', 'search')
+    if target == "modelarts":
+        return family in ("v2", "v1", "search")
     return target == family
 
 
@@ -117,11 +117,11 @@ class FaultStore:
         """Add a fault; return its id."""
         fault = normalise(spec, job_key)
         with self._lock:
-            fault['id'] = next(self._ids)
-            fault['hits'] = 0
-            fault['seen'] = 0
+            fault["id"] = next(self._ids)
+            fault["hits"] = 0
+            fault["seen"] = 0
             self._faults.append(fault)
-            return fault['id']
+            return fault["id"]
 
     def clear(self, job_key=None):
         """Remove all faults (or only those bound to ``job_key``)."""
@@ -129,13 +129,13 @@ class FaultStore:
             if job_key is None:
                 self._faults = []
             else:
-                self._faults = [f for f in self._faults if f.get('job') != job_key]
+                self._faults = [f for f in self._faults if f.get("job") != job_key]
 
     def remove(self, fault_id):
         """Remove one fault by id; return whether it existed."""
         with self._lock:
             before = len(self._faults)
-            self._faults = [f for f in self._faults if f['id'] != fault_id]
+            self._faults = [f for f in self._faults if f["id"] != fault_id]
             return len(self._faults) != before
 
     def take(self, family, job_key=None):
@@ -145,17 +145,17 @@ class FaultStore:
         """
         with self._lock:
             for fault in self._faults:
-                if fault.get('job') is not None:
-                    if fault['job'] != job_key or family not in ('v2', 'v1'):
+                if fault.get("job") is not None:
+                    if fault["job"] != job_key or family not in ("v2", "v1"):
                         continue
-                elif not _target_matches(fault['target'], family):
+                elif not _target_matches(fault["target"], family):
                     continue
-                if fault['count'] >= 0 and fault['hits'] >= fault['count']:
+                if fault["count"] >= 0 and fault["hits"] >= fault["count"]:
                     continue
-                fault['seen'] += 1
-                if fault['seen'] <= fault['after']:
+                fault["seen"] += 1
+                if fault["seen"] <= fault["after"]:
                     continue
-                fault['hits'] += 1
+                fault["hits"] += 1
                 return copy.deepcopy(fault)
         return None
 
@@ -165,13 +165,13 @@ class FaultStore:
             result = []
             for fault in self._faults:
                 item = copy.deepcopy(fault)
-                item['remaining'] = None if fault['count'] < 0 else max(0, fault['count'] - fault['hits'])
+                item["remaining"] = None if fault["count"] < 0 else max(0, fault["count"] - fault["hits"])
                 result.append(item)
             return result
 
 
 def _split(path):
-    return [int(p) if p.isdigit() else p for p in str(path).split('.') if p != '']
+    return [int(p) if p.isdigit() else p for p in str(path).split(".") if p != ""]
 
 
 def _walk(doc, parts):
@@ -188,13 +188,13 @@ def _walk(doc, parts):
 
 def _wrong_type(value):
     if isinstance(value, bool):
-        return 'true' if value else 'false'
+        return "true" if value else "false"
     if isinstance(value, (int, float)):
         return str(value)
     if isinstance(value, str):
         return 12345
     if isinstance(value, list):
-        return {'items': value}
+        return {"items": value}
     if isinstance(value, dict):
         return [value]
     return 0
@@ -203,18 +203,18 @@ def _wrong_type(value):
 def apply_drift(doc, fault, api):
     """Return a drifted deep copy of a job document (``api`` is ``v2`` or ``v1``)."""
     doc = copy.deepcopy(doc)
-    mode = fault.get('mode', 'extra')
-    paths = fault.get('paths') or DEFAULT_DRIFT_PATHS[api][mode]
+    mode = fault.get("mode", "extra")
+    paths = fault.get("paths") or DEFAULT_DRIFT_PATHS[api][mode]
     for path in paths:
         parts = _split(path)
         if not parts:
             continue
         parent = _walk(doc, parts)
         last = parts[-1]
-        if mode == 'extra':
+        if mode == "extra":
             if isinstance(parent, dict):
-                parent[last] = {'emulator_drift': True, 'note': 'field unknown to the published schema'}
-        elif mode == 'missing':
+                parent[last] = {"emulator_drift": True, "note": "field unknown to the published schema"}
+        elif mode == "missing":
             if isinstance(parent, dict):
                 parent.pop(last, None)
             elif isinstance(parent, list) and isinstance(last, int) and last < len(parent):

@@ -15,7 +15,7 @@ from . import errors
 
 def iso8601(epoch):
     """Format epoch seconds the way IAM does: ``2026-01-02T03:04:05.000000Z``."""
-    return time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(epoch)) + '.%06dZ' % int((epoch % 1) * 1e6)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(epoch)) + ".%06dZ" % int((epoch % 1) * 1e6)
 
 
 class TokenStore:
@@ -27,9 +27,8 @@ class TokenStore:
 
     def issue(self, account, user, project, now, lifetime):
         """Create a token; return its record (``token`` holds the secret string)."""
-        token = 'MII' + secrets.token_urlsafe(120).replace('-', '+').replace('_', '/')
-        record = {'token': token, 'account': account, 'user': user, 'project': project,
-                  'issued_at': now, 'expires_at': now + lifetime}
+        token = "MII" + secrets.token_urlsafe(120).replace("-", "+").replace("_", "/")
+        record = {"token": token, "account": account, "user": user, "project": project, "issued_at": now, "expires_at": now + lifetime}
         with self._lock:
             self._tokens[token] = record
         return record
@@ -43,7 +42,7 @@ class TokenStore:
         """Make every issued token expire at ``now``."""
         with self._lock:
             for record in self._tokens.values():
-                record['expires_at'] = min(record['expires_at'], now)
+                record["expires_at"] = min(record["expires_at"], now)
 
     def clear(self):
         """Forget all tokens."""
@@ -57,67 +56,75 @@ class TokenStore:
 
 
 def _iam_error(status, message):
-    return errors.ApiError(status, 'IAM', message, errors.IAM)
+    return errors.ApiError(status, "IAM", message, errors.IAM)
 
 
 def parse_password_auth(body):
     """Return (domain_name, user_name, password, scope) from a token request body or raise ApiError."""
     try:
-        identity = body['auth']['identity']
-        methods = identity['methods']
+        identity = body["auth"]["identity"]
+        methods = identity["methods"]
     except (KeyError, TypeError):
-        raise _iam_error(400, 'The request body is invalid: auth.identity.methods is required.') from None
-    if methods != ['password'] or 'password' not in identity:
-        raise _iam_error(400, 'Only the password method is supported by this endpoint.')
+        raise _iam_error(400, "The request body is invalid: auth.identity.methods is required.") from None
+    if methods != ["password"] or "password" not in identity:
+        raise _iam_error(400, "Only the password method is supported by this endpoint.")
     try:
-        user = identity['password']['user']
-        name = user['name']
-        password = user['password']
-        domain = user['domain']['name']
+        user = identity["password"]["user"]
+        name = user["name"]
+        password = user["password"]
+        domain = user["domain"]["name"]
     except (KeyError, TypeError):
-        raise _iam_error(400, 'The request body is invalid: user name, password and domain name are required.') from None
-    scope = body['auth'].get('scope') if isinstance(body.get('auth'), dict) else None
+        raise _iam_error(400, "The request body is invalid: user name, password and domain name are required.") from None
+    scope = body["auth"].get("scope") if isinstance(body.get("auth"), dict) else None
     return str(domain), str(name), str(password), scope
 
 
 def resolve_scope(account, scope):
     """Return the project a token request is scoped to, or raise ApiError."""
-    if not isinstance(scope, dict) or 'project' not in scope:
-        raise _iam_error(400, 'A project scope (auth.scope.project.name or .id) is required by this emulator.')
-    project = scope['project'] or {}
-    if project.get('id'):
-        found = account.project_by_id(str(project['id']))
+    if not isinstance(scope, dict) or "project" not in scope:
+        raise _iam_error(400, "A project scope (auth.scope.project.name or .id) is required by this emulator.")
+    project = scope["project"] or {}
+    if project.get("id"):
+        found = account.project_by_id(str(project["id"]))
     else:
-        named = account.projects_named(str(project.get('name', '')))
+        named = account.projects_named(str(project.get("name", "")))
         found = named[0] if named else None
     if found is None:
-        raise _iam_error(401, 'The project in the scope does not exist or is not accessible.')
+        raise _iam_error(401, "The project in the scope does not exist or is not accessible.")
     return found
 
 
 def token_body(record, base_url, with_catalog=True):
     """Return the JSON body of a token response."""
-    account = record['account']
-    project = record['project']
-    user = record['user']
-    body = {'token': {
-        'expires_at': iso8601(record['expires_at']),
-        'issued_at': iso8601(record['issued_at']),
-        'methods': ['password'],
-        'project': {'id': project['id'], 'name': project['name'],
-                    'domain': {'id': account.domain_id, 'name': account.domain_name}},
-        'user': {'id': user['id'], 'name': user['name'], 'password_expires_at': '',
-                 'domain': {'id': account.domain_id, 'name': account.domain_name}},
-        'roles': [{'id': '0', 'name': 'te_admin'}, {'id': '0', 'name': 'op_gated_modelarts'}],
-    }}
+    account = record["account"]
+    project = record["project"]
+    user = record["user"]
+    body = {
+        "token": {
+            "expires_at": iso8601(record["expires_at"]),
+            "issued_at": iso8601(record["issued_at"]),
+            "methods": ["password"],
+            "project": {"id": project["id"], "name": project["name"], "domain": {"id": account.domain_id, "name": account.domain_name}},
+            "user": {"id": user["id"], "name": user["name"], "password_expires_at": "", "domain": {"id": account.domain_id, "name": account.domain_name}},
+            "roles": [{"id": "0", "name": "te_admin"}, {"id": "0", "name": "op_gated_modelarts"}],
+        }
+    }
     if with_catalog:
-        body['token']['catalog'] = [
-            {'type': 'modelarts', 'name': 'modelarts', 'id': 'c3f8b1a0e7d94d6c9b2a5f4e3d2c1b0a',
-             'endpoints': [{'id': 'e1d2c3b4a5f64e7d8c9b0a1f2e3d4c5b', 'interface': 'public', 'region': project['name'],
-                            'region_id': project['name'], 'url': base_url}]},
-            {'type': 'identity', 'name': 'iam', 'id': 'a1b2c3d4e5f64a7b8c9d0e1f2a3b4c5d',
-             'endpoints': [{'id': 'f0e1d2c3b4a54f6e7d8c9b0a1f2e3d4c', 'interface': 'public', 'region': '*',
-                            'region_id': '*', 'url': base_url + '/v3'}]},
+        body["token"]["catalog"] = [
+            {
+                "type": "modelarts",
+                "name": "modelarts",
+                "id": "c3f8b1a0e7d94d6c9b2a5f4e3d2c1b0a",
+                "endpoints": [
+                    {"id": "e1d2c3b4a5f64e7d8c9b0a1f2e3d4c5b", "interface": "public", "region": project["name"], "region_id": project["name"], "url": base_url}
+                ],
+            },
+            {
+                "type": "identity",
+                "name": "iam",
+                "id": "a1b2c3d4e5f64a7b8c9d0e1f2a3b4c5d",
+                "endpoints": [{"id": "f0e1d2c3b4a54f6e7d8c9b0a1f2e3d4c", "interface": "public", "region": "*", "region_id": "*", "url": base_url + "/v3"}],
+            },
         ]
     return body
 
@@ -126,8 +133,18 @@ def projects_body(account, name, base_url):
     """Return the body of ``GET /v3/projects`` for an account (filtered by name when given)."""
     projects = account.projects if name is None else account.projects_named(name)
     return {
-        'links': {'self': base_url + '/v3/projects' + ('?name=' + name if name else ''), 'previous': None, 'next': None},
-        'projects': [{'id': p['id'], 'name': p['name'], 'domain_id': account.domain_id, 'description': '',
-                      'enabled': True, 'is_domain': False, 'parent_id': account.domain_id,
-                      'links': {'self': base_url + '/v3/projects/' + p['id']}} for p in projects],
+        "links": {"self": base_url + "/v3/projects" + ("?name=" + name if name else ""), "previous": None, "next": None},
+        "projects": [
+            {
+                "id": p["id"],
+                "name": p["name"],
+                "domain_id": account.domain_id,
+                "description": "",
+                "enabled": True,
+                "is_domain": False,
+                "parent_id": account.domain_id,
+                "links": {"self": base_url + "/v3/projects/" + p["id"]},
+            }
+            for p in projects
+        ],
     }

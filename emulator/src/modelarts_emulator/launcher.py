@@ -39,27 +39,34 @@ import time
 from .app import DEFAULT_ADMIN_TOKEN
 from .client import PRIMARY, ControlClient, EmulatorCredentials  # noqa: F401  pylint: disable=unused-import
 
-READY_PREFIX = 'modelarts-emulator listening on '
+READY_PREFIX = "modelarts-emulator listening on "
 # The directory holding the modelarts_emulator package: put on the child's PYTHONPATH so that the
 # emulator also starts from a checkout where the package is not installed.
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _FLAG_TO_FIELD = {
-    '--region': 'region', '--project-id': 'project_id', '--access-key': 'ak', '--secret-key': 'sk',
-    '--temp-access-key': 'temp_ak', '--temp-secret-key': 'temp_sk', '--security-token': 'security_token',
-    '--username': 'username', '--password': 'password', '--domain-name': 'domain_name',
+    "--region": "region",
+    "--project-id": "project_id",
+    "--access-key": "ak",
+    "--secret-key": "sk",
+    "--temp-access-key": "temp_ak",
+    "--temp-secret-key": "temp_sk",
+    "--security-token": "security_token",
+    "--username": "username",
+    "--password": "password",
+    "--domain-name": "domain_name",
 }
 
 
 def server_command(python=None):
     """The argv prefix that runs the emulator's command line with ``python`` (default: this interpreter)."""
-    return [python or sys.executable, '-m', 'modelarts_emulator']
+    return [python or sys.executable, "-m", "modelarts_emulator"]
 
 
 def server_env(env=None):
     """The environment for an emulator subprocess: ``env`` (default: ours) with this package importable."""
     result = dict(os.environ if env is None else env)
-    paths = [PACKAGE_PARENT] + [p for p in result.get('PYTHONPATH', '').split(os.pathsep) if p and p != PACKAGE_PARENT]
-    result['PYTHONPATH'] = os.pathsep.join(paths)
+    paths = [PACKAGE_PARENT] + [p for p in result.get("PYTHONPATH", "").split(os.pathsep) if p and p != PACKAGE_PARENT]
+    result["PYTHONPATH"] = os.pathsep.join(paths)
     return result
 
 
@@ -73,7 +80,7 @@ class EmulatorProcess(ControlClient):
         self._tls_dir_owned = tls_dir_owned
 
     def __repr__(self):
-        return 'EmulatorProcess(url=%r, pid=%r)' % (self.url, self.process.pid)
+        return "EmulatorProcess(url=%r, pid=%r)" % (self.url, self.process.pid)
 
     def stop(self, timeout=5.0):
         """Terminate the process (then kill it if needed) and remove an owned TLS directory."""
@@ -95,16 +102,15 @@ def _creds_from_args(args):
     creds = dict(PRIMARY)
     args = list(args)
     for index, arg in enumerate(args):
-        if '=' in arg and arg.split('=', 1)[0] in _FLAG_TO_FIELD:
-            flag, value = arg.split('=', 1)
+        if "=" in arg and arg.split("=", 1)[0] in _FLAG_TO_FIELD:
+            flag, value = arg.split("=", 1)
             creds[_FLAG_TO_FIELD[flag]] = value
         elif arg in _FLAG_TO_FIELD and index + 1 < len(args):
             creds[_FLAG_TO_FIELD[arg]] = args[index + 1]
     return creds
 
 
-def start_emulator(scenario=None, tls=False, tls_dir=None, port=0, admin_token=None, extra_args=(),
-                   python=None, startup_timeout=20.0, env=None):
+def start_emulator(scenario=None, tls=False, tls_dir=None, port=0, admin_token=None, extra_args=(), python=None, startup_timeout=20.0, env=None):
     """Start the emulator and wait for its ready line; return an :class:`EmulatorProcess`.
 
     ``scenario``: a path, or the name of a shipped one (``demo``, ``empty``, ``integration``, ``flaky``);
@@ -115,13 +121,13 @@ def start_emulator(scenario=None, tls=False, tls_dir=None, port=0, admin_token=N
     # pylint: disable=too-many-arguments,too-many-locals
     owned = None
     if tls and not tls_dir:
-        tls_dir = owned = tempfile.mkdtemp(prefix='modelarts-emulator-tls-')
+        tls_dir = owned = tempfile.mkdtemp(prefix="modelarts-emulator-tls-")
     admin_token = admin_token or DEFAULT_ADMIN_TOKEN
-    cmd = server_command(python) + ['--port', str(port), '--admin-token', admin_token]
+    cmd = server_command(python) + ["--port", str(port), "--admin-token", admin_token]
     if tls_dir:
-        cmd += ['--tls-dir', str(tls_dir)]
+        cmd += ["--tls-dir", str(tls_dir)]
     if scenario:
-        cmd += ['--scenario', str(scenario)]
+        cmd += ["--scenario", str(scenario)]
     cmd += list(extra_args)
     proc_env = server_env()
     proc_env.update(env or {})
@@ -143,12 +149,12 @@ def start_emulator(scenario=None, tls=False, tls_dir=None, port=0, admin_token=N
         _out, err = process.communicate(timeout=5)
         if owned:
             shutil.rmtree(owned, ignore_errors=True)
-        raise RuntimeError('emulator did not start (exit %s): %s' % (process.returncode, (err or '').strip()[-2000:]))
-    url = ready[0][len(READY_PREFIX):].strip()
+        raise RuntimeError("emulator did not start (exit %s): %s" % (process.returncode, (err or "").strip()[-2000:]))
+    url = ready[0][len(READY_PREFIX) :].strip()
     # Keep draining both pipes so a chatty emulator (--verbose) never blocks on a full pipe.
     threading.Thread(target=_drain, args=(process.stderr,), daemon=True).start()
     threading.Thread(target=_drain, args=(process.stdout,), daemon=True).start()
-    ca_file = os.path.join(str(tls_dir), 'ca.pem') if tls_dir else None
+    ca_file = os.path.join(str(tls_dir), "ca.pem") if tls_dir else None
     return EmulatorProcess(process, url, ca_file, admin_token, _creds_from_args(extra_args), owned)
 
 

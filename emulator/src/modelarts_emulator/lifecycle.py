@@ -14,24 +14,30 @@ and a job first seen Running has already run a while.
 
 import threading
 
-PHASES = ('Creating', 'Pending', 'Running', 'Failed', 'Completed', 'Terminating', 'Terminated', 'Abnormal')
-TERMINAL_PHASES = ('Failed', 'Completed', 'Terminated', 'Abnormal')
+PHASES = ("Creating", "Pending", "Running", "Failed", "Completed", "Terminating", "Terminated", "Abnormal")
+TERMINAL_PHASES = ("Failed", "Completed", "Terminated", "Abnormal")
 DEFAULT_SECONDARY = {
-    'Creating': 'Creating', 'Pending': 'Queuing', 'Running': 'Running', 'Failed': 'Failed',
-    'Completed': 'Completed', 'Terminating': 'Terminating', 'Terminated': 'Terminated', 'Abnormal': 'Lost',
+    "Creating": "Creating",
+    "Pending": "Queuing",
+    "Running": "Running",
+    "Failed": "Failed",
+    "Completed": "Completed",
+    "Terminating": "Terminating",
+    "Terminated": "Terminated",
+    "Abnormal": "Lost",
 }
 # How long each phase lasted in the synthesised past of a job declared with just ``phase: X``.
-HISTORY_SECONDS = {'Creating': 25, 'Pending': 45, 'Running': 1800, 'Terminating': 15}
+HISTORY_SECONDS = {"Creating": 25, "Pending": 45, "Running": 1800, "Terminating": 15}
 ENDED_AGO_SECONDS = 600
 _STATIC_PATHS = {
-    'Creating': ['Creating'],
-    'Pending': ['Creating', 'Pending'],
-    'Running': ['Creating', 'Pending', 'Running'],
-    'Completed': ['Creating', 'Pending', 'Running', 'Completed'],
-    'Failed': ['Creating', 'Pending', 'Running', 'Failed'],
-    'Terminating': ['Creating', 'Pending', 'Running', 'Terminating'],
-    'Terminated': ['Creating', 'Pending', 'Running', 'Terminating', 'Terminated'],
-    'Abnormal': ['Creating', 'Abnormal'],
+    "Creating": ["Creating"],
+    "Pending": ["Creating", "Pending"],
+    "Running": ["Creating", "Pending", "Running"],
+    "Completed": ["Creating", "Pending", "Running", "Completed"],
+    "Failed": ["Creating", "Pending", "Running", "Failed"],
+    "Terminating": ["Creating", "Pending", "Running", "Terminating"],
+    "Terminated": ["Creating", "Pending", "Running", "Terminating", "Terminated"],
+    "Abnormal": ["Creating", "Abnormal"],
 }
 
 
@@ -42,7 +48,7 @@ class TimelineError(ValueError):
 class Step:
     """One phase of a timeline."""
 
-    __slots__ = ('phase', 'secondary_phase', 'length', 'restart', 'v1_status')
+    __slots__ = ("phase", "secondary_phase", "length", "restart", "v1_status")
 
     def __init__(self, phase, secondary_phase=None, length=None, restart=False, v1_status=None):
         self.phase = phase
@@ -53,23 +59,23 @@ class Step:
 
     def as_dict(self, mode):
         """Return the step as scenario-style data."""
-        data = {'phase': self.phase, 'secondary_phase': self.secondary_phase}
+        data = {"phase": self.phase, "secondary_phase": self.secondary_phase}
         if self.length is not None:
             data[mode] = self.length
         if self.restart:
-            data['restart'] = True
+            data["restart"] = True
         if self.v1_status is not None:
-            data['v1_status'] = self.v1_status
+            data["v1_status"] = self.v1_status
         return data
 
 
 class Snapshot:
     """What a job looks like at one moment: the steps entered so far with their entry times (ms)."""
 
-    __slots__ = ('history', 'created_ms', 'now_ms')
+    __slots__ = ("history", "created_ms", "now_ms")
 
     def __init__(self, history, created_ms, now_ms):
-        self.history = history      # list of (Step, entered_ms)
+        self.history = history  # list of (Step, entered_ms)
         self.created_ms = created_ms
         self.now_ms = now_ms
 
@@ -97,25 +103,25 @@ def parse_timeline(spec, default_step=1, clock=None):
     length use ``default_step``. ``clock`` (``polls``/``seconds``) decides the mode when no item names one.
     """
     if not isinstance(spec, list) or not spec:
-        raise TimelineError('timeline must be a non-empty list')
+        raise TimelineError("timeline must be a non-empty list")
     raw = []
     modes = set()
     for item in spec:
         if isinstance(item, str):
-            item = {'phase': item}
-        if not isinstance(item, dict) or 'phase' not in item:
+            item = {"phase": item}
+        if not isinstance(item, dict) or "phase" not in item:
             raise TimelineError('timeline items must be phase names or mappings with a "phase" key: %r' % (item,))
-        phase = str(item['phase'])
+        phase = str(item["phase"])
         if phase not in PHASES:
-            raise TimelineError('unknown phase %r (expected one of %s)' % (phase, ', '.join(PHASES)))
-        for key in ('polls', 'seconds'):
+            raise TimelineError("unknown phase %r (expected one of %s)" % (phase, ", ".join(PHASES)))
+        for key in ("polls", "seconds"):
             if key in item:
                 modes.add(key)
         raw.append((phase, item))
     if len(modes) > 1:
-        raise TimelineError('a timeline is driven by polls or by seconds, not both')
-    mode = modes.pop() if modes else (clock or 'polls')
-    if mode not in ('polls', 'seconds'):
+        raise TimelineError("a timeline is driven by polls or by seconds, not both")
+    mode = modes.pop() if modes else (clock or "polls")
+    if mode not in ("polls", "seconds"):
         raise TimelineError('clock must be "polls" or "seconds"')
     steps = []
     ran = False
@@ -125,18 +131,17 @@ def parse_timeline(spec, default_step=1, clock=None):
         if not last:
             length = item.get(mode, default_step)
             try:
-                length = float(length) if mode == 'seconds' else int(length)
+                length = float(length) if mode == "seconds" else int(length)
             except (TypeError, ValueError):
-                raise TimelineError('step length must be a number: %r' % (length,)) from None
-            if length < (0 if mode == 'seconds' else 1):
-                raise TimelineError('a %s length must be at least %s' % (mode, 0 if mode == 'seconds' else 1))
-        secondary = item.get('secondary_phase')
+                raise TimelineError("step length must be a number: %r" % (length,)) from None
+            if length < (0 if mode == "seconds" else 1):
+                raise TimelineError("a %s length must be at least %s" % (mode, 0 if mode == "seconds" else 1))
+        secondary = item.get("secondary_phase")
         if secondary is None:
-            secondary = 'CreateFailed' if phase == 'Abnormal' and not ran else DEFAULT_SECONDARY[phase]
-        ran = ran or phase == 'Running'
-        v1_status = item.get('v1_status')
-        steps.append(Step(phase, str(secondary), length, bool(item.get('restart')),
-                          int(v1_status) if v1_status is not None else None))
+            secondary = "CreateFailed" if phase == "Abnormal" and not ran else DEFAULT_SECONDARY[phase]
+        ran = ran or phase == "Running"
+        v1_status = item.get("v1_status")
+        steps.append(Step(phase, str(secondary), length, bool(item.get("restart")), int(v1_status) if v1_status is not None else None))
     return mode, steps
 
 
@@ -146,26 +151,26 @@ def static_timeline(phase, secondary_phase=None, run_seconds=None):
     The past is synthesised with realistic lengths so that times and durations are consistent.
     """
     if phase not in _STATIC_PATHS:
-        raise TimelineError('unknown phase %r' % (phase,))
+        raise TimelineError("unknown phase %r" % (phase,))
     items = []
     total = 0.0
     path = _STATIC_PATHS[phase]
     for index, name in enumerate(path):
-        item = {'phase': name}
+        item = {"phase": name}
         if index < len(path) - 1:
-            seconds = HISTORY_SECONDS[name] if name != 'Running' or run_seconds is None else float(run_seconds)
-            item['seconds'] = seconds
+            seconds = HISTORY_SECONDS[name] if name != "Running" or run_seconds is None else float(run_seconds)
+            item["seconds"] = seconds
             total += seconds
         elif secondary_phase:
-            item['secondary_phase'] = secondary_phase
+            item["secondary_phase"] = secondary_phase
         items.append(item)
-    if phase in ('Running', 'Pending', 'Creating'):
+    if phase in ("Running", "Pending", "Creating"):
         # Jobs still in progress have spent a while in their current phase too.
-        total += HISTORY_SECONDS[phase] if phase != 'Running' else (float(run_seconds) if run_seconds else 600.0)
+        total += HISTORY_SECONDS[phase] if phase != "Running" else (float(run_seconds) if run_seconds else 600.0)
     elif phase in TERMINAL_PHASES:
         # ... and finished jobs finished a while ago, not the moment the emulator started.
         total += ENDED_AGO_SECONDS
-    _mode, steps = parse_timeline(items, clock='seconds')
+    _mode, steps = parse_timeline(items, clock="seconds")
     return steps, total
 
 
@@ -175,13 +180,13 @@ class Lifecycle:
     def __init__(self, mode, steps, created_at, not_found_polls=0):
         self.mode = mode
         self.steps = steps
-        self.created_at = float(created_at)        # epoch seconds on the emulator clock
+        self.created_at = float(created_at)  # epoch seconds on the emulator clock
         self.not_found_polls = int(not_found_polls)
         self._lock = threading.Lock()
-        self.polls = 0                              # polls that saw the job
-        self.hidden_polls = 0                       # polls answered "not found"
-        self._entered = [self.created_at]           # poll mode: entry time (s) of steps 0..current
-        self._last_seen = self.created_at           # poll mode: when a client last saw the job (GET or search)
+        self.polls = 0  # polls that saw the job
+        self.hidden_polls = 0  # polls answered "not found"
+        self._entered = [self.created_at]  # poll mode: entry time (s) of steps 0..current
+        self._last_seen = self.created_at  # poll mode: when a client last saw the job (GET or search)
         self._bounds = []
         total = 0
         for step in steps[:-1]:
@@ -222,10 +227,10 @@ class Lifecycle:
         with self._lock:
             if now < self.created_at or self.hidden_polls < self.not_found_polls:
                 return None
-            return self._snapshot(now, max(self.polls, 1) if self.mode == 'polls' else 0)
+            return self._snapshot(now, max(self.polls, 1) if self.mode == "polls" else 0)
 
     def _snapshot(self, now, polls):
-        if self.mode == 'seconds':
+        if self.mode == "seconds":
             index = self._index_for_time(now)
             entered = [self.created_at] + [self.created_at + b for b in self._bounds]
             history = [(self.steps[i], int(entered[i] * 1000)) for i in range(index + 1)]
@@ -241,9 +246,9 @@ class Lifecycle:
         """Return a summary for the control API."""
         snap = self.peek(now)
         return {
-            'clock': self.mode,
-            'phase': snap.phase if snap else None,
-            'polls': self.polls,
-            'not_found_polls_left': max(0, self.not_found_polls - self.hidden_polls),
-            'timeline': [s.as_dict(self.mode) for s in self.steps],
+            "clock": self.mode,
+            "phase": snap.phase if snap else None,
+            "polls": self.polls,
+            "not_found_polls_left": max(0, self.not_found_polls - self.hidden_polls),
+            "timeline": [s.as_dict(self.mode) for s in self.steps],
         }

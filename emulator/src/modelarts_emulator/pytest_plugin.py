@@ -34,7 +34,7 @@ import pytest
 
 from .launcher import running_emulator, start_emulator
 
-DEFAULT_OPTIONS = {'scenario': None, 'tls': True}
+DEFAULT_OPTIONS = {"scenario": None, "tls": True}
 
 
 def _start(options):
@@ -43,13 +43,13 @@ def _start(options):
     return start_emulator(**options)
 
 
-@pytest.fixture(scope='session')
+@pytest.fixture(scope="session")
 def modelarts_emulator_options():
     """Arguments of ``start_emulator`` for the session's emulator; override in a conftest.py to change them."""
     return dict(DEFAULT_OPTIONS)
 
 
-@pytest.fixture(scope='session')
+@pytest.fixture(scope="session")
 def modelarts_emulator_server(modelarts_emulator_options):  # pylint: disable=redefined-outer-name
     """The session's running emulator (not reset between tests)."""
     options = dict(DEFAULT_OPTIONS, **(modelarts_emulator_options or {}))
@@ -82,7 +82,7 @@ def modelarts_emulator_factory():
         emulator.stop()
 
 
-def emulator_fixture(scope='session', name=None, **kwargs):
+def emulator_fixture(scope="session", name=None, **kwargs):
     """Return a pytest fixture that runs one emulator (``start_emulator`` arguments) for ``scope``.
 
     Example (in a conftest.py)::

@@ -12,10 +12,10 @@ import json
 import re
 import threading
 
-REDACTED = '***'
-SECRET_HEADERS = ('x-auth-token', 'x-security-token', 'x-subject-token', 'x-emulator-admin-token', 'cookie')
-_SIGNATURE_RE = re.compile(r'(Signature=)[0-9A-Fa-f]+')
-_SECRET_KEYS = ('password', 'secret', 'sk', 'security_token', 'securitytoken', 'access_token', 'id_token', 'token')
+REDACTED = "***"
+SECRET_HEADERS = ("x-auth-token", "x-security-token", "x-subject-token", "x-emulator-admin-token", "cookie")
+_SIGNATURE_RE = re.compile(r"(Signature=)[0-9A-Fa-f]+")
+_SECRET_KEYS = ("password", "secret", "sk", "security_token", "securitytoken", "access_token", "id_token", "token")
 
 
 def redact_headers(headers):
@@ -25,9 +25,9 @@ def redact_headers(headers):
         lower = name.lower()
         if lower in SECRET_HEADERS:
             value = REDACTED
-        elif lower == 'authorization':
-            value = _SIGNATURE_RE.sub(r'\1' + REDACTED, value)
-            if 'Signature=' not in value:
+        elif lower == "authorization":
+            value = _SIGNATURE_RE.sub(r"\1" + REDACTED, value)
+            if "Signature=" not in value:
                 value = REDACTED
         result[name] = value
     return result
@@ -39,8 +39,8 @@ def _redact_obj(obj):
         for key, value in obj.items():
             if str(key).lower() in _SECRET_KEYS and not isinstance(value, (dict, list)):
                 out[key] = REDACTED
-            elif str(key).lower() == 'token' and isinstance(value, dict):
-                out[key] = {k: (REDACTED if k == 'id' else _redact_obj(v)) for k, v in value.items()}
+            elif str(key).lower() == "token" and isinstance(value, dict):
+                out[key] = {k: (REDACTED if k == "id" else _redact_obj(v)) for k, v in value.items()}
             else:
                 out[key] = _redact_obj(value)
         return out
@@ -56,7 +56,7 @@ def redact_body(body):
     try:
         parsed = json.loads(body)
     except (ValueError, UnicodeDecodeError):
-        return '<%d bytes, not JSON>' % len(body)
+        return "<%d bytes, not JSON>" % len(body)
     return _redact_obj(parsed)
 
 
@@ -71,16 +71,16 @@ class RequestLog:
     def add(self, entry):
         """Append a record (a dict); return its sequence number."""
         with self._lock:
-            entry['seq'] = next(self._seq)
+            entry["seq"] = next(self._seq)
             self._entries.append(entry)
-            return entry['seq']
+            return entry["seq"]
 
     def entries(self, since=0, limit=None, path_contains=None):
         """Return records with ``seq > since`` (optionally filtered by path substring), oldest first."""
         with self._lock:
-            items = [e for e in self._entries if e['seq'] > since]
+            items = [e for e in self._entries if e["seq"] > since]
         if path_contains:
-            items = [e for e in items if path_contains in e.get('path', '')]
+            items = [e for e in items if path_contains in e.get("path", "")]
         if limit is not None:
             items = items[:limit]
         return items

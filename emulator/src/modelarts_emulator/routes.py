@@ -15,33 +15,33 @@ from urllib.parse import unquote
 from . import documents, errors, faults as faults_mod, iam
 from .gateway import Caller, authenticate, check_project
 
-_V2_JOB = re.compile(r'^/v2/(?P<project>[^/]+)/training-jobs/(?P<job>[^/]+)/?$')
-_V2_SEARCH = re.compile(r'^/v2/(?P<project>[^/]+)/training-job-searches/?$')
-_V1_JOB = re.compile(r'^/v1/(?P<project>[^/]+)/training-jobs/(?P<job>[^/]+)/versions/(?P<version>[^/]+)/?$')
-SEARCH_KEYS = ('name', 'phase', 'create_time', 'kind', 'algorithm_name', 'user_id', 'user_name', 'id')
-SEARCH_OPERATORS = ('like', 'in', 'not', 'between')
-HTTP_REASONS = {200: 'OK', 500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout'}
+_V2_JOB = re.compile(r"^/v2/(?P<project>[^/]+)/training-jobs/(?P<job>[^/]+)/?$")
+_V2_SEARCH = re.compile(r"^/v2/(?P<project>[^/]+)/training-job-searches/?$")
+_V1_JOB = re.compile(r"^/v1/(?P<project>[^/]+)/training-jobs/(?P<job>[^/]+)/versions/(?P<version>[^/]+)/?$")
+SEARCH_KEYS = ("name", "phase", "create_time", "kind", "algorithm_name", "user_id", "user_name", "id")
+SEARCH_OPERATORS = ("like", "in", "not", "between")
+HTTP_REASONS = {200: "OK", 500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout"}
 
 
 class Response:
     """A response about to be sent; faults may rewrite it."""
 
     # pylint: disable=too-few-public-methods
-    __slots__ = ('status', 'body', 'content_type', 'headers', 'document', 'api')
+    __slots__ = ("status", "body", "content_type", "headers", "document", "api")
 
-    def __init__(self, status, body=None, content_type='application/json;charset=UTF-8', headers=None, document=None, api=None):
+    def __init__(self, status, body=None, content_type="application/json;charset=UTF-8", headers=None, document=None, api=None):
         # pylint: disable=too-many-arguments
         self.status = status
         self.body = body
         self.content_type = content_type
         self.headers = dict(headers or {})
-        self.document = document      # the JSON object behind body (drift rewrites it)
-        self.api = api                # v2, v1 or search, for drift defaults
+        self.document = document  # the JSON object behind body (drift rewrites it)
+        self.api = api  # v2, v1 or search, for drift defaults
 
 
 def json_bytes(obj):
     """Serialise compactly, as the service does."""
-    return json.dumps(obj, separators=(',', ':'), ensure_ascii=False).encode('utf-8')
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
 def error_response(exc, request_id):
@@ -52,18 +52,18 @@ def error_response(exc, request_id):
 def dispatch(state, exchange):
     """Route a request; return (API family, Response). Unknown routes are a gateway 404."""
     path, method = exchange.path, exchange.method
-    if path.rstrip('/') == '/v3/auth/tokens' and method == 'POST':
+    if path.rstrip("/") == "/v3/auth/tokens" and method == "POST":
         return errors.IAM, iam_token(state, exchange)
-    if path.rstrip('/') == '/v3/projects' and method == 'GET':
+    if path.rstrip("/") == "/v3/projects" and method == "GET":
         return errors.IAM, iam_projects(state, exchange)
     match = _V2_JOB.match(path)
-    if match and method == 'GET':
+    if match and method == "GET":
         return errors.V2, v2_detail(state, exchange, match)
     match = _V2_SEARCH.match(path)
-    if match and method == 'POST':
+    if match and method == "POST":
         return errors.V2, v2_search(state, exchange, match)
     match = _V1_JOB.match(path)
-    if match and method == 'GET':
+    if match and method == "GET":
         return errors.V1, v1_detail(state, exchange, match)
     raise errors.apigw_not_found()
 
@@ -75,20 +75,20 @@ def draw_fault(state, exchange, fault_family, body_family):
     if fault is None:
         return None
     exchange.fault = fault
-    kind = fault['type']
-    if kind == 'throttle':
-        raise errors.apigw_throttled(fault['retry_after'])
-    if kind == 'error':
-        status = fault['status']
+    kind = fault["type"]
+    if kind == "throttle":
+        raise errors.apigw_throttled(fault["retry_after"])
+    if kind == "error":
+        status = fault["status"]
         if status == 500:
             raise errors.internal_error(body_family)
         if status == 503:
-            raise errors.ApiError(503, 'ModelArts.0003', 'The service is temporarily unavailable. Please try again later.', body_family)
+            raise errors.ApiError(503, "ModelArts.0003", "The service is temporarily unavailable. Please try again later.", body_family)
         if status == 502:
-            raise errors.ApiError(502, 'APIG.0202', 'Backend unavailable.', errors.APIGW)
-        raise errors.ApiError(504, 'APIG.0201', 'Backend timeout.', errors.APIGW)
-    if kind == 'delay':
-        time.sleep(fault['seconds'])
+            raise errors.ApiError(502, "APIG.0202", "Backend unavailable.", errors.APIGW)
+        raise errors.ApiError(504, "APIG.0201", "Backend timeout.", errors.APIGW)
+    if kind == "delay":
+        time.sleep(fault["seconds"])
     return fault
 
 
@@ -96,14 +96,14 @@ def finish(response, fault):
     """Apply body-level faults (HTML page, schema drift, nulls) to a successful response."""
     if fault is None:
         return response
-    if fault['type'] == 'html':
-        status = fault['status']
-        page = faults_mod.HTML_PAGE.format(status=status, reason=HTTP_REASONS.get(status, 'Error'))
-        return Response(status, page.encode('utf-8'), content_type='text/html')
-    if fault['type'] in ('drift', 'nulls') and response.document is not None:
+    if fault["type"] == "html":
+        status = fault["status"]
+        page = faults_mod.HTML_PAGE.format(status=status, reason=HTTP_REASONS.get(status, "Error"))
+        return Response(status, page.encode("utf-8"), content_type="text/html")
+    if fault["type"] in ("drift", "nulls") and response.document is not None:
         doc = response.document
-        if response.api == 'search':
-            doc = dict(doc, items=[_rewrite_document(fault, item, 'v2') for item in doc['items']])
+        if response.api == "search":
+            doc = dict(doc, items=[_rewrite_document(fault, item, "v2") for item in doc["items"]])
         else:
             doc = _rewrite_document(fault, doc, response.api)
         return Response(response.status, json_bytes(doc), document=doc, api=response.api)
@@ -111,7 +111,7 @@ def finish(response, fault):
 
 
 def _rewrite_document(fault, doc, api):
-    if fault['type'] == 'nulls':
+    if fault["type"] == "nulls":
         return faults_mod.apply_nulls(doc, api)
     return faults_mod.apply_drift(doc, fault, api)
 
@@ -128,36 +128,36 @@ def _modelarts_prelude(state, exchange, project_id, family, job_key=None, fault_
 # IAM -----------------------------------------------------------------------------------------------------
 def iam_token(state, exchange):
     """POST /v3/auth/tokens: a project-scoped token for a user's password."""
-    fault = draw_fault(state, exchange, 'iam', errors.IAM)
+    fault = draw_fault(state, exchange, "iam", errors.IAM)
     try:
-        payload = json.loads(exchange.body or b'{}')
+        payload = json.loads(exchange.body or b"{}")
     except ValueError:
-        raise errors.ApiError(400, 'IAM', 'The request body is not valid JSON.', errors.IAM) from None
+        raise errors.ApiError(400, "IAM", "The request body is not valid JSON.", errors.IAM) from None
     if not isinstance(payload, dict):
-        raise errors.ApiError(400, 'IAM', 'The request body must be a JSON object.', errors.IAM)
+        raise errors.ApiError(400, "IAM", "The request body must be a JSON object.", errors.IAM)
     domain, user_name, password, scope = iam.parse_password_auth(payload)
     account = state.directory.account_for_domain(domain)
     user = account.users.get(user_name) if account else None
-    if user is None or not hmac.compare_digest(user['password'].encode('utf-8'), password.encode('utf-8')):
+    if user is None or not hmac.compare_digest(user["password"].encode("utf-8"), password.encode("utf-8")):
         # One answer for an unknown user and a wrong password: nothing to enumerate.
-        raise errors.ApiError(401, 'IAM', 'The username or password is wrong.', errors.IAM)
+        raise errors.ApiError(401, "IAM", "The username or password is wrong.", errors.IAM)
     project = iam.resolve_scope(account, scope)
-    record = state.tokens.issue(account, user, project, state.now(), state.settings['token_lifetime'])
-    exchange.caller = Caller('password', account, project=project)
-    exchange.project_id = project['id']
-    with_catalog = 'nocatalog=true' not in exchange.query
+    record = state.tokens.issue(account, user, project, state.now(), state.settings["token_lifetime"])
+    exchange.caller = Caller("password", account, project=project)
+    exchange.project_id = project["id"]
+    with_catalog = "nocatalog=true" not in exchange.query
     doc = iam.token_body(record, exchange.base_url, with_catalog)
-    return finish(Response(201, json_bytes(doc), headers={'X-Subject-Token': record['token']}), fault)
+    return finish(Response(201, json_bytes(doc), headers={"X-Subject-Token": record["token"]}), fault)
 
 
 def iam_projects(state, exchange):
     """GET /v3/projects[?name=<region>]: the caller's projects."""
     exchange.caller = authenticate(state, exchange)
-    fault = draw_fault(state, exchange, 'iam', errors.IAM)
+    fault = draw_fault(state, exchange, "iam", errors.IAM)
     name = None
-    for part in exchange.query.split('&'):
-        key, _sep, value = part.partition('=')
-        if key == 'name':
+    for part in exchange.query.split("&"):
+        key, _sep, value = part.partition("=")
+        if key == "name":
             name = unquote(value)
     doc = iam.projects_body(exchange.caller.account, name, exchange.base_url)
     return finish(Response(200, json_bytes(doc)), fault)
@@ -177,111 +177,110 @@ def _poll_detail(state, job, family, render, api, fault):
 
 def v2_detail(state, exchange, match):
     """GET /v2/{project_id}/training-jobs/{id}: one poll of the job."""
-    project_id = unquote(match.group('project'))
-    job_id = unquote(match.group('job'))
+    project_id = unquote(match.group("project"))
+    job_id = unquote(match.group("job"))
     fault = _modelarts_prelude(state, exchange, project_id, errors.V2, job_key=job_id)
-    return _poll_detail(state, state.v2_job(project_id, job_id), errors.V2, documents.v2_document, 'v2', fault)
+    return _poll_detail(state, state.v2_job(project_id, job_id), errors.V2, documents.v2_document, "v2", fault)
 
 
 def v1_detail(state, exchange, match):
     """GET /v1/{project_id}/training-jobs/{job_id}/versions/{version_id}: one poll of the job."""
-    project_id = unquote(match.group('project'))
+    project_id = unquote(match.group("project"))
     try:
-        job_id = int(match.group('job'))
-        version_id = int(match.group('version'))
+        job_id = int(match.group("job"))
+        version_id = int(match.group("version"))
     except ValueError:
         # Authenticate first: an anonymous caller learns nothing, not even argument errors.
         _modelarts_prelude(state, exchange, project_id, errors.V1)
-        raise errors.invalid_argument('job_id and version_id must be integers', errors.V1) from None
+        raise errors.invalid_argument("job_id and version_id must be integers", errors.V1) from None
     job = state.v1_job(project_id, job_id, version_id)
-    job_key = job.key if job else '%d/%d' % (job_id, version_id)
+    job_key = job.key if job else "%d/%d" % (job_id, version_id)
     fault = _modelarts_prelude(state, exchange, project_id, errors.V1, job_key=job_key)
-    return _poll_detail(state, job, errors.V1, documents.v1_document, 'v1', fault)
+    return _poll_detail(state, job, errors.V1, documents.v1_document, "v1", fault)
 
 
 def v2_search(state, exchange, match):
     """POST /v2/{project_id}/training-job-searches: filter, sort and page the project's v2 jobs."""
-    project_id = unquote(match.group('project'))
-    fault = _modelarts_prelude(state, exchange, project_id, errors.V2, fault_family='search')
+    project_id = unquote(match.group("project"))
+    fault = _modelarts_prelude(state, exchange, project_id, errors.V2, fault_family="search")
     try:
-        query = json.loads(exchange.body or b'{}')
+        query = json.loads(exchange.body or b"{}")
     except ValueError:
-        raise errors.invalid_argument('the request body is not valid JSON') from None
+        raise errors.invalid_argument("the request body is not valid JSON") from None
     if not isinstance(query, dict):
-        raise errors.invalid_argument('the request body must be a JSON object')
-    offset, limit, sort_by, order, filters = parse_search(query, state.settings['max_search_limit'])
+        raise errors.invalid_argument("the request body must be a JSON object")
+    offset, limit, sort_by, order, filters = parse_search(query, state.settings["max_search_limit"])
     now = state.now()
     matched = []
     for job in state.v2_jobs_in(project_id):
         snapshot = job.lifecycle.peek(now)
         if snapshot is not None and _matches(job, snapshot, filters):
             matched.append((job, snapshot))
-    reverse = order == 'desc'
-    if sort_by == 'name':
+    reverse = order == "desc"
+    if sort_by == "name":
         matched.sort(key=lambda js: (js[0].name, js[0].v2_id), reverse=reverse)
-    elif sort_by == 'duration':
-        matched.sort(key=lambda js: (documents.v2_status(js[0], js[1])['duration'], js[0].v2_id), reverse=reverse)
+    elif sort_by == "duration":
+        matched.sort(key=lambda js: (documents.v2_status(js[0], js[1])["duration"], js[0].v2_id), reverse=reverse)
     else:
         matched.sort(key=lambda js: (js[1].created_ms, js[0].v2_id), reverse=reverse)
     items = []
-    for job, snapshot in matched[offset * limit:(offset + 1) * limit]:
-        counts = job.search_counts_as_poll if job.search_counts_as_poll is not None else state.settings['search_counts_as_poll']
+    for job, snapshot in matched[offset * limit : (offset + 1) * limit]:
+        counts = job.search_counts_as_poll if job.search_counts_as_poll is not None else state.settings["search_counts_as_poll"]
         if counts:
             snapshot = job.lifecycle.poll(now) or snapshot
         items.append(documents.v2_document(job, snapshot))
-    doc = {'total': len(matched), 'count': len(items), 'limit': limit, 'offset': offset, 'sort_by': sort_by,
-           'order': order, 'group_by': '', 'items': items}
-    return finish(Response(200, json_bytes(doc), document=doc, api='search'), fault)
+    doc = {"total": len(matched), "count": len(items), "limit": limit, "offset": offset, "sort_by": sort_by, "order": order, "group_by": "", "items": items}
+    return finish(Response(200, json_bytes(doc), document=doc, api="search"), fault)
 
 
 def parse_search(query, max_limit):
     """Validate a search body; return (offset, limit, sort_by, order, filters) or raise ModelArts.0101."""
     try:
-        offset = int(query['offset']) if query.get('offset') is not None else 0
-        limit = int(query['limit']) if query.get('limit') is not None else 10
+        offset = int(query["offset"]) if query.get("offset") is not None else 0
+        limit = int(query["limit"]) if query.get("limit") is not None else 10
     except (TypeError, ValueError):
-        raise errors.invalid_argument('offset and limit must be integers') from None
+        raise errors.invalid_argument("offset and limit must be integers") from None
     if offset < 0:
-        raise errors.invalid_argument('offset must be >= 0')
+        raise errors.invalid_argument("offset must be >= 0")
     if not 1 <= limit <= max_limit:
-        raise errors.invalid_argument('limit must be between 1 and %d' % max_limit)
-    sort_by = query.get('sort_by') or 'create_time'
-    if sort_by not in ('create_time', 'name', 'duration'):
-        raise errors.invalid_argument('sort_by must be create_time, name or duration')
-    order = query.get('order') or 'desc'
-    if order not in ('asc', 'desc'):
-        raise errors.invalid_argument('order must be asc or desc')
-    filters = query.get('filters') or []
+        raise errors.invalid_argument("limit must be between 1 and %d" % max_limit)
+    sort_by = query.get("sort_by") or "create_time"
+    if sort_by not in ("create_time", "name", "duration"):
+        raise errors.invalid_argument("sort_by must be create_time, name or duration")
+    order = query.get("order") or "desc"
+    if order not in ("asc", "desc"):
+        raise errors.invalid_argument("order must be asc or desc")
+    filters = query.get("filters") or []
     if not isinstance(filters, list):
-        raise errors.invalid_argument('filters must be a list')
+        raise errors.invalid_argument("filters must be a list")
     clean = []
     for item in filters:
         if not isinstance(item, dict):
-            raise errors.invalid_argument('each filter must be an object {key, operator, value}')
-        key, operator, value = item.get('key'), item.get('operator'), item.get('value')
+            raise errors.invalid_argument("each filter must be an object {key, operator, value}")
+        key, operator, value = item.get("key"), item.get("operator"), item.get("value")
         if key not in SEARCH_KEYS:
-            raise errors.invalid_argument('unsupported filter key %r' % (key,))
+            raise errors.invalid_argument("unsupported filter key %r" % (key,))
         if operator not in SEARCH_OPERATORS:
-            raise errors.invalid_argument('unsupported filter operator %r' % (operator,))
+            raise errors.invalid_argument("unsupported filter operator %r" % (operator,))
         if not isinstance(value, list):
             value = [value]
         value = [str(v) for v in value]
-        if operator == 'between' and len(value) != 2:
-            raise errors.invalid_argument('between takes exactly two values')
+        if operator == "between" and len(value) != 2:
+            raise errors.invalid_argument("between takes exactly two values")
         clean.append((key, operator, value))
     return offset, limit, sort_by, order, clean
 
 
 def _field(job, snapshot, key):
-    if key == 'phase':
+    if key == "phase":
         return snapshot.phase
-    if key == 'create_time':
+    if key == "create_time":
         return snapshot.created_ms
-    if key == 'algorithm_name':
+    if key == "algorithm_name":
         return documents.algorithm_name(job)
-    if key in ('user_id', 'user_name'):
+    if key in ("user_id", "user_name"):
         return job.user_name
-    if key == 'id':
+    if key == "id":
         return job.v2_id
     return getattr(job, key)
 
@@ -289,13 +288,13 @@ def _field(job, snapshot, key):
 def _matches(job, snapshot, filters):
     for key, operator, values in filters:
         actual = _field(job, snapshot, key)
-        if operator == 'like':
+        if operator == "like":
             if not any(v.lower() in str(actual).lower() for v in values):
                 return False
-        elif operator == 'in':
+        elif operator == "in":
             if str(actual) not in values:
                 return False
-        elif operator == 'not':
+        elif operator == "not":
             if str(actual) in values:
                 return False
         else:

@@ -31,17 +31,51 @@ except ImportError:  # pragma: no cover - PyYAML is the optional [yaml] extra; J
     yaml = None
 
 JOB_KEYS = {
-    'id', 'name', 'description', 'kind', 'project', 'api', 'v1', 'job_id', 'version_id', 'version_name', 'pre_version_id',
-    'flavor', 'node_count', 'pool_id', 'engine', 'image_url', 'algorithm', 'custom_metrics', 'dataset', 'bucket', 'code_name',
-    'parameters', 'annotations', 'phase', 'secondary_phase', 'run_seconds', 'timeline', 'clock', 'step', 'created_at',
-    'not_found_polls', 'not_found_status', 'failure', 'faults', 'count', 'stagger', 'workspace_id', 'user_name',
-    'search_counts_as_poll',
+    "id",
+    "name",
+    "description",
+    "kind",
+    "project",
+    "api",
+    "v1",
+    "job_id",
+    "version_id",
+    "version_name",
+    "pre_version_id",
+    "flavor",
+    "node_count",
+    "pool_id",
+    "engine",
+    "image_url",
+    "algorithm",
+    "custom_metrics",
+    "dataset",
+    "bucket",
+    "code_name",
+    "parameters",
+    "annotations",
+    "phase",
+    "secondary_phase",
+    "run_seconds",
+    "timeline",
+    "clock",
+    "step",
+    "created_at",
+    "not_found_polls",
+    "not_found_status",
+    "failure",
+    "faults",
+    "count",
+    "stagger",
+    "workspace_id",
+    "user_name",
+    "search_counts_as_poll",
 }
-_NAMESPACE = uuid.UUID('6f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f')
+_NAMESPACE = uuid.UUID("6f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f")
 # Shipped scenarios live in the package. The ones a bare start needs (demo, empty) are JSON, so the
 # emulator starts without PyYAML; only YAML scenarios need it.
-SCENARIO_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'scenarios')
-DEFAULT_SCENARIO = 'demo'
+SCENARIO_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scenarios")
+DEFAULT_SCENARIO = "demo"
 
 
 class ScenarioError(ValueError):
@@ -50,19 +84,18 @@ class ScenarioError(ValueError):
 
 def load_file(path):
     """Read a YAML or JSON scenario file and return its data (a dict)."""
-    with open(path, 'rb') as handle:
+    with open(path, "rb") as handle:
         raw = handle.read()
-    if path.endswith('.json'):
+    if path.endswith(".json"):
         data = json.loads(raw)
     else:
         if yaml is None:
-            raise ScenarioError('PyYAML is needed to read %s: pip install "modelarts-emulator[yaml]" '
-                                '(or give the scenario as JSON)' % path)
+            raise ScenarioError('PyYAML is needed to read %s: pip install "modelarts-emulator[yaml]" (or give the scenario as JSON)' % path)
         data = yaml.safe_load(raw)
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise ScenarioError('%s: a scenario must be a mapping' % path)
+        raise ScenarioError("%s: a scenario must be a mapping" % path)
     return data
 
 
@@ -76,7 +109,7 @@ class Job:
     @property
     def key(self):
         """The job's unique key: its v2 id, or ``<job_id>/<version_id>`` for a legacy-only v1 job."""
-        return self.v2_id if self.v2_id else '%s/%s' % (self.v1_job_id, self.v1_version_id)
+        return self.v2_id if self.v2_id else "%s/%s" % (self.v1_job_id, self.v1_version_id)
 
     @property
     def has_v1(self):
@@ -85,24 +118,24 @@ class Job:
 
     def summary(self, now):
         """Return a short description for the control API."""
-        data = {'key': self.key, 'id': self.v2_id, 'name': self.name, 'project_id': self.project_id}
+        data = {"key": self.key, "id": self.v2_id, "name": self.name, "project_id": self.project_id}
         if self.has_v1:
-            data['v1'] = {'job_id': self.v1_job_id, 'version_id': self.v1_version_id}
+            data["v1"] = {"job_id": self.v1_job_id, "version_id": self.v1_version_id}
         data.update(self.lifecycle.describe(now))
         return data
 
 
 def _fmt(value, index):
-    if isinstance(value, str) and '{' in value:
+    if isinstance(value, str) and "{" in value:
         try:
             return value.format(i=index, n=index + 1)
         except (KeyError, IndexError, ValueError):
-            raise ScenarioError('bad template %r: use {i} (0-based) or {n} (1-based)' % value) from None
+            raise ScenarioError("bad template %r: use {i} (0-based) or {n} (1-based)" % value) from None
     return value
 
 
 def _hex(text):
-    return hashlib.sha256(text.encode('utf-8')).hexdigest()
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def expand(specs):
@@ -110,27 +143,27 @@ def expand(specs):
     result = []
     for spec in specs or []:
         if not isinstance(spec, dict):
-            raise ScenarioError('each job must be a mapping, got %r' % (spec,))
+            raise ScenarioError("each job must be a mapping, got %r" % (spec,))
         unknown = set(spec) - JOB_KEYS
         if unknown:
-            raise ScenarioError('job %r: unknown keys %s' % (spec.get('name'), ', '.join(sorted(unknown))))
-        count = int(spec.get('count', 1))
+            raise ScenarioError("job %r: unknown keys %s" % (spec.get("name"), ", ".join(sorted(unknown))))
+        count = int(spec.get("count", 1))
         if count < 1:
-            raise ScenarioError('job %r: count must be >= 1' % spec.get('name'))
-        if 'count' not in spec:
+            raise ScenarioError("job %r: count must be >= 1" % spec.get("name"))
+        if "count" not in spec:
             result.append(dict(spec, _index=0, _templated=False))
             continue
-        stagger = float(spec.get('stagger', 0.001))
+        stagger = float(spec.get("stagger", 0.001))
         for index in range(count):
-            item = {k: _fmt(v, index) for k, v in spec.items() if k not in ('count', 'stagger')}
-            for key in ('job_id',):
+            item = {k: _fmt(v, index) for k, v in spec.items() if k not in ("count", "stagger")}
+            for key in ("job_id",):
                 if key in item:
                     item[key] = int(item[key]) + index
-            if isinstance(item.get('v1'), dict) and 'job_id' in item['v1']:
-                item['v1'] = dict(item['v1'], job_id=int(item['v1']['job_id']) + index)
-            item['created_at'] = float(item.get('created_at', 0)) - index * stagger
-            item['_index'] = index
-            item['_templated'] = True
+            if isinstance(item.get("v1"), dict) and "job_id" in item["v1"]:
+                item["v1"] = dict(item["v1"], job_id=int(item["v1"]["job_id"]) + index)
+            item["created_at"] = float(item.get("created_at", 0)) - index * stagger
+            item["_index"] = index
+            item["_templated"] = True
             result.append(item)
     return result
 
@@ -138,100 +171,118 @@ def expand(specs):
 def build_job(spec, directory, origin, ordinal):
     """Build a Job from one expanded spec. ``origin`` is the emulator time the scenario was loaded."""
     # pylint: disable=too-many-locals,too-many-branches,too-many-statements
-    name = spec.get('name')
+    name = spec.get("name")
     if not name:
-        raise ScenarioError('every job needs a name')
+        raise ScenarioError("every job needs a name")
     name = str(name)
-    where = 'job %r' % name
+    where = "job %r" % name
     try:
-        project_id = directory.resolve_project(spec.get('project'))
+        project_id = directory.resolve_project(spec.get("project"))
     except ValueError as exc:
-        raise ScenarioError('%s: %s' % (where, exc)) from None
+        raise ScenarioError("%s: %s" % (where, exc)) from None
     account = directory.owner_of_project(project_id)
     project = account.project_by_id(project_id)
-    uid = _hex('%s/%s/%s/%s' % (project_id, name, spec.get('_index', 0), ordinal))
-    api = spec.get('api', 'v2')
-    if api not in ('v2', 'v1'):
-        raise ScenarioError('%s: api must be v2 or v1' % where)
+    uid = _hex("%s/%s/%s/%s" % (project_id, name, spec.get("_index", 0), ordinal))
+    api = spec.get("api", "v2")
+    if api not in ("v2", "v1"):
+        raise ScenarioError("%s: api must be v2 or v1" % where)
 
     v2_id = None
-    if api == 'v2':
-        v2_id = str(spec['id']) if spec.get('id') else str(uuid.uuid5(_NAMESPACE, uid))
-    v1 = spec.get('v1')
+    if api == "v2":
+        v2_id = str(spec["id"]) if spec.get("id") else str(uuid.uuid5(_NAMESPACE, uid))
+    v1 = spec.get("v1")
     v1_job_id = v1_version_id = None
-    if api == 'v1':
-        v1 = {'job_id': spec.get('job_id'), 'version_id': spec.get('version_id'), 'version_name': spec.get('version_name'),
-              'pre_version_id': spec.get('pre_version_id')}
-        if v1['job_id'] is None:
-            raise ScenarioError('%s: v1 jobs need a numeric job_id' % where)
+    if api == "v1":
+        v1 = {
+            "job_id": spec.get("job_id"),
+            "version_id": spec.get("version_id"),
+            "version_name": spec.get("version_name"),
+            "pre_version_id": spec.get("pre_version_id"),
+        }
+        if v1["job_id"] is None:
+            raise ScenarioError("%s: v1 jobs need a numeric job_id" % where)
     if v1:
-        if not isinstance(v1, dict) or v1.get('job_id') is None:
-            raise ScenarioError('%s: v1 must be a mapping with job_id (and version_id)' % where)
+        if not isinstance(v1, dict) or v1.get("job_id") is None:
+            raise ScenarioError("%s: v1 must be a mapping with job_id (and version_id)" % where)
         try:
-            v1_job_id = int(v1['job_id'])
-            v1_version_id = int(v1.get('version_id') or 1)
+            v1_job_id = int(v1["job_id"])
+            v1_version_id = int(v1.get("version_id") or 1)
         except (TypeError, ValueError):
-            raise ScenarioError('%s: v1 job_id and version_id must be integers' % where) from None
+            raise ScenarioError("%s: v1 job_id and version_id must be integers" % where) from None
 
-    flavor = spec.get('flavor', 'gpu')
+    flavor = spec.get("flavor", "gpu")
     if flavor not in documents.FLAVORS:
-        raise ScenarioError('%s: flavor must be one of %s' % (where, ', '.join(documents.FLAVORS)))
-    engine = spec.get('engine', 'pytorch')
+        raise ScenarioError("%s: flavor must be one of %s" % (where, ", ".join(documents.FLAVORS)))
+    engine = spec.get("engine", "pytorch")
     if engine not in documents.ENGINES:
-        raise ScenarioError('%s: engine must be one of %s' % (where, ', '.join(documents.ENGINES)))
-    custom_metrics = spec.get('custom_metrics', 'exec_http')
+        raise ScenarioError("%s: engine must be one of %s" % (where, ", ".join(documents.ENGINES)))
+    custom_metrics = spec.get("custom_metrics", "exec_http")
     if custom_metrics not in documents.CUSTOM_METRICS_SHAPES:
-        raise ScenarioError('%s: custom_metrics must be one of %s' % (where, ', '.join(documents.CUSTOM_METRICS_SHAPES)))
-    algorithm = spec.get('algorithm', 'code')
-    if algorithm not in ('code', 'managed', 'subscription'):
-        raise ScenarioError('%s: algorithm must be code, managed or subscription' % where)
-    failure = spec.get('failure') or {}
+        raise ScenarioError("%s: custom_metrics must be one of %s" % (where, ", ".join(documents.CUSTOM_METRICS_SHAPES)))
+    algorithm = spec.get("algorithm", "code")
+    if algorithm not in ("code", "managed", "subscription"):
+        raise ScenarioError("%s: algorithm must be code, managed or subscription" % where)
+    failure = spec.get("failure") or {}
     if not isinstance(failure, dict):
-        raise ScenarioError('%s: failure must be a mapping {exit_code, message, task}' % where)
+        raise ScenarioError("%s: failure must be a mapping {exit_code, message, task}" % where)
 
-    created_at = origin + float(spec.get('created_at', 0) or 0)
+    created_at = origin + float(spec.get("created_at", 0) or 0)
     try:
-        if 'timeline' in spec:
-            if 'phase' in spec:
-                raise ScenarioError('%s: give either phase or timeline, not both' % where)
-            mode, steps = parse_timeline(spec['timeline'], default_step=spec.get('step', 1), clock=spec.get('clock'))
+        if "timeline" in spec:
+            if "phase" in spec:
+                raise ScenarioError("%s: give either phase or timeline, not both" % where)
+            mode, steps = parse_timeline(spec["timeline"], default_step=spec.get("step", 1), clock=spec.get("clock"))
         else:
-            steps, past = static_timeline(spec.get('phase', 'Completed'), spec.get('secondary_phase'), spec.get('run_seconds'))
-            mode = 'seconds'
+            steps, past = static_timeline(spec.get("phase", "Completed"), spec.get("secondary_phase"), spec.get("run_seconds"))
+            mode = "seconds"
             created_at -= past
     except ValueError as exc:
-        raise ScenarioError('%s: %s' % (where, exc)) from None
-    lifecycle = Lifecycle(mode, steps, created_at, spec.get('not_found_polls', 0))
+        raise ScenarioError("%s: %s" % (where, exc)) from None
+    lifecycle = Lifecycle(mode, steps, created_at, spec.get("not_found_polls", 0))
 
     user = account.primary_user()
     job = Job(
-        uid=uid, uid_b=_hex(uid), seed=int(uid[:8], 16), ordinal=ordinal,
-        v2_id=v2_id, v1_job_id=v1_job_id, v1_version_id=v1_version_id,
-        v1_version_name=str((v1 or {}).get('version_name') or 'V%04d' % (v1_version_id or 1)),
-        v1_pre_version_id=int((v1 or {}).get('pre_version_id') or max(0, (v1_version_id or 1) - 1)),
-        name=name, description=str(spec.get('description', 'Training job %s' % name)),
-        kind=str(spec.get('kind', 'job')), workspace_id=str(spec.get('workspace_id', '0')),
-        user_name=str(spec.get('user_name', user['name'] if user else '')),
-        project_id=project_id, region=project['name'],
-        flavor=flavor, node_count=int(spec.get('node_count', 1)), pool_id=spec.get('pool_id'),
-        engine=engine, image_url=str(spec.get('image_url', 'swr.%s.myhuaweicloud.com/ml-team/train:1.4.2' % project['name'])),
-        algorithm=algorithm, custom_metrics=custom_metrics,
-        dataset=str(spec.get('dataset', 'flowers-5class')), bucket=str(spec.get('bucket', 'ml-team-bucket')),
-        code_name=str(spec.get('code_name', 'resnet50')),
-        parameters=dict(spec.get('parameters') or {}), annotations={str(k): str(v) for k, v in (spec.get('annotations') or {}).items()},
-        failure={'exit_code': failure.get('exit_code'), 'message': failure.get('message'), 'task': failure.get('task')},
-        not_found_status=int(spec.get('not_found_status', 400)),
-        search_counts_as_poll=spec.get('search_counts_as_poll'),
+        uid=uid,
+        uid_b=_hex(uid),
+        seed=int(uid[:8], 16),
+        ordinal=ordinal,
+        v2_id=v2_id,
+        v1_job_id=v1_job_id,
+        v1_version_id=v1_version_id,
+        v1_version_name=str((v1 or {}).get("version_name") or "V%04d" % (v1_version_id or 1)),
+        v1_pre_version_id=int((v1 or {}).get("pre_version_id") or max(0, (v1_version_id or 1) - 1)),
+        name=name,
+        description=str(spec.get("description", "Training job %s" % name)),
+        kind=str(spec.get("kind", "job")),
+        workspace_id=str(spec.get("workspace_id", "0")),
+        user_name=str(spec.get("user_name", user["name"] if user else "")),
+        project_id=project_id,
+        region=project["name"],
+        flavor=flavor,
+        node_count=int(spec.get("node_count", 1)),
+        pool_id=spec.get("pool_id"),
+        engine=engine,
+        image_url=str(spec.get("image_url", "swr.%s.myhuaweicloud.com/ml-team/train:1.4.2" % project["name"])),
+        algorithm=algorithm,
+        custom_metrics=custom_metrics,
+        dataset=str(spec.get("dataset", "flowers-5class")),
+        bucket=str(spec.get("bucket", "ml-team-bucket")),
+        code_name=str(spec.get("code_name", "resnet50")),
+        parameters=dict(spec.get("parameters") or {}),
+        annotations={str(k): str(v) for k, v in (spec.get("annotations") or {}).items()},
+        failure={"exit_code": failure.get("exit_code"), "message": failure.get("message"), "task": failure.get("task")},
+        not_found_status=int(spec.get("not_found_status", 400)),
+        search_counts_as_poll=spec.get("search_counts_as_poll"),
         lifecycle=lifecycle,
-        job_faults=list(spec.get('faults') or []),
+        job_faults=list(spec.get("faults") or []),
     )
     if job.node_count < 1:
-        raise ScenarioError('%s: node_count must be >= 1' % where)
+        raise ScenarioError("%s: node_count must be >= 1" % where)
     for fault in job.job_faults:
         try:
             normalise_fault(fault, job.key)
         except ValueError as exc:
-            raise ScenarioError('%s: %s' % (where, exc)) from None
+            raise ScenarioError("%s: %s" % (where, exc)) from None
     return job
 
 
@@ -242,16 +293,15 @@ def build_jobs(specs, directory, origin, first_ordinal=0):
 
 def shipped_scenarios():
     """Return the names of the scenarios shipped in the package, sorted (``demo``, ``empty``, ...)."""
-    return sorted({os.path.splitext(name)[0] for name in os.listdir(SCENARIO_DIR)
-                   if name.endswith(('.yaml', '.yml', '.json'))})
+    return sorted({os.path.splitext(name)[0] for name in os.listdir(SCENARIO_DIR) if name.endswith((".yaml", ".yml", ".json"))})
 
 
 def resolve_scenario_path(path):
     """Accept a path, or a bare name of a shipped scenario (``demo`` -> scenarios/demo.json)."""
     if os.path.exists(path):
         return path
-    for candidate in (path, path + '.json', path + '.yaml', path + '.yml'):
+    for candidate in (path, path + ".json", path + ".yaml", path + ".yml"):
         full = os.path.join(SCENARIO_DIR, candidate)
         if os.path.isfile(full):
             return full
-    raise ScenarioError('scenario file not found: %s (shipped scenarios: %s)' % (path, ', '.join(shipped_scenarios())))
+    raise ScenarioError("scenario file not found: %s (shipped scenarios: %s)" % (path, ", ".join(shipped_scenarios())))

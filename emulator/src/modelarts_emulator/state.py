@@ -13,26 +13,31 @@ from .requestlog import RequestLog
 from .scenario import ScenarioError, build_jobs
 
 DEFAULT_SETTINGS = {
-    'token_lifetime': 86400.0,          # seconds; IAM tokens last 24 h
-    'clock_skew_tolerance': 900.0,      # seconds; the gateway rejects X-Sdk-Date further off than 15 min
-    'signature_check': True,            # verify AK/SK signatures (off only for experiments)
-    'search_counts_as_poll': False,     # whether a job appearing in a search result counts as a poll
-    'max_search_limit': 50,
+    "token_lifetime": 86400.0,  # seconds; IAM tokens last 24 h
+    "clock_skew_tolerance": 900.0,  # seconds; the gateway rejects X-Sdk-Date further off than 15 min
+    "signature_check": True,  # verify AK/SK signatures (off only for experiments)
+    "search_counts_as_poll": False,  # whether a job appearing in a search result counts as a poll
+    "max_search_limit": 50,
 }
 
 
 def _boolean(value):
     if isinstance(value, str):
-        if value.strip().lower() in ('1', 'true', 'yes', 'on'):
+        if value.strip().lower() in ("1", "true", "yes", "on"):
             return True
-        if value.strip().lower() in ('0', 'false', 'no', 'off'):
+        if value.strip().lower() in ("0", "false", "no", "off"):
             return False
-        raise ValueError('not a boolean: %r' % value)
+        raise ValueError("not a boolean: %r" % value)
     return bool(value)
 
 
-SETTING_TYPES = {'token_lifetime': float, 'clock_skew_tolerance': float, 'signature_check': _boolean,
-                 'search_counts_as_poll': _boolean, 'max_search_limit': int}
+SETTING_TYPES = {
+    "token_lifetime": float,
+    "clock_skew_tolerance": float,
+    "signature_check": _boolean,
+    "search_counts_as_poll": _boolean,
+    "max_search_limit": int,
+}
 
 
 class EmulatorState:
@@ -71,27 +76,27 @@ class EmulatorState:
         """(Re)load a scenario: accounts, settings, jobs and faults. Clears tokens and the request log."""
         scenario = copy.deepcopy(scenario or {})
         if not isinstance(scenario, dict):
-            raise ScenarioError('a scenario must be a mapping')
-        unknown = set(scenario) - {'settings', 'accounts', 'jobs', 'faults', 'description'}
+            raise ScenarioError("a scenario must be a mapping")
+        unknown = set(scenario) - {"settings", "accounts", "jobs", "faults", "description"}
         if unknown:
-            raise ScenarioError('unknown top-level scenario keys: %s' % ', '.join(sorted(unknown)))
-        specs = scenario.get('accounts') or accounts_mod.default_accounts()
+            raise ScenarioError("unknown top-level scenario keys: %s" % ", ".join(sorted(unknown)))
+        specs = scenario.get("accounts") or accounts_mod.default_accounts()
         specs = accounts_mod.apply_overrides(copy.deepcopy(specs), self._overrides)
         try:
             directory = accounts_mod.Directory(specs)
         except (KeyError, TypeError) as exc:
-            raise ScenarioError('invalid accounts: missing %s' % exc) from None
+            raise ScenarioError("invalid accounts: missing %s" % exc) from None
         settings = dict(DEFAULT_SETTINGS)
-        for source in (scenario.get('settings') or {}, self._cli_settings):
+        for source in (scenario.get("settings") or {}, self._cli_settings):
             for key, value in source.items():
                 if value is None:
                     continue
                 if key not in SETTING_TYPES:
-                    raise ScenarioError('unknown setting %r' % key)
+                    raise ScenarioError("unknown setting %r" % key)
                 settings[key] = SETTING_TYPES[key](value)
         origin = self.now()
         directory.start_clocks(origin)
-        jobs = build_jobs(scenario.get('jobs'), directory, origin)
+        jobs = build_jobs(scenario.get("jobs"), directory, origin)
         with self._lock:
             self.directory = directory
             self.settings = settings
@@ -103,7 +108,7 @@ class EmulatorState:
             self.log.clear()
             for job in jobs:
                 self._add(job)
-            for fault in scenario.get('faults') or []:
+            for fault in scenario.get("faults") or []:
                 self.faults.add(fault)
 
     def reset(self, scenario=None):
@@ -114,9 +119,9 @@ class EmulatorState:
 
     def _add(self, job):
         if job.v2_id and (job.project_id, job.v2_id) in self._v2:
-            raise ScenarioError('duplicate v2 job id %s' % job.v2_id)
+            raise ScenarioError("duplicate v2 job id %s" % job.v2_id)
         if job.has_v1 and (job.project_id, job.v1_job_id, job.v1_version_id) in self._v1:
-            raise ScenarioError('duplicate v1 job %s version %s' % (job.v1_job_id, job.v1_version_id))
+            raise ScenarioError("duplicate v1 job %s version %s" % (job.v1_job_id, job.v1_version_id))
         self.jobs.append(job)
         if job.v2_id:
             self._v2[(job.project_id, job.v2_id)] = job
@@ -141,8 +146,7 @@ class EmulatorState:
             for job in jobs:
                 for old in list(self.jobs):
                     same_v2 = job.v2_id and old.v2_id == job.v2_id and old.project_id == job.project_id
-                    same_v1 = job.has_v1 and old.project_id == job.project_id and \
-                        (old.v1_job_id, old.v1_version_id) == (job.v1_job_id, job.v1_version_id)
+                    same_v1 = job.has_v1 and old.project_id == job.project_id and (old.v1_job_id, old.v1_version_id) == (job.v1_job_id, job.v1_version_id)
                     if same_v2 or same_v1:
                         self._remove(old)
                 self._add(job)
@@ -176,6 +180,6 @@ class EmulatorState:
         with self._lock:
             for key, value in values.items():
                 if key not in SETTING_TYPES:
-                    raise ValueError('unknown setting %r (known: %s)' % (key, ', '.join(sorted(SETTING_TYPES))))
+                    raise ValueError("unknown setting %r (known: %s)" % (key, ", ".join(sorted(SETTING_TYPES))))
                 self.settings[key] = SETTING_TYPES[key](value)
             return dict(self.settings)

@@ -169,8 +169,7 @@ DOOR_ARGUMENTS = tuple(CONNECTION_OPTIONS) + tuple(QUERY_OPTIONS) + ("fail_on",)
 FINAL_VERDICTS = frozenset((JOB_DONE, JOB_FAILED, JOB_UNREACHABLE))
 # Errors that say the credentials or the project are wrong: every job would fail the same way, so
 # the source ends at once instead of dropping the jobs one by one.
-CREDENTIAL_ERROR_CODES = frozenset(("APIG.0301", "APIG.0303", "APIG.0307", "APIGW.0301", "APIGW.0303", "APIGW.0307",
-                                    "ModelArts.2786", "ModelArts.0210"))
+CREDENTIAL_ERROR_CODES = frozenset(("APIG.0301", "APIG.0303", "APIG.0307", "APIGW.0301", "APIGW.0303", "APIGW.0307", "ModelArts.2786", "ModelArts.0210"))
 
 
 class SourceConfigError(ValueError):
@@ -196,8 +195,7 @@ def _id_list(value):
     ids = []
     for entry in value:
         if not isinstance(entry, (str, int)) or isinstance(entry, bool):
-            raise SourceConfigError("%s: %s must hold job id strings, got a %s" % (
-                NAME, where("training_job_ids", LEVEL_ARGUMENT), type(entry).__name__))
+            raise SourceConfigError("%s: %s must hold job id strings, got a %s" % (NAME, where("training_job_ids", LEVEL_ARGUMENT), type(entry).__name__))
         text = str(entry).strip()
         if text:
             ids.append(text)
@@ -211,11 +209,9 @@ class Arguments(object):
     """
 
     def __init__(self, args):
-        unknown = sorted(str(key) for key in args
-                         if key not in SOURCE_ARGUMENTS and key not in DOOR_ARGUMENTS and not str(key).startswith("eda_"))
+        unknown = sorted(str(key) for key in args if key not in SOURCE_ARGUMENTS and key not in DOOR_ARGUMENTS and not str(key).startswith("eda_"))
         if unknown:
-            raise SourceConfigError("%s: unknown arguments %s; see the DOCUMENTATION of the source or docs/event_source.md" % (
-                NAME, ", ".join(unknown)))
+            raise SourceConfigError("%s: unknown arguments %s; see the DOCUMENTATION of the source or docs/event_source.md" % (NAME, ", ".join(unknown)))
         has_ids = not _blank(args.get("training_job_ids"))
         has_name = not _blank(args.get("name"))
         if has_ids == has_name:
@@ -238,8 +234,9 @@ class Arguments(object):
         except ConnectionConfigError as error:
             raise SourceConfigError("%s: %s" % (NAME, error)) from None
         if not self.interval > 0:
-            raise SourceConfigError("%s: %s must be a number of seconds greater than 0, got %r" % (
-                NAME, where("interval", LEVEL_ARGUMENT), args.get("interval")))
+            raise SourceConfigError(
+                "%s: %s must be a number of seconds greater than 0, got %r" % (NAME, where("interval", LEVEL_ARGUMENT), args.get("interval"))
+            )
 
 
 # -- events ------------------------------------------------------------------------------------
@@ -296,13 +293,13 @@ class JobState(object):
     __slots__ = ("phase", "seen", "polls", "failures", "due", "reported", "invalid")
 
     def __init__(self, due):
-        self.phase = None        # the last phase read from a document that was accepted
+        self.phase = None  # the last phase read from a document that was accepted
         self.seen = False
-        self.polls = 0           # observations so far (answers and errors), as the waiter counts polls
-        self.failures = 0        # consecutive tolerated errors, for the backoff
+        self.polls = 0  # observations so far (answers and errors), as the waiter counts polls
+        self.failures = 0  # consecutive tolerated errors, for the backoff
         self.due = due
-        self.reported = None     # the schema problems last warned about, so a lasting problem warns once
-        self.invalid = None      # (phase, problems) of the last invalid-document event
+        self.reported = None  # the schema problems last warned about, so a lasting problem warns once
+        self.invalid = None  # (phase, problems) of the last invalid-document event
 
 
 class Watcher(object):
@@ -346,13 +343,18 @@ class Watcher(object):
         phase = item.get("phase")
         if phase is None:
             # Only possible under validate warn/off: a phase we cannot read is no phase change.
-            self._report(key, state, ("no phase",) + _signature(item.get("schema_errors")),
-                         "training job %s: the answer holds no readable phase; schema errors: %s" % (describe(key), _paths(item.get("schema_errors"))))
+            self._report(
+                key,
+                state,
+                ("no phase",) + _signature(item.get("schema_errors")),
+                "training job %s: the answer holds no readable phase; schema errors: %s" % (describe(key), _paths(item.get("schema_errors"))),
+            )
             return None
         if self.validate == "warn":
             problems = item.get("schema_errors")
-            self._report(key, state, _signature(problems),
-                         "training job %s: the answer breaks the JSON schema (validate: warn): %s" % (describe(key), _paths(problems)))
+            self._report(
+                key, state, _signature(problems), "training job %s: the answer breaks the JSON schema (validate: warn): %s" % (describe(key), _paths(problems))
+            )
         elif state.reported:
             self._report(key, state, (), "")
         verdict, _reason = self.query.judge(item, state.polls)
@@ -374,8 +376,12 @@ class Watcher(object):
         state.polls += 1
         item = unseen_item(key, error)
         problems = list(getattr(error, "errors", None) or [])
-        self._report(key, state, _signature(problems), "training job %s: the answer breaks the JSON schema (validate: strict), "
-                     "so it gives no phase-change event: %s" % (describe(key), _paths(problems)))
+        self._report(
+            key,
+            state,
+            _signature(problems),
+            "training job %s: the answer breaks the JSON schema (validate: strict), so it gives no phase-change event: %s" % (describe(key), _paths(problems)),
+        )
         observed = (item.get("phase"), _signature(problems))
         if observed == state.invalid:
             return None
@@ -408,8 +414,11 @@ class Watcher(object):
         message = _message(error, self.redact)
         if verdict == JOB_TOLERATED:
             if getattr(error, "not_found", False):
-                self._retry(state, "training job %s not found yet (poll %d of %d, a new job may not be visible at once): %s" % (
-                    describe(key), state.polls, DEFAULT_NOT_FOUND_TOLERANCE + 1, message))
+                self._retry(
+                    state,
+                    "training job %s not found yet (poll %d of %d, a new job may not be visible at once): %s"
+                    % (describe(key), state.polls, DEFAULT_NOT_FOUND_TOLERANCE + 1, message),
+                )
             else:
                 self._retry(state, "training job %s: %s" % (describe(key), message))
             return None
@@ -553,8 +562,7 @@ class Watcher(object):
         if self.dropped:
             lines = "; ".join("%s: %s" % (describe(key), text) for key, text in self.dropped.items())
             raise SourceError("%s: stopped after %d training job(s) could not be read: %s" % (NAME, len(self.dropped), lines))
-        logger.info("every watched training job is finished (%s)",
-                    ", ".join("%s %s" % (describe(key), phase) for key, phase in self.finished.items()))
+        logger.info("every watched training job is finished (%s)", ", ".join("%s %s" % (describe(key), phase) for key, phase in self.finished.items()))
 
 
 def _message(error, redact):
@@ -586,8 +594,9 @@ async def main(queue, args):
         for warning in query.warnings:
             logger.warning("%s", warning)
         arguments = watcher.arguments
-        what = "training jobs named %r" % arguments.name if arguments.name is not None else \
-            "training job(s) %s" % ", ".join(describe(key) for key in watcher.jobs)
+        what = (
+            "training jobs named %r" % arguments.name if arguments.name is not None else "training job(s) %s" % ", ".join(describe(key) for key in watcher.jobs)
+        )
         logger.info("watching %s every %ss at %s", what, arguments.interval, query.client.endpoint)
         await watcher.run(queue)
     finally:

@@ -23,8 +23,13 @@ from ansible_collections.modelarts.training.plugins.module_utils.validation impo
 
 LOGGER = "modelarts.training.training_job_phase"
 SECRET = "Unit-Secret-Key-Value-0c1d2e3f"
-CONNECTION = {"region": "cn-north-4", "project_id": "0123456789abcdef0123456789abcdef", "endpoint": "https://127.0.0.1:9",
-              "access_key": "AK-UNIT", "secret_key": SECRET}
+CONNECTION = {
+    "region": "cn-north-4",
+    "project_id": "0123456789abcdef0123456789abcdef",
+    "endpoint": "https://127.0.0.1:9",
+    "access_key": "AK-UNIT",
+    "secret_key": SECRET,
+}
 
 
 class FakeClock(object):
@@ -78,36 +83,42 @@ def door(args, environ=None):
 # -- arguments --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("args, message", [
-    ({}, "exactly one of training_job_ids or name"),
-    ({"training_job_ids": ["a"], "name": "n"}, "exactly one of training_job_ids or name"),
-    ({"training_job_ids": " , "}, "holds no job id"),
-    ({"training_job_ids": {"a": 1}}, "list of job ids"),
-    ({"training_job_ids": [True]}, "must hold job id strings, got a bool"),
-    ({"name": {"n": 1}}, r"name \(argument\) must be a string"),
-    ({"name": "n", "interval": 0}, r"interval \(argument\) must be a number of seconds greater than 0"),
-    ({"name": "n", "interval": -1}, "greater than 0"),
-    ({"name": "n", "interval": "soon"}, r"interval \(argument\) must be a number"),
-    ({"name": "n", "interval": True}, r"interval \(argument\) must be a number"),
-    ({"name": "n", "stop_when_done": "perhaps"}, r"stop_when_done \(argument\) must be a boolean"),
-    ({"name": "n", "stop_when_done": 2}, r"stop_when_done \(argument\) must be a boolean"),
-    ({"name": "n", "intervall": 3}, "unknown arguments intervall"),
-    # Waiting is the module's business: the source watches until a final verdict.
-    ({"name": "n", "wait_for": ["Running"], "wait_timeout": 5}, "unknown arguments wait_for, wait_timeout"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ({}, "exactly one of training_job_ids or name"),
+        ({"training_job_ids": ["a"], "name": "n"}, "exactly one of training_job_ids or name"),
+        ({"training_job_ids": " , "}, "holds no job id"),
+        ({"training_job_ids": {"a": 1}}, "list of job ids"),
+        ({"training_job_ids": [True]}, "must hold job id strings, got a bool"),
+        ({"name": {"n": 1}}, r"name \(argument\) must be a string"),
+        ({"name": "n", "interval": 0}, r"interval \(argument\) must be a number of seconds greater than 0"),
+        ({"name": "n", "interval": -1}, "greater than 0"),
+        ({"name": "n", "interval": "soon"}, r"interval \(argument\) must be a number"),
+        ({"name": "n", "interval": True}, r"interval \(argument\) must be a number"),
+        ({"name": "n", "stop_when_done": "perhaps"}, r"stop_when_done \(argument\) must be a boolean"),
+        ({"name": "n", "stop_when_done": 2}, r"stop_when_done \(argument\) must be a boolean"),
+        ({"name": "n", "intervall": 3}, "unknown arguments intervall"),
+        # Waiting is the module's business: the source watches until a final verdict.
+        ({"name": "n", "wait_for": ["Running"], "wait_timeout": 5}, "unknown arguments wait_for, wait_timeout"),
+    ],
+)
 def test_own_arguments_are_refused_before_any_request(args, message):
     with pytest.raises(source.SourceConfigError, match=message):
         source.Arguments(args)
 
 
-@pytest.mark.parametrize("args, message", [
-    ({"validate": "loose"}, r"validate \(argument\) must be one of strict, warn, off"),
-    ({"fail_on": ["Broken"]}, "unknown phase 'Broken'"),
-    ({"max_concurrency": 0}, r"max_concurrency \(argument\) must be between 1 and 256"),
-    ({"max_concurrency": 257}, "between 1 and 256"),
-    ({"include_endpoint_tokens": "maybe"}, r"include_endpoint_tokens \(argument\) must be a boolean"),
-    ({"request_timeout": 0}, "request_timeout must be greater than 0"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ({"validate": "loose"}, r"validate \(argument\) must be one of strict, warn, off"),
+        ({"fail_on": ["Broken"]}, "unknown phase 'Broken'"),
+        ({"max_concurrency": 0}, r"max_concurrency \(argument\) must be between 1 and 256"),
+        ({"max_concurrency": 257}, "between 1 and 256"),
+        ({"include_endpoint_tokens": "maybe"}, r"include_endpoint_tokens \(argument\) must be a boolean"),
+        ({"request_timeout": 0}, "request_timeout must be greater than 0"),
+    ],
+)
 def test_door_arguments_are_checked_by_the_door(args, message):
     with pytest.raises(source.SourceConfigError, match=message):
         door(dict(args, name="n"))
@@ -126,12 +137,20 @@ def test_arguments_from_rulebook_strings():
 
 
 def test_connection_options_come_from_arguments_then_environment():
-    environ = {CONNECTION_OPTIONS[name][1]: value for name, value in (
-        ("region", "cn-north-4"), ("access_key", "AK-ENV"), ("secret_key", "SK-ENV"), ("validate_certs", "false"), ("ca_bundle", "~/ca.pem"),
-        ("endpoint", "https://env.example.invalid"))}
+    environ = {
+        CONNECTION_OPTIONS[name][1]: value
+        for name, value in (
+            ("region", "cn-north-4"),
+            ("access_key", "AK-ENV"),
+            ("secret_key", "SK-ENV"),
+            ("validate_certs", "false"),
+            ("ca_bundle", "~/ca.pem"),
+            ("endpoint", "https://env.example.invalid"),
+        )
+    }
     settings = door({"name": "n", "backoff_retries": "2", "request_timeout": 7, "endpoint": "https://arg.example.invalid"}, environ).settings
     connection = settings.connection
-    assert connection["endpoint"] == "https://arg.example.invalid"        # an argument wins over its variable
+    assert connection["endpoint"] == "https://arg.example.invalid"  # an argument wins over its variable
     assert connection["access_key"] == "AK-ENV" and connection["secret_key"] == "SK-ENV" and connection["region"] == "cn-north-4"
     assert connection["validate_certs"] is False and connection["backoff_retries"] == 2 and connection["request_timeout"] == 7.0
     assert connection["ca_bundle"].endswith("/ca.pem") and not connection["ca_bundle"].startswith("~")
@@ -164,8 +183,9 @@ def test_credential_problems_end_the_source_with_the_option_names(monkeypatch):
         asyncio.run(source.main(asyncio.Queue(), {"training_job_ids": ["a"], "region": "cn-north-4"}))
     secret = "Conflicting-Secret-Value-1234"
     with pytest.raises(source.SourceConfigError) as caught:
-        source.build_watcher({"training_job_ids": ["a"], "region": "r"}, {"HUAWEICLOUD_SDK_AK": "ak", "HUAWEICLOUD_SDK_SK": secret,
-                                                                          "HUAWEICLOUD_SDK_AUTH_TOKEN": secret})
+        source.build_watcher(
+            {"training_job_ids": ["a"], "region": "r"}, {"HUAWEICLOUD_SDK_AK": "ak", "HUAWEICLOUD_SDK_SK": secret, "HUAWEICLOUD_SDK_AUTH_TOKEN": secret}
+        )
     assert "conflicting credentials" in str(caught.value) and secret not in str(caught.value)
 
 
@@ -222,9 +242,9 @@ def test_first_observation_of_a_finished_job_is_one_event():
 def test_every_final_verdict_ends_the_watch():
     """DONE (Completed), FAILED (a fail_on phase) and UNREACHABLE (terminal outside fail_on) all end the watch after their event."""
     w = watcher({"training_job_ids": ["a", "b", "c"], "fail_on": ["Failed", "Abnormal", "Running"]})
-    assert w.observe("a", item("a", "Pending")) and "a" in w.jobs              # waiting: still watched
-    assert w.observe("a", item("a", "Running")) and "a" not in w.jobs          # a fail_on phase, terminal or not
-    assert w.observe("b", item("b", "Terminated")) and "b" not in w.jobs       # terminal but not in fail_on
+    assert w.observe("a", item("a", "Pending")) and "a" in w.jobs  # waiting: still watched
+    assert w.observe("a", item("a", "Running")) and "a" not in w.jobs  # a fail_on phase, terminal or not
+    assert w.observe("b", item("b", "Terminated")) and "b" not in w.jobs  # terminal but not in fail_on
     assert w.observe("c", item("c", "Completed")) and w.done()
     assert w.finished == {"a": "Running", "b": "Terminated", "c": "Completed"}
 
@@ -258,7 +278,7 @@ def test_transient_errors_back_off_and_keep_the_job(caplog):
     for _attempt in range(6):
         w.record_error("a", FakeError("get training job a: HTTP 503", status=503, transient=True))
         delays.append(round(w.jobs["a"].due - clock.now, 3))
-    assert delays == [2.0, 3.0, 4.5, 5.0, 5.0, 5.0]     # interval * 1.5^n, capped at max(backoff_max_delay, interval)
+    assert delays == [2.0, 3.0, 4.5, 5.0, 5.0, 5.0]  # interval * 1.5^n, capped at max(backoff_max_delay, interval)
     assert "a" in w.jobs and not w.dropped
     assert caplog.text.count("HTTP 503") == 6
     w.observe("a", item("a", "Running"))
@@ -275,7 +295,7 @@ def test_schema_errors_under_strict_are_reported_once_retried_and_give_one_event
     assert event["schema_errors"] == [{"path": "$.metadata.annotations.x-bad", "message": "12345 is not of type 'string'"}]
     assert event["training_job"]["id"] == "a" and event["training_job"]["phase"] == "Running"
     assert event["training_job"]["schema_errors"] == event["schema_errors"]
-    assert "a" in w.jobs and w.jobs["a"].failures == 1 and w.jobs["a"].due == clock.now + 2.0       # retried with backoff
+    assert "a" in w.jobs and w.jobs["a"].failures == 1 and w.jobs["a"].due == clock.now + 2.0  # retried with backoff
     for _again in range(3):
         assert w.record_error("a", schema_error("a", "Running")) is None
     warnings = [record.getMessage() for record in caplog.records if record.levelno == logging.WARNING]
@@ -337,8 +357,11 @@ def test_events_and_messages_are_scrubbed_of_secrets(caplog):
 def test_one_bad_document_in_a_name_search_does_not_stall_the_others(caplog):
     w = watcher({"training_job_ids": None, "name": "shared"})
     caplog.set_level(logging.WARNING, LOGGER)
-    found = {"a": item("a", "Running"), "bad": schema_error("bad", "Running"), ("search", 2): SchemaValidationError("search result 2", [
-        {"path": "$.metadata.id", "message": "None is not of type 'string'"}], "v2")}
+    found = {
+        "a": item("a", "Running"),
+        "bad": schema_error("bad", "Running"),
+        ("search", 2): SchemaValidationError("search result 2", [{"path": "$.metadata.id", "message": "None is not of type 'string'"}], "v2"),
+    }
     events = w.searched(list(found), found)
     assert [(e["modelarts"]["training_job"]["id"], e["modelarts"]["phase"]) for e in events] == [("a", "Running"), ("bad", None), (None, None)]
     assert events[1]["modelarts"]["schema_errors"][0]["path"] == "$.metadata.annotations.x-bad"
@@ -346,7 +369,8 @@ def test_one_bad_document_in_a_name_search_does_not_stall_the_others(caplog):
     found["a"] = item("a", "Completed")
     events = w.searched(list(found), found)
     assert [(e["modelarts"]["training_job"]["id"], e["modelarts"]["previous_phase"], e["modelarts"]["phase"]) for e in events] == [
-        ("a", "Running", "Completed")]
+        ("a", "Running", "Completed")
+    ]
     assert w.searched(list(found), found) == []
     warnings = [record.getMessage() for record in caplog.records if record.levelno == logging.WARNING]
     assert len(warnings) == 2

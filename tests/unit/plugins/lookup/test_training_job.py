@@ -14,24 +14,30 @@ from ansible_collections.modelarts.training.plugins.lookup.training_job import f
 ITEM = {"id": "j1", "phase": "Completed", "details": {"status": {"duration": 42, "task_statuses": [{"exit_code": 0}]}}}
 
 
-@pytest.mark.parametrize("term,key", [
-    ("abc", "abc"),
-    ("  abc ", "abc"),
-    ({"job_id": 10, "version_id": 2}, ("v1", 10, 2)),
-    ({"job_id": "10", "version_id": "2"}, ("v1", 10, 2)),
-])
+@pytest.mark.parametrize(
+    "term,key",
+    [
+        ("abc", "abc"),
+        ("  abc ", "abc"),
+        ({"job_id": 10, "version_id": 2}, ("v1", 10, 2)),
+        ({"job_id": "10", "version_id": "2"}, ("v1", 10, 2)),
+    ],
+)
 def test_term_keys(term, key):
     assert term_key(term, 0) == key
 
 
-@pytest.mark.parametrize("term,fragment", [
-    ("", "term 3: the training job id is empty"),
-    (5, "got int"),
-    (None, "got NoneType"),
-    ({"job_id": 1}, "exactly the keys job_id and version_id"),
-    ({"job_id": 1, "version_id": 2, "x": 3}, "exactly the keys"),
-    ({"job_id": "ten", "version_id": 2}, "must be integers"),
-])
+@pytest.mark.parametrize(
+    "term,fragment",
+    [
+        ("", "term 3: the training job id is empty"),
+        (5, "got int"),
+        (None, "got NoneType"),
+        ({"job_id": 1}, "exactly the keys job_id and version_id"),
+        ({"job_id": 1, "version_id": 2, "x": 3}, "exactly the keys"),
+        ({"job_id": "ten", "version_id": 2}, "must be integers"),
+    ],
+)
 def test_bad_terms(term, fragment):
     with pytest.raises(AnsibleLookupError, match=fragment):
         term_key(term, 3)

@@ -26,7 +26,7 @@ class FakeResponse(object):
 
     def iter_content(self, chunk_size=1):
         for start in range(0, len(self._content), chunk_size):
-            yield self._content[start:start + chunk_size]
+            yield self._content[start : start + chunk_size]
 
     def close(self):
         self.closed = True

@@ -26,9 +26,17 @@ def _frozen(vector):
 
 def _sign(vector, **overrides):
     inputs = dict(vector["inputs"], **overrides)
-    return auth.sign_request(inputs["method"], inputs["url"], inputs["headers_before_signing"], inputs["body"],
-                             inputs["ak"], inputs["sk"], project_id=inputs["project_id"],
-                             security_token=inputs["security_token"], now=_frozen(vector))
+    return auth.sign_request(
+        inputs["method"],
+        inputs["url"],
+        inputs["headers_before_signing"],
+        inputs["body"],
+        inputs["ak"],
+        inputs["sk"],
+        project_id=inputs["project_id"],
+        security_token=inputs["security_token"],
+        now=_frozen(vector),
+    )
 
 
 def test_every_sha256_vector_is_covered():
@@ -62,12 +70,15 @@ def test_caller_headers_are_not_modified():
     assert vector["inputs"]["headers_before_signing"] == before
 
 
-@pytest.mark.parametrize("field,value", [
-    ("sk", "ExampleSecretKey0123456789abcdefghijklmX"),
-    ("url", "https://modelarts.cn-north-4.myhuaweicloud.com/v2/0123456789abcdef0123456789abcdef/training-jobs/other"),
-    ("method", "DELETE"),
-    ("project_id", "fedcba9876543210fedcba9876543210"),
-])
+@pytest.mark.parametrize(
+    "field,value",
+    [
+        ("sk", "ExampleSecretKey0123456789abcdefghijklmX"),
+        ("url", "https://modelarts.cn-north-4.myhuaweicloud.com/v2/0123456789abcdef0123456789abcdef/training-jobs/other"),
+        ("method", "DELETE"),
+        ("project_id", "fedcba9876543210fedcba9876543210"),
+    ],
+)
 def test_any_change_changes_the_signature(field, value):
     vector = SHA256_VECTORS[0]
     _url, headers = _sign(vector, **{field: value})
@@ -88,13 +99,16 @@ def test_clock_is_used_when_no_date_header():
     assert headers["X-Sdk-Date"] == "20300102T030405Z"
 
 
-@pytest.mark.parametrize("path,expected", [
-    ("/v2/p/training-jobs/abc", "/v2/p/training-jobs/abc/"),
-    ("/v2/p/training-jobs/", "/v2/p/training-jobs/"),
-    ("/v2/p/training-jobs/a%20b", "/v2/p/training-jobs/a%20b/"),
-    ("/v2/p/training-jobs/a~b", "/v2/p/training-jobs/a~b/"),
-    ("", "/"),
-])
+@pytest.mark.parametrize(
+    "path,expected",
+    [
+        ("/v2/p/training-jobs/abc", "/v2/p/training-jobs/abc/"),
+        ("/v2/p/training-jobs/", "/v2/p/training-jobs/"),
+        ("/v2/p/training-jobs/a%20b", "/v2/p/training-jobs/a%20b/"),
+        ("/v2/p/training-jobs/a~b", "/v2/p/training-jobs/a~b/"),
+        ("", "/"),
+    ],
+)
 def test_canonical_uri(path, expected):
     assert auth.canonical_uri(path) == expected
 

@@ -43,9 +43,17 @@ def test_get_training_job_signs_and_returns_json():
     assert call["verify"] is True and call["proxies"] is None and call["allow_redirects"] is False
 
 
-@pytest.mark.parametrize("job_id,escaped", [
-    ("a/b", "a%2Fb"), ("..", "%2E%2E"), (".", "%2E"), ("x?y=1", "x%3Fy%3D1"), ("100%", "100%25"), ("j\u00f6b", "j%C3%B6b"),
-])
+@pytest.mark.parametrize(
+    "job_id,escaped",
+    [
+        ("a/b", "a%2Fb"),
+        ("..", "%2E%2E"),
+        (".", "%2E"),
+        ("x?y=1", "x%3Fy%3D1"),
+        ("100%", "100%25"),
+        ("j\u00f6b", "j%C3%B6b"),
+    ],
+)
 def test_ids_are_path_escaped(job_id, escaped):
     assert escape(job_id) == escaped
     session = FakeSession(FakeResponse(200, JOB))
@@ -79,9 +87,9 @@ def test_ca_bundle_wins_and_validate_certs_false(tmp_path):
 
 @pytest.mark.parametrize("status", [429, 500, 502, 503, 504])
 def test_retryable_statuses_are_retried_with_full_jitter(status):
-    session = FakeSession(FakeResponse(status, {"error_code": "X", "error_msg": "busy"}),
-                          FakeResponse(status, {"error_code": "X", "error_msg": "busy"}),
-                          FakeResponse(200, JOB))
+    session = FakeSession(
+        FakeResponse(status, {"error_code": "X", "error_msg": "busy"}), FakeResponse(status, {"error_code": "X", "error_msg": "busy"}), FakeResponse(200, JOB)
+    )
     client, clock = make(session, {"backoff_delay": 2.0, "backoff_max_delay": 3.0}, rand=lambda: 0.5)
     assert client.get_training_job("job-1").data == JOB
     # attempt 0: 0.5 * min(3, 2*1) = 1.0; attempt 1: 0.5 * min(3, 2*2) = 1.5
@@ -105,9 +113,16 @@ def test_retry_after_http_date():
     assert parse_retry_after("-3") == 0.0
 
 
-@pytest.mark.parametrize("status,code", [
-    (400, "ModelArts.0101"), (401, "APIG.0301"), (403, "ModelArts.2784"), (404, "ModelArts.2786"), (409, "ModelArts.2796"),
-])
+@pytest.mark.parametrize(
+    "status,code",
+    [
+        (400, "ModelArts.0101"),
+        (401, "APIG.0301"),
+        (403, "ModelArts.2784"),
+        (404, "ModelArts.2786"),
+        (409, "ModelArts.2796"),
+    ],
+)
 def test_other_4xx_are_not_retried(status, code):
     session = FakeSession(FakeResponse(status, {"error_code": code, "error_msg": "nope"}, {"X-Request-Id": "rid-9"}))
     client, clock = make(session)
@@ -171,14 +186,26 @@ def test_no_request_after_the_deadline():
     assert session.calls == [] and "deadline passed" in str(info.value)
 
 
-@pytest.mark.parametrize("body,code,message,request_id", [
-    ({"error_code": "ModelArts.2775", "error_msg": "Training job not found."}, "ModelArts.2775", "Training job not found.", "hdr"),
-    ({"is_success": False, "error_code": "ModelArts.0104", "error_message": "Job version not found."}, "ModelArts.0104", "Job version not found.", "hdr"),
-    ({"error_code": "APIG.0301", "error_msg": "Incorrect IAM authentication information: verify aksk signature fail", "request_id": "body-rid"},
-     "APIG.0301", "Incorrect IAM authentication information: verify aksk signature fail", "hdr"),
-    ({"error": {"code": 401, "title": "Unauthorized", "message": "The username or password is wrong."}}, "401", "The username or password is wrong.", "hdr"),
-    ({"errorCode": "E1", "errorMsg": "camel"}, "E1", "camel", "hdr"),
-])
+@pytest.mark.parametrize(
+    "body,code,message,request_id",
+    [
+        ({"error_code": "ModelArts.2775", "error_msg": "Training job not found."}, "ModelArts.2775", "Training job not found.", "hdr"),
+        ({"is_success": False, "error_code": "ModelArts.0104", "error_message": "Job version not found."}, "ModelArts.0104", "Job version not found.", "hdr"),
+        (
+            {"error_code": "APIG.0301", "error_msg": "Incorrect IAM authentication information: verify aksk signature fail", "request_id": "body-rid"},
+            "APIG.0301",
+            "Incorrect IAM authentication information: verify aksk signature fail",
+            "hdr",
+        ),
+        (
+            {"error": {"code": 401, "title": "Unauthorized", "message": "The username or password is wrong."}},
+            "401",
+            "The username or password is wrong.",
+            "hdr",
+        ),
+        ({"errorCode": "E1", "errorMsg": "camel"}, "E1", "camel", "hdr"),
+    ],
+)
 def test_error_body_shapes(body, code, message, request_id):
     session = FakeSession(FakeResponse(400, body, {"X-Request-Id": "hdr"}))
     client, _clock = make(session)
@@ -251,8 +278,11 @@ def test_ten_megabyte_body_is_read():
 
 def test_secrets_never_appear_in_errors():
     echo = json.dumps({"error_code": "APIG.0301", "error_msg": "bad signature for sk=%s token=%s" % (SECRET, TOKEN)})
-    session = FakeSession(FakeResponse(401, raw=echo), FakeResponse(502, raw="<html>%s %s</html>" % (SECRET, TOKEN)),
-                          requests.exceptions.ProxyError("Cannot connect to proxy http://user:%s@proxy:3128" % SECRET))
+    session = FakeSession(
+        FakeResponse(401, raw=echo),
+        FakeResponse(502, raw="<html>%s %s</html>" % (SECRET, TOKEN)),
+        requests.exceptions.ProxyError("Cannot connect to proxy http://user:%s@proxy:3128" % SECRET),
+    )
     client, _clock = make(session, {"security_token": TOKEN, "backoff_retries": 0})
     messages = []
     for _i in range(3):
@@ -302,16 +332,21 @@ def test_password_auth_gets_a_token_once_and_learns_the_project():
 
 
 def test_password_token_renewed_once_on_401():
-    session = FakeSession(_token_response("tok-1"), FakeResponse(401, {"error_code": "APIG.0307", "error_msg": "token expired"}),
-                          _token_response("tok-2"), FakeResponse(200, JOB))
+    session = FakeSession(
+        _token_response("tok-1"), FakeResponse(401, {"error_code": "APIG.0307", "error_msg": "token expired"}), _token_response("tok-2"), FakeResponse(200, JOB)
+    )
     client, _clock = make(session, PASSWORD_PARAMS)
     assert client.get_training_job("job-1").data == JOB
     assert session.calls[3]["headers"]["X-Auth-Token"] == "tok-2"
 
 
 def test_password_token_second_401_fails():
-    session = FakeSession(_token_response("tok-1"), FakeResponse(401, {"error_code": "APIG.0307", "error_msg": "expired"}),
-                          _token_response("tok-2"), FakeResponse(401, {"error_code": "APIG.0307", "error_msg": "expired"}))
+    session = FakeSession(
+        _token_response("tok-1"),
+        FakeResponse(401, {"error_code": "APIG.0307", "error_msg": "expired"}),
+        _token_response("tok-2"),
+        FakeResponse(401, {"error_code": "APIG.0307", "error_msg": "expired"}),
+    )
     client, _clock = make(session, PASSWORD_PARAMS)
     with pytest.raises(ModelArtsError) as info:
         client.get_training_job("job-1")
@@ -322,8 +357,13 @@ def test_password_token_second_401_fails():
 def test_password_token_renewed_near_expiry():
     # The fake wall clock starts at 2024-05-01T12:00:00Z; this token lives 1000 s,
     # so it is renewed 100 s (10 %) before it expires.
-    session = FakeSession(_token_response("tok-1", "2024-05-01T12:16:40Z"), FakeResponse(200, JOB),
-                          FakeResponse(200, JOB), _token_response("tok-2", "2024-05-02T12:00:00Z"), FakeResponse(200, JOB))
+    session = FakeSession(
+        _token_response("tok-1", "2024-05-01T12:16:40Z"),
+        FakeResponse(200, JOB),
+        FakeResponse(200, JOB),
+        _token_response("tok-2", "2024-05-02T12:00:00Z"),
+        FakeResponse(200, JOB),
+    )
     client, clock = make(session, PASSWORD_PARAMS)
     client.get_training_job("job-1")
     clock.now += 800
@@ -342,11 +382,14 @@ def test_wrong_password_is_a_clean_error():
     assert len(session.calls) == 1
 
 
-@pytest.mark.parametrize("projects,expected", [
-    ([{"id": "p1", "name": "cn-north-4"}], "p1"),
-    ([], "no project named 'cn-north-4'"),
-    ([{"id": "p1", "name": "cn-north-4"}, {"id": "p2", "name": "cn-north-4"}], "2 projects are named 'cn-north-4' (p1, p2)"),
-])
+@pytest.mark.parametrize(
+    "projects,expected",
+    [
+        ([{"id": "p1", "name": "cn-north-4"}], "p1"),
+        ([], "no project named 'cn-north-4'"),
+        ([{"id": "p1", "name": "cn-north-4"}, {"id": "p2", "name": "cn-north-4"}], "2 projects are named 'cn-north-4' (p1, p2)"),
+    ],
+)
 def test_project_resolution(projects, expected):
     session = FakeSession(FakeResponse(200, {"projects": projects}), FakeResponse(200, JOB))
     client, _clock = make(session, {"project_id": None})
@@ -368,8 +411,10 @@ def test_search_follows_pages_and_matches_exactly():
 
     def job(job_id, name):
         return {"metadata": {"id": job_id, "name": name}}
-    session = FakeSession(page(0, [job("a", "train"), job("b", "train-2")], 5), page(1, [job("c", "train"), job("d", "xtrain")], 5),
-                          page(2, [job("e", "train")], 5))
+
+    session = FakeSession(
+        page(0, [job("a", "train"), job("b", "train-2")], 5), page(1, [job("c", "train"), job("d", "xtrain")], 5), page(2, [job("e", "train")], 5)
+    )
     client, _clock = make(session)
     found = client.search_training_jobs("train", page_size=2)
     assert [j["metadata"]["id"] for j in found] == ["a", "c", "e"]

@@ -69,10 +69,15 @@ def test_a_missing_ca_bundle_is_ignored_without_validation():
     make(FakeSession(), ca_bundle="/nonexistent/ca.pem", validate_certs=False)
 
 
-@pytest.mark.parametrize("exc", [requests.exceptions.MissingSchema("Invalid URL 'not a url/v2': No scheme supplied"),
-                                 requests.exceptions.InvalidSchema("No connection adapters were found for 'ftp://x'"),
-                                 requests.exceptions.InvalidURL("Failed to parse: https://[x"),
-                                 requests.exceptions.InvalidProxyURL("Please check proxy URL. It is malformed")])
+@pytest.mark.parametrize(
+    "exc",
+    [
+        requests.exceptions.MissingSchema("Invalid URL 'not a url/v2': No scheme supplied"),
+        requests.exceptions.InvalidSchema("No connection adapters were found for 'ftp://x'"),
+        requests.exceptions.InvalidURL("Failed to parse: https://[x"),
+        requests.exceptions.InvalidProxyURL("Please check proxy URL. It is malformed"),
+    ],
+)
 def test_configuration_errors_are_not_retried(exc):
     """A URL that can never work fails at the first attempt, without sleeping through the backoff."""
     session = FakeSession(exc, exc, exc)

@@ -24,8 +24,7 @@ RUNNING = {"metadata": {"id": "job-1", "name": "n"}, "status": {"phase": "Runnin
 
 def make(session, params=None, clock=None):
     clock = clock or FakeClock()
-    client = ModelArtsClient(dict(AKSK, **(params or {})), session=session, clock=clock, sleep=clock.sleep, rand=lambda: 0.5,
-                             utcnow=clock.utcnow)
+    client = ModelArtsClient(dict(AKSK, **(params or {})), session=session, clock=clock, sleep=clock.sleep, rand=lambda: 0.5, utcnow=clock.utcnow)
     return client, clock
 
 
@@ -58,7 +57,7 @@ class TricklingResponse(FakeResponse):
     def iter_content(self, chunk_size=1):
         for start in range(len(self._content)):
             self.clock.now += self.gap
-            yield self._content[start:start + 1]
+            yield self._content[start : start + 1]
 
 
 @pytest.mark.parametrize("retry_after", ["30", "300", "86400"])
@@ -100,8 +99,7 @@ def test_iam_project_lookup_is_bounded_by_the_callers_deadline():
 def test_iam_project_lookup_without_deadline_has_the_request_budget():
     clock = FakeClock()
     session = CostlySession(clock, 10_000.0, **{"v3__projects": FakeResponse(200, {"projects": []})})
-    client, _clock = make(session, {"project_id": None, "backoff_retries": 1, "connect_timeout": 2, "request_timeout": 3,
-                                    "backoff_max_delay": 4}, clock)
+    client, _clock = make(session, {"project_id": None, "backoff_retries": 1, "connect_timeout": 2, "request_timeout": 3, "backoff_max_delay": 4}, clock)
     start = clock()
     with pytest.raises(ModelArtsError):
         client.get_training_job("job-1")
@@ -125,8 +123,7 @@ def test_without_deadline_one_request_ends_within_the_budget(retries, connect, r
     clock = FakeClock()
     answers = [FakeResponse(503, {"error_code": "X", "error_msg": "busy"}, {"Retry-After": "300"}) for _attempt in range(retries + 1)]
     session = CostlySession(clock, 10_000.0, *answers)
-    client, _clock = make(session, {"backoff_retries": retries, "connect_timeout": connect, "request_timeout": read,
-                                    "backoff_max_delay": max_delay}, clock)
+    client, _clock = make(session, {"backoff_retries": retries, "connect_timeout": connect, "request_timeout": read, "backoff_max_delay": max_delay}, clock)
     start = clock()
     with pytest.raises(ModelArtsError):
         client.get_training_job("job-1")

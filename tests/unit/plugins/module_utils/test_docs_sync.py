@@ -99,8 +99,10 @@ def status_mapping(description):
 def test_module_md_table_matches_code():
     with open(MODULE_MD, encoding="utf-8") as handle:
         block = marked_block(handle.read())
-    assert block == v1_status_table_markdown(), (
-        "docs/module.md is out of date: run hacking/render_v1_status_table.py --write (the table between %s and %s)" % (START, END))
+    assert block == v1_status_table_markdown(), "docs/module.md is out of date: run hacking/render_v1_status_table.py --write (the table between %s and %s)" % (
+        START,
+        END,
+    )
 
 
 def test_module_md_states_the_failure_reason_rules():
@@ -133,13 +135,17 @@ def test_module_documentation_names_the_out_of_range_rule():
     assert "outside 0-22" in description
 
 
-@pytest.mark.parametrize("lines, problem", [
-    (["C(1) INIT -> C(Creating)."], "missing"),
-    (["C(%d) %s -> C(%s)." % (code, V1_STATUS_NAMES[code], V1_STATUS_PHASES[code]) for code in range(23)] + ["C(10) COMPLETED -> C(Completed)."],
-     "duplicate"),
-    (["C(%d) %s -> C(%s)." % (code, V1_STATUS_NAMES[code], "Completed" if code == 20 else V1_STATUS_PHASES[code]) for code in range(23)],
-     "wrong phase"),
-])
+@pytest.mark.parametrize(
+    "lines, problem",
+    [
+        (["C(1) INIT -> C(Creating)."], "missing"),
+        (
+            ["C(%d) %s -> C(%s)." % (code, V1_STATUS_NAMES[code], V1_STATUS_PHASES[code]) for code in range(23)] + ["C(10) COMPLETED -> C(Completed)."],
+            "duplicate",
+        ),
+        (["C(%d) %s -> C(%s)." % (code, V1_STATUS_NAMES[code], "Completed" if code == 20 else V1_STATUS_PHASES[code]) for code in range(23)], "wrong phase"),
+    ],
+)
 def test_parser_catches_drift(lines, problem):
     """The parser behind the DOCUMENTATION check sees a missing, a duplicated and a wrongly mapped status."""
     mapping = status_mapping(lines)

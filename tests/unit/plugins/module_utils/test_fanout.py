@@ -14,11 +14,11 @@ EVENT_TIMEOUT = 5.0
 
 
 def echo(key, deadline):
-    return {'id': key, 'deadline': deadline}
+    return {"id": key, "deadline": deadline}
 
 
 def test_results_follow_key_order_even_when_completion_order_is_reversed():
-    keys = ['k%d' % i for i in range(6)]
+    keys = ["k%d" % i for i in range(6)]
     done = dict((key, threading.Event()) for key in keys)
     finished = []
     lock = threading.Lock()
@@ -40,7 +40,7 @@ def test_results_follow_key_order_even_when_completion_order_is_reversed():
     assert list(result.values()) == [key.upper() for key in keys]
 
 
-@pytest.mark.parametrize('max_concurrency,count', [(1, 5), (4, 12), (7, 21)])
+@pytest.mark.parametrize("max_concurrency,count", [(1, 5), (4, 12), (7, 21)])
 def test_concurrency_is_bounded_and_reached(max_concurrency, count):
     lock = threading.Lock()
     active = [0]
@@ -67,7 +67,7 @@ def test_concurrency_is_bounded_and_reached(max_concurrency, count):
     assert peak[0] == max_concurrency
 
 
-@pytest.mark.parametrize('count,max_concurrency,expected_workers', [(3, 16, 3), (40, 16, 16), (2, 2, 2)])
+@pytest.mark.parametrize("count,max_concurrency,expected_workers", [(3, 16, 3), (40, 16, 16), (2, 2, 2)])
 def test_pool_size_is_min_of_bound_and_key_count(monkeypatch, count, max_concurrency, expected_workers):
     sizes = []
     real_executor = fanout.ThreadPoolExecutor
@@ -76,7 +76,7 @@ def test_pool_size_is_min_of_bound_and_key_count(monkeypatch, count, max_concurr
         sizes.append(max_workers)
         return real_executor(max_workers=max_workers)
 
-    monkeypatch.setattr(fanout, 'ThreadPoolExecutor', recording_executor)
+    monkeypatch.setattr(fanout, "ThreadPoolExecutor", recording_executor)
     fetch_concurrently(list(range(count)), echo, max_concurrency=max_concurrency)
 
     assert sizes == [expected_workers]
@@ -84,45 +84,45 @@ def test_pool_size_is_min_of_bound_and_key_count(monkeypatch, count, max_concurr
 
 def test_one_key_is_fetched_inline_without_a_pool(monkeypatch):
     def no_pool(max_workers):
-        raise AssertionError('a pool was created for one key')
+        raise AssertionError("a pool was created for one key")
 
-    monkeypatch.setattr(fanout, 'ThreadPoolExecutor', no_pool)
+    monkeypatch.setattr(fanout, "ThreadPoolExecutor", no_pool)
     threads = []
 
     def fetch_one(key, deadline):
         threads.append(threading.current_thread())
-        return 'item'
+        return "item"
 
-    assert fetch_concurrently(['only'], fetch_one) == {'only': 'item'}
+    assert fetch_concurrently(["only"], fetch_one) == {"only": "item"}
     assert threads == [threading.current_thread()]
 
 
 def test_one_key_error_is_captured_inline():
-    error = ValueError('boom')
+    error = ValueError("boom")
 
     def fetch_one(key, deadline):
         raise error
 
-    assert fetch_concurrently(['only'], fetch_one)['only'] is error
+    assert fetch_concurrently(["only"], fetch_one)["only"] is error
 
 
 def test_exceptions_are_captured_per_key_and_others_still_returned():
-    errors = {'b': RuntimeError('b broke'), 'd': KeyError('d')}
+    errors = {"b": RuntimeError("b broke"), "d": KeyError("d")}
 
     def fetch_one(key, deadline):
         if key in errors:
             raise errors[key]
         return key * 2
 
-    result = fetch_concurrently(['a', 'b', 'c', 'd'], fetch_one, max_concurrency=2)
+    result = fetch_concurrently(["a", "b", "c", "d"], fetch_one, max_concurrency=2)
 
-    assert result['a'] == 'aa'
-    assert result['c'] == 'cc'
-    assert result['b'] is errors['b']
-    assert result['d'] is errors['d']
+    assert result["a"] == "aa"
+    assert result["c"] == "cc"
+    assert result["b"] is errors["b"]
+    assert result["d"] is errors["d"]
 
 
-@pytest.mark.parametrize('keys', [['only'], ['a', 'b', 'c']])
+@pytest.mark.parametrize("keys", [["only"], ["a", "b", "c"]])
 def test_keyboard_interrupt_propagates(keys):
     def fetch_one(key, deadline):
         if key == keys[0]:
@@ -155,15 +155,15 @@ def test_interrupt_cancels_requests_not_yet_started():
 
 
 def test_the_shared_deadline_is_passed_to_every_fetch():
-    result = fetch_concurrently(['a', 'b', 'c'], echo, max_concurrency=3, deadline=1234.5, clock=lambda: 1000.0)
+    result = fetch_concurrently(["a", "b", "c"], echo, max_concurrency=3, deadline=1234.5, clock=lambda: 1000.0)
 
-    assert [item['deadline'] for item in result.values()] == [1234.5, 1234.5, 1234.5]
+    assert [item["deadline"] for item in result.values()] == [1234.5, 1234.5, 1234.5]
 
 
 def test_no_deadline_passes_none():
-    result = fetch_concurrently(['a', 'b'], echo)
+    result = fetch_concurrently(["a", "b"], echo)
 
-    assert [item['deadline'] for item in result.values()] == [None, None]
+    assert [item["deadline"] for item in result.values()] == [None, None]
 
 
 def test_keys_whose_turn_comes_after_the_deadline_are_not_fetched():
@@ -176,11 +176,11 @@ def test_keys_whose_turn_comes_after_the_deadline_are_not_fetched():
         return key
 
     # One worker runs keys in order: a at t=0, b at t=1, c at t=2 is at the deadline.
-    result = fetch_concurrently(['a', 'b', 'c', 'd'], fetch_one, max_concurrency=1, deadline=2.0, clock=lambda: now[0])
+    result = fetch_concurrently(["a", "b", "c", "d"], fetch_one, max_concurrency=1, deadline=2.0, clock=lambda: now[0])
 
-    assert called == ['a', 'b']
-    assert result['a'] == 'a' and result['b'] == 'b'
-    for key in ('c', 'd'):
+    assert called == ["a", "b"]
+    assert result["a"] == "a" and result["b"] == "b"
+    for key in ("c", "d"):
         assert isinstance(result[key], DeadlineExceeded)
         assert result[key].key == key
         assert result[key].transient is True
@@ -190,12 +190,12 @@ def test_keys_whose_turn_comes_after_the_deadline_are_not_fetched():
 
 def test_a_passed_deadline_skips_a_single_inline_key_too():
     def fetch_one(key, deadline):
-        raise AssertionError('fetched after the deadline')
+        raise AssertionError("fetched after the deadline")
 
-    result = fetch_concurrently([('v1', 'job', 3)], fetch_one, deadline=5.0, clock=lambda: 5.0)
+    result = fetch_concurrently([("v1", "job", 3)], fetch_one, deadline=5.0, clock=lambda: 5.0)
 
-    assert isinstance(result[('v1', 'job', 3)], DeadlineExceeded)
-    assert 'v1/job/3' in str(result[('v1', 'job', 3)])
+    assert isinstance(result[("v1", "job", 3)], DeadlineExceeded)
+    assert "v1/job/3" in str(result[("v1", "job", 3)])
 
 
 def test_tuple_keys_and_duplicates_are_fetched_once_in_first_seen_order():
@@ -207,25 +207,25 @@ def test_tuple_keys_and_duplicates_are_fetched_once_in_first_seen_order():
             called.append(key)
         return key[1]
 
-    keys = [('v1', 'j1', 1), 'x', ('v1', 'j1', 1), 'x', ('v1', 'j1', 2)]
+    keys = [("v1", "j1", 1), "x", ("v1", "j1", 1), "x", ("v1", "j1", 2)]
     result = fetch_concurrently(keys, fetch_one, max_concurrency=4)
 
-    assert list(result) == [('v1', 'j1', 1), 'x', ('v1', 'j1', 2)]
+    assert list(result) == [("v1", "j1", 1), "x", ("v1", "j1", 2)]
     assert sorted(map(str, called)) == sorted(map(str, result))
 
 
 def test_no_keys_means_no_calls():
     def fetch_one(key, deadline):
-        raise AssertionError('called')
+        raise AssertionError("called")
 
     assert fetch_concurrently([], fetch_one) == {}
     assert fetch_concurrently(iter(()), fetch_one) == {}
 
 
-@pytest.mark.parametrize('bad', [0, -1, 1.5, None, True])
+@pytest.mark.parametrize("bad", [0, -1, 1.5, None, True])
 def test_invalid_max_concurrency_is_refused(bad):
-    with pytest.raises(ValueError, match='max_concurrency'):
-        fetch_concurrently(['a', 'b'], echo, max_concurrency=bad)
+    with pytest.raises(ValueError, match="max_concurrency"):
+        fetch_concurrently(["a", "b"], echo, max_concurrency=bad)
 
 
 def test_many_keys_all_fetched_once():
@@ -235,11 +235,11 @@ def test_many_keys_all_fetched_once():
     def fetch_one(key, deadline):
         with lock:
             counts[key] = counts.get(key, 0) + 1
-        return {'id': key}
+        return {"id": key}
 
-    keys = ['job-%03d' % i for i in range(200)]
+    keys = ["job-%03d" % i for i in range(200)]
     result = fetch_concurrently(keys, fetch_one, max_concurrency=16)
 
     assert list(result) == keys
-    assert all(result[key] == {'id': key} for key in keys)
+    assert all(result[key] == {"id": key} for key in keys)
     assert counts == dict((key, 1) for key in keys)

@@ -45,6 +45,7 @@ def error_paths(item):
 
 # -- constants and the v1 table ------------------------------------------------------------
 
+
 def test_phase_constants():
     assert PHASES == ("Creating", "Pending", "Running", "Failed", "Completed", "Terminating", "Terminated", "Abnormal")
     assert TERMINAL_PHASES == ("Failed", "Completed", "Terminated", "Abnormal")
@@ -55,7 +56,8 @@ def test_phase_constants():
 SERVICE_STATUS_NAMES = (
     "UNKNOWN INIT IMAGE_CREATING IMAGE_FAILED SUBMIT_TRYING SUBMIT_FAILED DELETE_FAILED WAITING RUNNING KILLING "
     "COMPLETED FAILED KILLED CANCELED LOST SCALING SUBMIT_MODEL_FAILED DEPLOY_SERVICE_FAILED CHECK_INIT "
-    "CHECK_RUNNING CHECK_RUNNING_COMPLETED CHECK_FAILED MOUNT_FAILED").split()
+    "CHECK_RUNNING CHECK_RUNNING_COMPLETED CHECK_FAILED MOUNT_FAILED"
+).split()
 
 
 def test_v1_table_covers_statuses_0_to_22_with_the_service_names():
@@ -74,26 +76,43 @@ def test_no_failure_status_can_open_a_gate():
     assert all(V1_STATUS_PHASES[code] in DEFAULT_FAIL_ON for code in failing)
 
 
-@pytest.mark.parametrize("code, phase", [(0, "Abnormal"), (7, "Pending"), (8, "Running"), (9, "Terminating"), (10, "Completed"),
-                                         (11, "Failed"), (12, "Terminated"), (13, "Terminated"), (14, "Abnormal"),
-                                         (15, "Running"), (20, "Pending")])
+@pytest.mark.parametrize(
+    "code, phase",
+    [
+        (0, "Abnormal"),
+        (7, "Pending"),
+        (8, "Running"),
+        (9, "Terminating"),
+        (10, "Completed"),
+        (11, "Failed"),
+        (12, "Terminated"),
+        (13, "Terminated"),
+        (14, "Abnormal"),
+        (15, "Running"),
+        (20, "Pending"),
+    ],
+)
 def test_v1_mapping_of_notable_statuses(code, phase):
     assert V1_STATUS_PHASES[code] == phase
 
 
 # -- time conversion --------------------------------------------------------------------------
 
-@pytest.mark.parametrize("value, expected", [
-    (1636447346315, "2021-11-09T08:42:26Z"),
-    (1714566896000, "2024-05-01T12:34:56Z"),
-    (1714566896999, "2024-05-01T12:34:56Z"),  # milliseconds are floored, never rounded up
-    (1, "1970-01-01T00:00:00Z"),
-    (1000, "1970-01-01T00:00:01Z"),
-    (951782400000, "2000-02-29T00:00:00Z"),
-    (253402300799999, "9999-12-31T23:59:59Z"),
-    (1714566896000.0, "2024-05-01T12:34:56Z"),
-    (0, None),
-])
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        (1636447346315, "2021-11-09T08:42:26Z"),
+        (1714566896000, "2024-05-01T12:34:56Z"),
+        (1714566896999, "2024-05-01T12:34:56Z"),  # milliseconds are floored, never rounded up
+        (1, "1970-01-01T00:00:00Z"),
+        (1000, "1970-01-01T00:00:01Z"),
+        (951782400000, "2000-02-29T00:00:00Z"),
+        (253402300799999, "9999-12-31T23:59:59Z"),
+        (1714566896000.0, "2024-05-01T12:34:56Z"),
+        (0, None),
+    ],
+)
 def test_epoch_ms_to_iso(value, expected):
     assert epoch_ms_to_iso(value) == expected
 
@@ -111,6 +130,7 @@ def test_epoch_ms_to_iso_matches_datetime(value):
 
 
 # -- v2 ---------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("phase", PHASES)
 def test_v2_each_phase(phase):
@@ -158,31 +178,36 @@ def test_custom_fail_on():
 
 # -- failure_reason precedence ---------------------------------------------------------------
 
-TASKS = [{"task": "worker-0", "exit_code": 0}, {"task": "worker-1", "exit_code": 137, "message": "OOMKilled"},
-         {"task": "worker-2", "exit_code": 1}]
+TASKS = [{"task": "worker-0", "exit_code": 0}, {"task": "worker-1", "exit_code": 137, "message": "OOMKilled"}, {"task": "worker-2", "exit_code": 1}]
 RECORDS = [{"end_reason": "exit with 127", "end_related_task": "worker-2"}, {"end_reason": "job failed"}]
 
 
-@pytest.mark.parametrize("status, expected", [
-    # The task the last running record blames comes first: it is the root cause.
-    ({"task_statuses": TASKS, "running_records": RECORDS, "secondary_phase": "Failed"},
-     "task worker-2 exited with code 1 (and 1 more failed task)"),
-    ({"task_statuses": TASKS, "secondary_phase": "Failed"},
-     "task worker-1 exited with code 137: OOMKilled (and 1 more failed task)"),
-    ({"task_statuses": [{"task": "worker-0", "exit_code": 143, "message": "Stopped because worker-1 ended"},
-                        {"task": "worker-1", "exit_code": 2, "message": "ModuleNotFoundError"}],
-      "running_records": [{"end_reason": "exit with 2", "end_related_task": "worker-1"}]},
-     "task worker-1 exited with code 2: ModuleNotFoundError (and 1 more failed task)"),
-    ({"task_statuses": TASKS[2:], "running_records": RECORDS}, "task worker-2 exited with code 1"),
-    ({"task_statuses": [{"exit_code": 2}, {"exit_code": 3}, {"exit_code": 4}]}, "a task exited with code 2 (and 2 more failed tasks)"),
-    ({"task_statuses": [{"task": "worker-0", "exit_code": 0}, {"task": "worker-1", "message": "image pull failed"}]},
-     "task worker-1: image pull failed"),
-    ({"task_statuses": TASKS[:1], "running_records": RECORDS, "secondary_phase": "Failed"}, "run ended: exit with 127 (task worker-2)"),
-    ({"running_records": RECORDS[1:] + [{"start_at": 1}], "secondary_phase": "Failed"}, "run ended: job failed"),
-    ({"running_records": [{"end_reason": "a"}, {"end_reason": "b"}]}, "run ended: b"),
-    ({"running_records": [{"start_at": 1}], "secondary_phase": "CreateFailed"}, "secondary phase CreateFailed"),
-    ({}, None),
-])
+@pytest.mark.parametrize(
+    "status, expected",
+    [
+        # The task the last running record blames comes first: it is the root cause.
+        ({"task_statuses": TASKS, "running_records": RECORDS, "secondary_phase": "Failed"}, "task worker-2 exited with code 1 (and 1 more failed task)"),
+        ({"task_statuses": TASKS, "secondary_phase": "Failed"}, "task worker-1 exited with code 137: OOMKilled (and 1 more failed task)"),
+        (
+            {
+                "task_statuses": [
+                    {"task": "worker-0", "exit_code": 143, "message": "Stopped because worker-1 ended"},
+                    {"task": "worker-1", "exit_code": 2, "message": "ModuleNotFoundError"},
+                ],
+                "running_records": [{"end_reason": "exit with 2", "end_related_task": "worker-1"}],
+            },
+            "task worker-1 exited with code 2: ModuleNotFoundError (and 1 more failed task)",
+        ),
+        ({"task_statuses": TASKS[2:], "running_records": RECORDS}, "task worker-2 exited with code 1"),
+        ({"task_statuses": [{"exit_code": 2}, {"exit_code": 3}, {"exit_code": 4}]}, "a task exited with code 2 (and 2 more failed tasks)"),
+        ({"task_statuses": [{"task": "worker-0", "exit_code": 0}, {"task": "worker-1", "message": "image pull failed"}]}, "task worker-1: image pull failed"),
+        ({"task_statuses": TASKS[:1], "running_records": RECORDS, "secondary_phase": "Failed"}, "run ended: exit with 127 (task worker-2)"),
+        ({"running_records": RECORDS[1:] + [{"start_at": 1}], "secondary_phase": "Failed"}, "run ended: job failed"),
+        ({"running_records": [{"end_reason": "a"}, {"end_reason": "b"}]}, "run ended: b"),
+        ({"running_records": [{"start_at": 1}], "secondary_phase": "CreateFailed"}, "secondary phase CreateFailed"),
+        ({}, None),
+    ],
+)
 def test_failure_reason_precedence(status, expected):
     assert normalise_v2(v2_doc("Failed", **status))["failure_reason"] == expected
 
@@ -195,7 +220,7 @@ def test_failure_reason_only_for_failing_phases():
 
 def test_failure_reason_with_absurd_exit_code():
     # %d of an int over 4300 digits raises ValueError on current Pythons.
-    item = normalise_v2(v2_doc("Failed", task_statuses=[{"task": "w", "exit_code": 10 ** 5000}]))
+    item = normalise_v2(v2_doc("Failed", task_statuses=[{"task": "w", "exit_code": 10**5000}]))
     assert item["failure_reason"] == "task w exited with code an integer of 16610 bits"
 
 
@@ -205,12 +230,21 @@ def test_failure_reason_is_bounded():
 
 
 def test_failure_reason_skips_malformed_entries_and_reports_them():
-    item = normalise_v2(v2_doc("Failed", secondary_phase="Failed",
-                               task_statuses=["oops", {"task": 5, "exit_code": "1"}, {"task": "w", "exit_code": 9}],
-                               running_records={"end_reason": "x"}))
+    item = normalise_v2(
+        v2_doc(
+            "Failed",
+            secondary_phase="Failed",
+            task_statuses=["oops", {"task": 5, "exit_code": "1"}, {"task": "w", "exit_code": 9}],
+            running_records={"end_reason": "x"},
+        )
+    )
     assert item["failure_reason"] == "task w exited with code 9"
-    assert error_paths(item) == ["$.status.running_records", "$.status.task_statuses[0]", "$.status.task_statuses[1].task",
-                                 "$.status.task_statuses[1].exit_code"]
+    assert error_paths(item) == [
+        "$.status.running_records",
+        "$.status.task_statuses[0]",
+        "$.status.task_statuses[1].task",
+        "$.status.task_statuses[1].exit_code",
+    ]
     item = normalise_v2(v2_doc("Failed", secondary_phase="Failed", task_statuses="boom", running_records=[None, 3]))
     assert item["failure_reason"] == "secondary phase Failed"
     assert error_paths(item) == ["$.status.running_records[1]", "$.status.running_records[0]", "$.status.task_statuses"]
@@ -218,8 +252,8 @@ def test_failure_reason_skips_malformed_entries_and_reports_them():
 
 # -- wrong types degrade to null with an error at the path -------------------------------------
 
-@pytest.mark.parametrize("status", ["Running", ["Running"], None, 5, {"phase": None}, {"phase": "Done"},
-                                    {"phase": "completed"}, {}])
+
+@pytest.mark.parametrize("status", ["Running", ["Running"], None, 5, {"phase": None}, {"phase": "Done"}, {"phase": "completed"}, {}])
 def test_v2_unusable_status_gives_phase_none(status):
     doc = v2_doc()
     doc["status"] = status
@@ -229,8 +263,10 @@ def test_v2_unusable_status_gives_phase_none(status):
     assert error_paths(item) in (["$.status"], ["$.status.phase"])
 
 
-@pytest.mark.parametrize("field, value", [("create_time", "1714566896000"), ("create_time", -5), ("create_time", 10 ** 30),
-                                          ("create_time", 1.5), ("create_time", True), ("id", 42), ("name", ["n"])])
+@pytest.mark.parametrize(
+    "field, value",
+    [("create_time", "1714566896000"), ("create_time", -5), ("create_time", 10**30), ("create_time", 1.5), ("create_time", True), ("id", 42), ("name", ["n"])],
+)
 def test_v2_wrong_metadata_types(field, value):
     doc = v2_doc("Completed")
     doc["metadata"][field] = value
@@ -244,10 +280,11 @@ def test_v2_wrong_status_types():
     item = normalise_v2(v2_doc("Completed", secondary_phase=1, start_time="x", duration=-1))
     assert (item["secondary_phase"], item["start_time"], item["duration_seconds"]) == (None, None, None)
     assert error_paths(item) == ["$.status.secondary_phase", "$.status.start_time", "$.status.duration"]
-    assert normalise_v2(v2_doc("Completed", duration=10 ** 400))["duration_seconds"] is None
+    assert normalise_v2(v2_doc("Completed", duration=10**400))["duration_seconds"] is None
 
 
 # -- null optional fields are null item fields, without an error -------------------------------
+
 
 def test_v2_null_optional_fields_give_null_item_fields(v2):
     v2["metadata"].update(name=None, create_time=None, description=None, annotations=None)
@@ -267,16 +304,20 @@ def test_v2_null_lists_count_as_empty():
 
 
 def test_v2_null_fields_inside_entries():
-    status = {"task_statuses": [{"task": None, "exit_code": 2, "message": None}, {"task": "w", "exit_code": None, "message": None}],
-              "running_records": [{"end_reason": "exit with 2", "end_related_task": None}, {"end_reason": None}]}
+    status = {
+        "task_statuses": [{"task": None, "exit_code": 2, "message": None}, {"task": "w", "exit_code": None, "message": None}],
+        "running_records": [{"end_reason": "exit with 2", "end_related_task": None}, {"end_reason": None}],
+    }
     item = build_item(v2_doc("Failed", **status), "v2")
     assert item["failure_reason"] == "a task exited with code 2" and item["schema_errors"] == []
     del status["task_statuses"]
     assert build_item(v2_doc("Failed", **status), "v2")["failure_reason"] == "run ended: exit with 2"
 
 
-@pytest.mark.parametrize("path, error_path", [
-    (("metadata", "id"), "$.metadata.id"), (("metadata",), "$.metadata"), (("status",), "$.status"), (("status", "phase"), "$.status.phase")])
+@pytest.mark.parametrize(
+    "path, error_path",
+    [(("metadata", "id"), "$.metadata.id"), (("metadata",), "$.metadata"), (("status",), "$.status"), (("status", "phase"), "$.status.phase")],
+)
 def test_v2_null_required_field_still_fails_strict(v2, path, error_path):
     target = v2
     for part in path[:-1]:
@@ -337,6 +378,7 @@ def test_schema_errors_argument_is_copied():
 
 # -- v1 ---------------------------------------------------------------------------------------
 
+
 def test_v1_item_from_documented_example(v1):
     original = copy.deepcopy(v1)
     item = normalise_v1(v1)
@@ -384,18 +426,21 @@ def test_v1_integral_float_status(v1):
     assert item["phase"] == "Completed" and item["status_code"] == 10 and isinstance(item["status_code"], int)
 
 
-@pytest.mark.parametrize("raw, metrics, errors", [
-    ('{"total_metric": {"total_metric_values": {"accuracy": 0.9}}}', {"total_metric": {"total_metric_values": {"accuracy": 0.9}}}, []),
-    ("", None, []),
-    ("   ", None, []),
-    (None, None, []),
-    ("{not json", None, ["$.model_metric_list"]),
-    ('{"a": NaN}', None, ["$.model_metric_list"]),
-    ('{"a": Infinity}', None, ["$.model_metric_list"]),
-    ("[" * 100000 + "]" * 100000, None, ["$.model_metric_list"]),
-    ({"already": "parsed"}, {"already": "parsed"}, ["$.model_metric_list"]),
-    (42, None, ["$.model_metric_list"]),
-])
+@pytest.mark.parametrize(
+    "raw, metrics, errors",
+    [
+        ('{"total_metric": {"total_metric_values": {"accuracy": 0.9}}}', {"total_metric": {"total_metric_values": {"accuracy": 0.9}}}, []),
+        ("", None, []),
+        ("   ", None, []),
+        (None, None, []),
+        ("{not json", None, ["$.model_metric_list"]),
+        ('{"a": NaN}', None, ["$.model_metric_list"]),
+        ('{"a": Infinity}', None, ["$.model_metric_list"]),
+        ("[" * 100000 + "]" * 100000, None, ["$.model_metric_list"]),
+        ({"already": "parsed"}, {"already": "parsed"}, ["$.model_metric_list"]),
+        (42, None, ["$.model_metric_list"]),
+    ],
+)
 def test_v1_metrics_parsing(v1, raw, metrics, errors):
     v1["model_metric_list"] = raw
     item = normalise_v1(v1)
@@ -410,7 +455,7 @@ def test_v1_metrics_absent(v1):
 
 
 def test_v1_malformed_metrics_message_is_short(v1):
-    v1["model_metric_list"] = "{" + "x" * 10 ** 6
+    v1["model_metric_list"] = "{" + "x" * 10**6
     item = normalise_v1(v1)
     assert item["schema_errors"][0]["message"].startswith("not valid JSON: ")
     assert len(item["schema_errors"][0]["message"]) < 300
@@ -433,6 +478,7 @@ def test_v1_document_that_is_not_an_object(doc, message):
 
 
 # -- build_item -------------------------------------------------------------------------------
+
 
 def test_build_item_strict_valid(v2, v1):
     assert build_item(v2, "v2")["schema_errors"] == []
@@ -500,21 +546,38 @@ JSON = st.recursive(
     max_leaves=25,
 )
 STATUS_VALUES = st.one_of(JSON, st.sampled_from(PHASES), st.integers(min_value=-5, max_value=30))
-V2_STATUS = st.fixed_dictionaries({}, optional={
-    "phase": STATUS_VALUES, "secondary_phase": JSON, "duration": JSON | st.integers(), "start_time": JSON,
-    "task_statuses": JSON | st.lists(
-        st.fixed_dictionaries({}, optional={"task": JSON, "exit_code": JSON | st.integers(), "message": JSON}), max_size=3),
-    "running_records": JSON | st.lists(st.fixed_dictionaries({}, optional={"end_reason": JSON, "end_related_task": JSON}), max_size=3),
-})
-V2_DOCS = JSON | st.fixed_dictionaries({}, optional={
-    "metadata": JSON | st.fixed_dictionaries({}, optional={"id": JSON, "name": JSON, "create_time": JSON | st.integers()}),
-    "status": JSON | V2_STATUS,
-    "spec": JSON,
-})
-V1_DOCS = JSON | st.fixed_dictionaries({}, optional={
-    "job_id": JSON, "version_id": JSON, "job_name": JSON, "status": STATUS_VALUES, "create_time": JSON | st.integers(),
-    "start_time": JSON, "duration": JSON, "model_metric_list": JSON | st.sampled_from(["{}", '{"a": [1, 2]}', "{", "NaN", ""]),
-})
+V2_STATUS = st.fixed_dictionaries(
+    {},
+    optional={
+        "phase": STATUS_VALUES,
+        "secondary_phase": JSON,
+        "duration": JSON | st.integers(),
+        "start_time": JSON,
+        "task_statuses": JSON | st.lists(st.fixed_dictionaries({}, optional={"task": JSON, "exit_code": JSON | st.integers(), "message": JSON}), max_size=3),
+        "running_records": JSON | st.lists(st.fixed_dictionaries({}, optional={"end_reason": JSON, "end_related_task": JSON}), max_size=3),
+    },
+)
+V2_DOCS = JSON | st.fixed_dictionaries(
+    {},
+    optional={
+        "metadata": JSON | st.fixed_dictionaries({}, optional={"id": JSON, "name": JSON, "create_time": JSON | st.integers()}),
+        "status": JSON | V2_STATUS,
+        "spec": JSON,
+    },
+)
+V1_DOCS = JSON | st.fixed_dictionaries(
+    {},
+    optional={
+        "job_id": JSON,
+        "version_id": JSON,
+        "job_name": JSON,
+        "status": STATUS_VALUES,
+        "create_time": JSON | st.integers(),
+        "start_time": JSON,
+        "duration": JSON,
+        "model_metric_list": JSON | st.sampled_from(["{}", '{"a": [1, 2]}', "{", "NaN", ""]),
+    },
+)
 FAIL_ON = st.none() | st.lists(st.sampled_from(PHASES + ("Other",)), max_size=4)
 
 
@@ -577,12 +640,12 @@ def test_huge_and_deep_values(v2):
     deep = "leaf"
     for _level in range(3000):
         deep = {"k": deep}
-    v2["metadata"]["name"] = "n" * 10 ** 6
+    v2["metadata"]["name"] = "n" * 10**6
     v2["status"]["task_statuses"] = [{"task": "w", "exit_code": 1, "message": deep}]
     v2["status"]["phase"] = "Failed"
     v2["anything"] = deep
     item = build_item(v2, "v2", validate="warn")
-    assert item["name"] == "n" * 10 ** 6
+    assert item["name"] == "n" * 10**6
     assert item["failure_reason"] == "task w exited with code 1"
     assert error_paths(item) == ["$.status.task_statuses[0].message"]
     assert all(len(error["message"]) < 300 for error in item["schema_errors"])

@@ -35,15 +35,50 @@ V2_EXAMPLES = [load(name) for name in ("v2_example_rst.json", "v2_example_latest
 V1_EXAMPLE = load("v1_example.json")
 
 # Every value a wrong JSON type (or an absurd value of the right type) can take after json.loads.
-WRONG_VALUES = [None, True, False, 0, -1, 1.5, 2 ** 64, -(2 ** 63), 1e308, float("nan"), float("inf"), "", "x" * 100000,
-                "\u8bad\u7ec3\U0001f680", "Completed", [], ["Completed"], {}, {"phase": "Completed"}, [[[[[[]]]]]]]
+WRONG_VALUES = [
+    None,
+    True,
+    False,
+    0,
+    -1,
+    1.5,
+    2**64,
+    -(2**63),
+    1e308,
+    float("nan"),
+    float("inf"),
+    "",
+    "x" * 100000,
+    "\u8bad\u7ec3\U0001f680",
+    "Completed",
+    [],
+    ["Completed"],
+    {},
+    {"phase": "Completed"},
+    [[[[[[]]]]]],
+]
 
 # Every field the normalisers read (dotted, numbers index lists).
-V2_FIELDS = ["metadata", "status", "metadata.id", "metadata.name", "metadata.create_time", "status.phase",
-             "status.secondary_phase", "status.start_time", "status.duration", "status.task_statuses",
-             "status.task_statuses.0", "status.task_statuses.0.task", "status.task_statuses.0.exit_code",
-             "status.task_statuses.0.message", "status.running_records", "status.running_records.0",
-             "status.running_records.0.end_reason", "status.running_records.0.end_related_task"]
+V2_FIELDS = [
+    "metadata",
+    "status",
+    "metadata.id",
+    "metadata.name",
+    "metadata.create_time",
+    "status.phase",
+    "status.secondary_phase",
+    "status.start_time",
+    "status.duration",
+    "status.task_statuses",
+    "status.task_statuses.0",
+    "status.task_statuses.0.task",
+    "status.task_statuses.0.exit_code",
+    "status.task_statuses.0.message",
+    "status.running_records",
+    "status.running_records.0",
+    "status.running_records.0.end_reason",
+    "status.running_records.0.end_related_task",
+]
 V1_FIELDS = ["job_id", "version_id", "job_name", "status", "create_time", "start_time", "duration", "model_metric_list"]
 
 
@@ -126,8 +161,10 @@ def test_v1_wrong_type_in_every_normalised_field(field, value):
     assert_strict_agrees(doc, "v1")
 
 
-@pytest.mark.parametrize("status", [-1, 23, 24, 99, 255, 2 ** 31, 2 ** 63, -(2 ** 63), 10.5, 22.000001, float("nan"),
-                                    float("inf"), 1e308, True, False, "10", "COMPLETED", None, [10], {"code": 10}])
+@pytest.mark.parametrize(
+    "status",
+    [-1, 23, 24, 99, 255, 2**31, 2**63, -(2**63), 10.5, 22.000001, float("nan"), float("inf"), 1e308, True, False, "10", "COMPLETED", None, [10], {"code": 10}],
+)
 def test_v1_status_outside_0_to_22(status):
     """Outside the table: phase null, not completed, a schema error at $.status; strict refuses it."""
     doc = dict(V1_EXAMPLE, status=status)
@@ -166,8 +203,11 @@ def valid_v2(draw):
             else:
                 status[key] = value
     if draw(st.booleans()):
-        status["task_statuses"] = draw(st.lists(st.fixed_dictionaries({}, optional={
-            "task": TEXT, "exit_code": st.integers(min_value=-(2 ** 31), max_value=2 ** 31), "message": TEXT}), max_size=3))
+        status["task_statuses"] = draw(
+            st.lists(
+                st.fixed_dictionaries({}, optional={"task": TEXT, "exit_code": st.integers(min_value=-(2**31), max_value=2**31), "message": TEXT}), max_size=3
+            )
+        )
     return doc
 
 
@@ -176,8 +216,8 @@ def valid_v1(draw):
     """A schema-valid v1 document: any status 0-22 and redrawn readable leaves."""
     doc = copy.deepcopy(V1_EXAMPLE)
     doc["status"] = draw(st.integers(min_value=0, max_value=22))
-    doc["job_id"] = draw(st.integers(min_value=0, max_value=2 ** 53))
-    doc["version_id"] = draw(st.integers(min_value=0, max_value=2 ** 53))
+    doc["job_id"] = draw(st.integers(min_value=0, max_value=2**53))
+    doc["version_id"] = draw(st.integers(min_value=0, max_value=2**53))
     doc["job_name"] = draw(TEXT)
     doc["duration"] = draw(MS)
     return doc
@@ -209,8 +249,26 @@ def test_valid_v1_document_always_yields_a_phase(doc):
 
 # -- hostile ids --------------------------------------------------------------------------------
 
-HOSTILE_IDS = ["../other", "..", ".", "a/b", "a/../../v3/projects", "a?x=1", "a#frag", "100%", "%2e%2e", "%2F", "a b", "a\r\nX-Injected: 1",
-               "\u8bad\u7ec3-\u30b8\u30e7\u30d6-\U0001f680", "x" * 5000, "..%2f..%2fv3", "a;b", "@evil.example.com", "\\..\\x"]
+HOSTILE_IDS = [
+    "../other",
+    "..",
+    ".",
+    "a/b",
+    "a/../../v3/projects",
+    "a?x=1",
+    "a#frag",
+    "100%",
+    "%2e%2e",
+    "%2F",
+    "a b",
+    "a\r\nX-Injected: 1",
+    "\u8bad\u7ec3-\u30b8\u30e7\u30d6-\U0001f680",
+    "x" * 5000,
+    "..%2f..%2fv3",
+    "a;b",
+    "@evil.example.com",
+    "\\..\\x",
+]
 
 
 def make_client():

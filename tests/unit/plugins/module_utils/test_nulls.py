@@ -98,14 +98,28 @@ def test_each_optional_field_null_alone(source):
 def test_the_sdk_document_covers_the_whole_field_tree():
     paths = optional_field_paths(SDK_DOCUMENT, V2_REQUIRED)
     assert len(paths) > 450
-    for path in [("metadata", "description"), ("metadata", "annotations"), ("status", "task_statuses"), ("endpoints",),
-                 ("endpoints", "jupyter_lab", "token"), ("status", "task_statuses", 0, "exit_code"), ("ftjob_config",)]:
+    for path in [
+        ("metadata", "description"),
+        ("metadata", "annotations"),
+        ("status", "task_statuses"),
+        ("endpoints",),
+        ("endpoints", "jupyter_lab", "token"),
+        ("status", "task_statuses", 0, "exit_code"),
+        ("ftjob_config",),
+    ]:
         assert path in paths
 
 
-@pytest.mark.parametrize("path, item_field", [
-    (("metadata", "name"), "name"), (("metadata", "create_time"), "create_time"), (("status", "start_time"), "start_time"),
-    (("status", "duration"), "duration_seconds"), (("status", "secondary_phase"), "secondary_phase")])
+@pytest.mark.parametrize(
+    "path, item_field",
+    [
+        (("metadata", "name"), "name"),
+        (("metadata", "create_time"), "create_time"),
+        (("status", "start_time"), "start_time"),
+        (("status", "duration"), "duration_seconds"),
+        (("status", "secondary_phase"), "secondary_phase"),
+    ],
+)
 def test_a_null_field_of_the_item_is_a_null_item_field(path, item_field):
     assert build_item(SDK_DOCUMENT, "v2")[item_field] is not None
     assert check_nulls("sdk_full_document", [path])[item_field] is None

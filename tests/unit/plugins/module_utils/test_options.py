@@ -17,28 +17,38 @@ BASE = {"region": "cn-north-4", "project_id": "p"}
 SECRETS = {"secret_key": "sk-VALUE-123", "password": "pw-VALUE-123", "auth_token": "tok-VALUE-123", "security_token": "st-VALUE-123"}
 
 
-@pytest.mark.parametrize("params,kind", [
-    ({"access_key": "ak", "secret_key": "sk"}, "aksk"),
-    ({"access_key": "ak", "secret_key": "sk", "security_token": "st"}, "aksk"),
-    ({"auth_token": "tok"}, "auth_token"),
-    ({"username": "u", "password": "p", "domain_name": "d"}, "password"),
-])
+@pytest.mark.parametrize(
+    "params,kind",
+    [
+        ({"access_key": "ak", "secret_key": "sk"}, "aksk"),
+        ({"access_key": "ak", "secret_key": "sk", "security_token": "st"}, "aksk"),
+        ({"auth_token": "tok"}, "auth_token"),
+        ({"username": "u", "password": "p", "domain_name": "d"}, "password"),
+    ],
+)
 def test_each_credential_kind(params, kind):
     assert check_credentials(dict(BASE, **params)) == kind
 
 
-@pytest.mark.parametrize("params,fragments", [
-    ({}, ["no credentials", "HUAWEICLOUD_SDK_AK", "HUAWEICLOUD_SDK_AUTH_TOKEN", "HUAWEICLOUD_USERNAME"]),
-    ({"access_key": "ak"}, ["incomplete credentials", "access_key (HUAWEICLOUD_SDK_AK) set", "secret_key (HUAWEICLOUD_SDK_SK) missing"]),
-    ({"secret_key": SECRETS["secret_key"]}, ["access_key (HUAWEICLOUD_SDK_AK) missing"]),
-    ({"username": "u", "password": SECRETS["password"]}, ["domain_name (HUAWEICLOUD_DOMAIN_NAME) missing"]),
-    ({"access_key": "ak", "secret_key": SECRETS["secret_key"], "auth_token": SECRETS["auth_token"]},
-     ["conflicting credentials", "access_key/secret_key and auth_token"]),
-    ({"auth_token": SECRETS["auth_token"], "username": "u", "password": SECRETS["password"], "domain_name": "d"},
-     ["conflicting credentials", "auth_token and username/password/domain_name"]),
-    ({"auth_token": SECRETS["auth_token"], "security_token": SECRETS["security_token"]}, ["conflicting credentials", "security_token and auth_token"]),
-    ({"security_token": SECRETS["security_token"]}, ["incomplete credentials", "security_token (HUAWEICLOUD_SDK_SECURITY_TOKEN) set", "access_key"]),
-])
+@pytest.mark.parametrize(
+    "params,fragments",
+    [
+        ({}, ["no credentials", "HUAWEICLOUD_SDK_AK", "HUAWEICLOUD_SDK_AUTH_TOKEN", "HUAWEICLOUD_USERNAME"]),
+        ({"access_key": "ak"}, ["incomplete credentials", "access_key (HUAWEICLOUD_SDK_AK) set", "secret_key (HUAWEICLOUD_SDK_SK) missing"]),
+        ({"secret_key": SECRETS["secret_key"]}, ["access_key (HUAWEICLOUD_SDK_AK) missing"]),
+        ({"username": "u", "password": SECRETS["password"]}, ["domain_name (HUAWEICLOUD_DOMAIN_NAME) missing"]),
+        (
+            {"access_key": "ak", "secret_key": SECRETS["secret_key"], "auth_token": SECRETS["auth_token"]},
+            ["conflicting credentials", "access_key/secret_key and auth_token"],
+        ),
+        (
+            {"auth_token": SECRETS["auth_token"], "username": "u", "password": SECRETS["password"], "domain_name": "d"},
+            ["conflicting credentials", "auth_token and username/password/domain_name"],
+        ),
+        ({"auth_token": SECRETS["auth_token"], "security_token": SECRETS["security_token"]}, ["conflicting credentials", "security_token and auth_token"]),
+        ({"security_token": SECRETS["security_token"]}, ["incomplete credentials", "security_token (HUAWEICLOUD_SDK_SECURITY_TOKEN) set", "access_key"]),
+    ],
+)
 def test_gaps_and_conflicts(params, fragments):
     with pytest.raises(ConnectionConfigError) as info:
         check_credentials(dict(BASE, **params))

@@ -41,26 +41,32 @@ def make_query(session, selection, levels=None, **options):
 # -- selection --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("values,keys,single,name", [
-    ({"training_job_id": "a"}, ["a"], True, None),
-    ({"job_id": 10, "version_id": 2}, [("v1", 10, 2)], True, None),
-    ({"training_job_ids": ["a", "b"], "v1_jobs": [{"job_id": 1, "version_id": 2}]}, ["a", "b", ("v1", 1, 2)], False, None),
-    ({"name": "nightly"}, [], False, "nightly"),
-])
+@pytest.mark.parametrize(
+    "values,keys,single,name",
+    [
+        ({"training_job_id": "a"}, ["a"], True, None),
+        ({"job_id": 10, "version_id": 2}, [("v1", 10, 2)], True, None),
+        ({"training_job_ids": ["a", "b"], "v1_jobs": [{"job_id": 1, "version_id": 2}]}, ["a", "b", ("v1", 1, 2)], False, None),
+        ({"name": "nightly"}, [], False, "nightly"),
+    ],
+)
 def test_select(values, keys, single, name):
     selection = select(values)
     assert (selection.keys, selection.single, selection.name) == (keys, single, name)
 
 
-@pytest.mark.parametrize("values,fragment", [
-    ({}, "one of training_job_id"),
-    ({"training_job_id": "a", "name": "n"}, "mutually exclusive"),
-    ({"training_job_id": " "}, "training_job_id must not be empty"),
-    ({"training_job_ids": ["a", ""]}, r"training_job_ids\[1\] must not be empty"),
-    ({"job_id": 1}, "job_id needs version_id"),
-    ({"v1_jobs": [{"job_id": -1, "version_id": 1}]}, r"v1_jobs\[0\]\.job_id must not be negative"),
-    ({"name": " "}, "name must not be empty"),
-])
+@pytest.mark.parametrize(
+    "values,fragment",
+    [
+        ({}, "one of training_job_id"),
+        ({"training_job_id": "a", "name": "n"}, "mutually exclusive"),
+        ({"training_job_id": " "}, "training_job_id must not be empty"),
+        ({"training_job_ids": ["a", ""]}, r"training_job_ids\[1\] must not be empty"),
+        ({"job_id": 1}, "job_id needs version_id"),
+        ({"v1_jobs": [{"job_id": -1, "version_id": 1}]}, r"v1_jobs\[0\]\.job_id must not be negative"),
+        ({"name": " "}, "name must not be empty"),
+    ],
+)
 def test_select_refuses(values, fragment):
     with pytest.raises(ConnectionConfigError, match=fragment):
         select(values)
@@ -94,7 +100,7 @@ def test_run_masks_tokens_unless_asked_and_validation_saw_the_raw_document():
 def test_a_token_quoted_by_a_schema_error_is_masked_in_the_message():
     doc = document()
     doc["endpoints"]["jupyter_lab"]["url"] = 12345  # breaks the schema next to the token
-    doc["status"]["phase"] = TOKENS["tensorboard"]   # a phase that quotes a token value
+    doc["status"]["phase"] = TOKENS["tensorboard"]  # a phase that quotes a token value
     session = FakeSession(**{"training-jobs": FakeResponse(200, doc)})
     result = make_query(session, select({"training_job_id": "job-1"})).run()
     assert not result.ok
@@ -152,6 +158,7 @@ def test_settings_come_from_the_levels():
 
 def test_missing_jsonschema_is_named(monkeypatch):
     from ansible_collections.modelarts.training.plugins.module_utils import query as query_module  # pylint: disable=import-outside-toplevel
+
     monkeypatch.setattr(query_module, "HAS_JSONSCHEMA", False)
     with pytest.raises(MissingLibraryError) as info:
         make_query(FakeSession(), Selection(["a"]))
@@ -160,10 +167,12 @@ def test_missing_jsonschema_is_named(monkeypatch):
 
 
 def test_query_jobs_without_wait_keeps_order_and_reports_each_error():
-    session = FakeSession(**{
-        "training-jobs/a": FakeResponse(200, document("a")),
-        "training-jobs/b": FakeResponse(400, {"error_code": "ModelArts.2775", "error_msg": "Training job not found."}),
-    })
+    session = FakeSession(
+        **{
+            "training-jobs/a": FakeResponse(200, document("a")),
+            "training-jobs/b": FakeResponse(400, {"error_code": "ModelArts.2775", "error_msg": "Training job not found."}),
+        }
+    )
     query = make_query(session, Selection(["b", "a"]))
     result = query_jobs(query.client, ["b", "a", "b"])
     assert not result.ok and [item["id"] for item in result.items] == ["b", "a"]

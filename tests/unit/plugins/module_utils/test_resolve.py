@@ -33,10 +33,13 @@ def test_environment_credentials_are_used_when_the_task_names_none():
     assert settings.connection["secret_key"] == "env-sk-SECRET"
 
 
-@pytest.mark.parametrize("levels", [
-    [(LEVEL_KEYWORD, {"auth_token": "kw"}), (LEVEL_VARIABLE, {"username": "u", "password": "pw", "domain_name": "d"})],
-    [(LEVEL_KEYWORD, {}), (LEVEL_VARIABLE, {"auth_token": "var"})],
-])
+@pytest.mark.parametrize(
+    "levels",
+    [
+        [(LEVEL_KEYWORD, {"auth_token": "kw"}), (LEVEL_VARIABLE, {"username": "u", "password": "pw", "domain_name": "d"})],
+        [(LEVEL_KEYWORD, {}), (LEVEL_VARIABLE, {"auth_token": "var"})],
+    ],
+)
 def test_the_highest_level_naming_credentials_wins(levels):
     settings = resolve(levels + [], dict(CI_ENV, HUAWEICLOUD_SDK_PROJECT_ID="p"))
     assert settings.kind == "auth_token"
@@ -53,8 +56,10 @@ def test_two_kinds_at_one_level_conflict_and_say_where():
 
 def test_within_the_chosen_kind_each_option_takes_the_highest_level():
     # A keyword secret_key replaces the variable's, the access key still comes from the variable.
-    settings = resolve([(LEVEL_KEYWORD, {"secret_key": "kw-sk"}), (LEVEL_VARIABLE, {"access_key": "var-ak", "secret_key": "var-sk"})],
-                       dict(CI_ENV, HUAWEICLOUD_SDK_PROJECT_ID="p"))
+    settings = resolve(
+        [(LEVEL_KEYWORD, {"secret_key": "kw-sk"}), (LEVEL_VARIABLE, {"access_key": "var-ak", "secret_key": "var-sk"})],
+        dict(CI_ENV, HUAWEICLOUD_SDK_PROJECT_ID="p"),
+    )
     assert (settings.connection["access_key"], settings.connection["secret_key"]) == ("var-ak", "kw-sk")
     assert settings.origins["secret_key"] == LEVEL_KEYWORD and settings.origins["access_key"] == LEVEL_VARIABLE
 
@@ -67,12 +72,15 @@ def test_a_runners_security_token_never_joins_a_tasks_permanent_keys():
     assert settings.connection["security_token"] == "runner-token", "the runner's own temporary credentials stay whole"
 
 
-@pytest.mark.parametrize("level,where", [
-    (LEVEL_OPTION, "validate_certs (task option)"),
-    (LEVEL_KEYWORD, "validate_certs (keyword)"),
-    (LEVEL_VARIABLE, "validate_certs (variable modelarts_validate_certs)"),
-    (LEVEL_ARGUMENT, "validate_certs (argument)"),
-])
+@pytest.mark.parametrize(
+    "level,where",
+    [
+        (LEVEL_OPTION, "validate_certs (task option)"),
+        (LEVEL_KEYWORD, "validate_certs (keyword)"),
+        (LEVEL_VARIABLE, "validate_certs (variable modelarts_validate_certs)"),
+        (LEVEL_ARGUMENT, "validate_certs (argument)"),
+    ],
+)
 @pytest.mark.parametrize("value", ["ture", "{{ verify_tls }}", "2", 2, {"a": 1}])
 def test_a_boolean_is_a_boolean_or_an_error_naming_its_origin(level, where, value):
     with pytest.raises(ConnectionConfigError) as info:
@@ -122,11 +130,14 @@ def test_query_options_are_checked_with_their_origin():
         resolve([(LEVEL_KEYWORD, dict(base, fail_on=["Done"]))], {})
 
 
-@pytest.mark.parametrize("proxy,secret", [
-    ("http://user:pa@ss@proxy:3128", "user:pa@ss"),
-    ("http://proxy:3128", None),
-    ("socks5h://u:p@10.0.0.1:1080/", "u:p"),
-    (None, None),
-])
+@pytest.mark.parametrize(
+    "proxy,secret",
+    [
+        ("http://user:pa@ss@proxy:3128", "user:pa@ss"),
+        ("http://proxy:3128", None),
+        ("socks5h://u:p@10.0.0.1:1080/", "u:p"),
+        (None, None),
+    ],
+)
 def test_proxy_secret(proxy, secret):
     assert proxy_secret(proxy) == secret

@@ -179,8 +179,7 @@ def test_v1_status_enum_is_the_status_table():
     assert V1_JOB_VERSION_SCHEMA["properties"]["status"]["enum"] == sorted(V1_STATUS_PHASES)
 
 
-@pytest.mark.parametrize("schema, name", [(V2_TRAINING_JOB_SCHEMA, "v2_example_rst.json"),
-                                          (V1_JOB_VERSION_SCHEMA, "v1_example.json")], ids=["v2", "v1"])
+@pytest.mark.parametrize("schema, name", [(V2_TRAINING_JOB_SCHEMA, "v2_example_rst.json"), (V1_JOB_VERSION_SCHEMA, "v1_example.json")], ids=["v2", "v1"])
 def test_unknown_fields_are_accepted_everywhere(schema, name):
     doc = load(name)
     doc["brand_new_field"] = {"anything": [1, "two", None]}
@@ -220,8 +219,8 @@ def test_every_optional_member_accepts_null_and_no_required_one_does(schema):
     assert len(found) > (300 if schema is V2_TRAINING_JOB_SCHEMA else 60)
     assert [path for path, node, required in found if not required and not accepts_null(node, schema)] == []
     assert sorted(path for path, node, required in found if required) == (
-        ["$.metadata", "$.metadata.id", "$.status", "$.status.phase"] if schema is V2_TRAINING_JOB_SCHEMA
-        else ["$.job_id", "$.status", "$.version_id"])
+        ["$.metadata", "$.metadata.id", "$.status", "$.status.phase"] if schema is V2_TRAINING_JOB_SCHEMA else ["$.job_id", "$.status", "$.version_id"]
+    )
     assert [path for path, node, required in found if required and accepts_null(node, schema)] == []
 
 
@@ -242,8 +241,7 @@ def test_nullable_types_are_written_out_in_the_published_schema():
 
 
 def test_with_nullable_optionals_keeps_enums_consistent_and_leaves_its_input_alone():
-    source = {"type": "object", "required": ["a"],
-              "properties": {"a": {"enum": ["x"], "type": "string"}, "b": {"enum": ["x"], "type": "string"}}}
+    source = {"type": "object", "required": ["a"], "properties": {"a": {"enum": ["x"], "type": "string"}, "b": {"enum": ["x"], "type": "string"}}}
     original = copy.deepcopy(source)
     schema = with_nullable_optionals(source)
     assert source == original

@@ -18,14 +18,14 @@ from ansible_collections.modelarts.training.plugins.module_utils.text import (
 
 
 def test_name_key():
-    assert name_key('abc') == 'abc'
-    assert name_key(('x', 'job', 7)) == 'x/job/7'
-    assert name_key(('v1', 10, 2)) == 'v1 job 10 version 2'
-    assert name_key(('search', 3)) == 'search result 3'
+    assert name_key("abc") == "abc"
+    assert name_key(("x", "job", 7)) == "x/job/7"
+    assert name_key(("v1", 10, 2)) == "v1 job 10 version 2"
+    assert name_key(("search", 3)) == "search result 3"
     # Keys are user input: one bounded printable line, like every other job label in messages.
-    assert name_key('a\nfatal: forged') == 'a\\nfatal: forged'
-    assert len(name_key('x' * 5000)) < 200
-    assert name_key(('v1', 'a\nb', 2)) == 'v1/a\\nb/2', 'v1 keys hold integers; anything else is named part by part'
+    assert name_key("a\nfatal: forged") == "a\\nfatal: forged"
+    assert len(name_key("x" * 5000)) < 200
+    assert name_key(("v1", "a\nb", 2)) == "v1/a\\nb/2", "v1 keys hold integers; anything else is named part by part"
 
 
 @pytest.mark.parametrize("text,limit,expected", [("abc", 3, "abc"), ("abcdef", 5, "ab..."), ("", 3, "")])

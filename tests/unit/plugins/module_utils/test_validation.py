@@ -83,23 +83,27 @@ def test_valid_document_has_no_errors(v2, v1):
     assert validate_document(v1, V1_JOB_VERSION_SCHEMA) == []
 
 
-@pytest.mark.parametrize("mutate, path", [
-    (lambda d: d["status"].__setitem__("phase", 5), "$.status.phase"),
-    (lambda d: d["status"].__setitem__("phase", "Done"), "$.status.phase"),
-    (lambda d: d["status"].__setitem__("phase", None), "$.status.phase"),
-    (lambda d: d["metadata"].__setitem__("create_time", "1636447346315"), "$.metadata.create_time"),
-    (lambda d: d["metadata"].__setitem__("create_time", -1), "$.metadata.create_time"),
-    (lambda d: d["status"].__setitem__("duration", 1.5), "$.status.duration"),
-    (lambda d: d["status"].__setitem__("task_statuses", {"task": "worker-0"}), "$.status.task_statuses"),
-    (lambda d: d["status"].__setitem__("task_statuses", [{}, {"exit_code": True}]), "$.status.task_statuses[1].exit_code"),
-    (lambda d: d["status"]["running_records"][1].__setitem__("end_reason", ["x"]), "$.status.running_records[1].end_reason"),
-    (lambda d: d["spec"]["resource"]["flavor_detail"]["flavor_info"]["cpu"].__setitem__("core_num", "8"),
-     "$.spec.resource.flavor_detail.flavor_info.cpu.core_num"),
-    (lambda d: d["metadata"].__setitem__("annotations", {"fault-tolerance/job-retry-num": 3}),
-     "$.metadata.annotations['fault-tolerance/job-retry-num']"),
-    (lambda d: d.__setitem__("status", "Running"), "$.status"),
-    (lambda d: d["metadata"].pop("id"), "$.metadata"),
-])
+@pytest.mark.parametrize(
+    "mutate, path",
+    [
+        (lambda d: d["status"].__setitem__("phase", 5), "$.status.phase"),
+        (lambda d: d["status"].__setitem__("phase", "Done"), "$.status.phase"),
+        (lambda d: d["status"].__setitem__("phase", None), "$.status.phase"),
+        (lambda d: d["metadata"].__setitem__("create_time", "1636447346315"), "$.metadata.create_time"),
+        (lambda d: d["metadata"].__setitem__("create_time", -1), "$.metadata.create_time"),
+        (lambda d: d["status"].__setitem__("duration", 1.5), "$.status.duration"),
+        (lambda d: d["status"].__setitem__("task_statuses", {"task": "worker-0"}), "$.status.task_statuses"),
+        (lambda d: d["status"].__setitem__("task_statuses", [{}, {"exit_code": True}]), "$.status.task_statuses[1].exit_code"),
+        (lambda d: d["status"]["running_records"][1].__setitem__("end_reason", ["x"]), "$.status.running_records[1].end_reason"),
+        (
+            lambda d: d["spec"]["resource"]["flavor_detail"]["flavor_info"]["cpu"].__setitem__("core_num", "8"),
+            "$.spec.resource.flavor_detail.flavor_info.cpu.core_num",
+        ),
+        (lambda d: d["metadata"].__setitem__("annotations", {"fault-tolerance/job-retry-num": 3}), "$.metadata.annotations['fault-tolerance/job-retry-num']"),
+        (lambda d: d.__setitem__("status", "Running"), "$.status"),
+        (lambda d: d["metadata"].pop("id"), "$.metadata"),
+    ],
+)
 def test_wrong_types_are_reported_at_their_json_path(v2, mutate, path):
     mutate(v2)
     assert paths(validate_document(v2, V2_TRAINING_JOB_SCHEMA)) == [path]
@@ -108,10 +112,23 @@ def test_wrong_types_are_reported_at_their_json_path(v2, mutate, path):
 # -- null: accepted for every optional field, an error for a required one -------------------
 
 V2_NULLABLE = [
-    ("metadata", "description"), ("metadata", "annotations"), ("metadata", "name"), ("metadata", "create_time"),
-    ("status", "task_statuses"), ("status", "running_records"), ("status", "secondary_phase"), ("status", "start_time"),
-    ("status", "duration"), ("status", "node_count_metrics"), ("endpoints",), ("algorithm",), ("spec",), ("kind",),
-    ("spec", "resource", "flavor_detail"), ("spec", "custom_metrics", 0, "metrics_port"), ("status", "running_records", 0, "end_reason"),
+    ("metadata", "description"),
+    ("metadata", "annotations"),
+    ("metadata", "name"),
+    ("metadata", "create_time"),
+    ("status", "task_statuses"),
+    ("status", "running_records"),
+    ("status", "secondary_phase"),
+    ("status", "start_time"),
+    ("status", "duration"),
+    ("status", "node_count_metrics"),
+    ("endpoints",),
+    ("algorithm",),
+    ("spec",),
+    ("kind",),
+    ("spec", "resource", "flavor_detail"),
+    ("spec", "custom_metrics", 0, "metrics_port"),
+    ("status", "running_records", 0, "end_reason"),
 ]
 
 
@@ -129,8 +146,9 @@ def test_null_is_accepted_for_optional_v2_fields(v2, path):
     assert validate_document(_set(v2, path, None), V2_TRAINING_JOB_SCHEMA) == []
 
 
-@pytest.mark.parametrize("field", ["pre_version_id", "job_name", "job_desc", "model_metric_list", "create_time", "duration",
-                                   "parameter", "core", "system_metric_list", "volumes"])
+@pytest.mark.parametrize(
+    "field", ["pre_version_id", "job_name", "job_desc", "model_metric_list", "create_time", "duration", "parameter", "core", "system_metric_list", "volumes"]
+)
 def test_null_is_accepted_for_optional_v1_fields(v1, field):
     v1[field] = None
     assert validate_document(v1, V1_JOB_VERSION_SCHEMA) == []
@@ -143,12 +161,15 @@ def test_null_is_accepted_inside_maps_and_nested_objects(v2):
     assert validate_document(v2, V2_TRAINING_JOB_SCHEMA) == []
 
 
-@pytest.mark.parametrize("path, message", [
-    (("metadata", "id"), "null is not of type 'string'"),
-    (("metadata",), "null is not of type 'object'"),
-    (("status",), "null is not of type 'object'"),
-    (("status", "phase"), "null is not of type 'string'"),
-])
+@pytest.mark.parametrize(
+    "path, message",
+    [
+        (("metadata", "id"), "null is not of type 'string'"),
+        (("metadata",), "null is not of type 'object'"),
+        (("status",), "null is not of type 'object'"),
+        (("status", "phase"), "null is not of type 'string'"),
+    ],
+)
 def test_null_is_an_error_for_required_v2_fields(v2, path, message):
     assert validate_document(_set(v2, path, None), V2_TRAINING_JOB_SCHEMA) == [{"path": json_path(path), "message": message}]
 
@@ -165,14 +186,17 @@ def test_array_elements_are_not_nullable(v2):
     assert paths(validate_document(v2, V2_TRAINING_JOB_SCHEMA)) == ["$.status.task_statuses[0]", "$.status.tasks[1]"]
 
 
-@pytest.mark.parametrize("path, value, message", [
-    (("metadata", "annotations"), 5, "5 is not of type 'object'"),
-    (("endpoints",), "none", "'none' is not of type 'object'"),
-    (("metadata", "create_time"), -1, "-1 is less than the minimum of 0"),
-    (("metadata", "create_time"), "1636447346315", "'1636447346315' is not of type 'integer'"),
-    (("metadata", "description"), 5, "5 is not of type 'string'"),
-    (("status", "duration"), "8000", "'8000' is not of type 'integer'"),
-])
+@pytest.mark.parametrize(
+    "path, value, message",
+    [
+        (("metadata", "annotations"), 5, "5 is not of type 'object'"),
+        (("endpoints",), "none", "'none' is not of type 'object'"),
+        (("metadata", "create_time"), -1, "-1 is less than the minimum of 0"),
+        (("metadata", "create_time"), "1636447346315", "'1636447346315' is not of type 'integer'"),
+        (("metadata", "description"), 5, "5 is not of type 'string'"),
+        (("status", "duration"), "8000", "'8000' is not of type 'integer'"),
+    ],
+)
 def test_a_wrong_value_in_a_nullable_field_is_one_error_at_its_path(v2, path, value, message):
     # The failed null branch of a nullable reference would only repeat the error; it is left out.
     assert validate_document(_set(v2, path, value), V2_TRAINING_JOB_SCHEMA) == [{"path": json_path(path), "message": message}]
@@ -180,8 +204,7 @@ def test_a_wrong_value_in_a_nullable_field_is_one_error_at_its_path(v2, path, va
 
 def test_nested_error_under_a_nullable_reference_names_the_leaf(v2):
     v2["endpoints"] = {"tensorboard": {"url": "u", "token": 7}}
-    assert validate_document(v2, V2_TRAINING_JOB_SCHEMA) == [
-        {"path": "$.endpoints.tensorboard.token", "message": "7 is not of type 'string'"}]
+    assert validate_document(v2, V2_TRAINING_JOB_SCHEMA) == [{"path": "$.endpoints.tensorboard.token", "message": "7 is not of type 'string'"}]
 
 
 def test_documents_with_nulls_never_import_jsonschema(v2, v1):
@@ -214,7 +237,8 @@ def test_precheck_decides_like_jsonschema_for_ref_siblings_and_any_of(schema):
     assert validation._fast_supported(schema, schema)
     validator = get_validator(schema)
     assert [validation._fast_valid(schema, value, schema) for value in PRECHECK_VALUES] == [
-        validation._all_errors(validator, value) == [] for value in PRECHECK_VALUES]
+        validation._all_errors(validator, value) == [] for value in PRECHECK_VALUES
+    ]
 
 
 def test_precheck_rejects_by_a_keyword_beside_ref():
@@ -224,11 +248,14 @@ def test_precheck_rejects_by_a_keyword_beside_ref():
     assert validate_document("c", schema) == [{"path": "$", "message": "'c' is not one of ['a', 'b']"}]
 
 
-@pytest.mark.parametrize("value, fragment", [
-    ("Done", "is not one of"),
-    ("completed", "is not one of"),
-    (["Completed"], "is not of type 'string'"),
-])
+@pytest.mark.parametrize(
+    "value, fragment",
+    [
+        ("Done", "is not one of"),
+        ("completed", "is not one of"),
+        (["Completed"], "is not of type 'string'"),
+    ],
+)
 def test_phase_enum_is_enforced(v2, value, fragment):
     v2["status"]["phase"] = value
     errors = validate_document(v2, V2_TRAINING_JOB_SCHEMA)
@@ -250,8 +277,7 @@ def test_v1_integral_float_is_an_integer(v1):
 def test_v1_required_fields(v1):
     del v1["job_id"], v1["status"]
     errors = validate_document(v1, V1_JOB_VERSION_SCHEMA)
-    assert errors == [{"path": "$", "message": "'job_id' is a required property"},
-                      {"path": "$", "message": "'status' is a required property"}]
+    assert errors == [{"path": "$", "message": "'job_id' is a required property"}, {"path": "$", "message": "'status' is a required property"}]
 
 
 def test_all_errors_are_collected_and_sorted_with_numeric_indexes(v2):
@@ -270,7 +296,7 @@ def test_document_that_is_not_an_object():
 
 def test_huge_values_are_not_quoted_in_full(v2):
     v2["status"]["phase"] = "x" * 1000000
-    v2["metadata"]["id"] = 10 ** 5000
+    v2["metadata"]["id"] = 10**5000
     v2["status"]["tasks"] = [["nested"] * 100000]
     errors = validate_document(v2, V2_TRAINING_JOB_SCHEMA)
     assert paths(errors) == ["$.metadata.id", "$.status.phase", "$.status.tasks[0]"]
@@ -300,31 +326,44 @@ def test_cache_tells_equal_schemas_apart():
     assert validate_document(1, first) and not validate_document(1, second)
 
 
-@pytest.mark.parametrize("parts, expected", [
-    ([], "$"),
-    (["status", "phase"], "$.status.phase"),
-    (["status", "task_statuses", 0, "exit_code"], "$.status.task_statuses[0].exit_code"),
-    (["annotations", "job-retry/num"], "$.annotations['job-retry/num']"),
-    (["a", "it's"], "$.a['it\\'s']"),
-    (["a", "1abc"], "$.a['1abc']"),
-    (["a", ""], "$.a['']"),
-    (["k" * 500], "$['" + "k" * 61 + "...']"),
-])
+@pytest.mark.parametrize(
+    "parts, expected",
+    [
+        ([], "$"),
+        (["status", "phase"], "$.status.phase"),
+        (["status", "task_statuses", 0, "exit_code"], "$.status.task_statuses[0].exit_code"),
+        (["annotations", "job-retry/num"], "$.annotations['job-retry/num']"),
+        (["a", "it's"], "$.a['it\\'s']"),
+        (["a", "1abc"], "$.a['1abc']"),
+        (["a", ""], "$.a['']"),
+        (["k" * 500], "$['" + "k" * 61 + "...']"),
+    ],
+)
 def test_json_path_rendering(parts, expected):
     assert json_path(parts) == expected
 
 
-@pytest.mark.parametrize("value, expected", [
-    (None, "null"), (True, "true"), (False, "false"), (5, "5"), (1.5, "1.5"), ("ab", "'ab'"),
-    ({}, "an object with 0 keys"), ({"a": 1}, "an object with 1 key"), ([1, 2], "an array of 2 items"),
-])
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        (None, "null"),
+        (True, "true"),
+        (False, "false"),
+        (5, "5"),
+        (1.5, "1.5"),
+        ("ab", "'ab'"),
+        ({}, "an object with 0 keys"),
+        ({"a": 1}, "an object with 1 key"),
+        ([1, 2], "an array of 2 items"),
+    ],
+)
 def test_excerpt(value, expected):
     assert excerpt(value) == expected
 
 
 def test_excerpt_is_bounded():
-    assert len(excerpt("y" * 10 ** 6)) < 100
-    assert excerpt(2 ** 1000) == "an integer of 1001 bits"
+    assert len(excerpt("y" * 10**6)) < 100
+    assert excerpt(2**1000) == "an integer of 1001 bits"
 
 
 def test_schema_validation_error_names_job_and_paths_and_is_bounded():
@@ -348,8 +387,24 @@ JSON = st.recursive(
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=4),
     max_leaves=30,
 )
-FIELD_NAMES = st.sampled_from(["metadata", "status", "phase", "id", "task_statuses", "exit_code", "create_time",
-                               "spec", "resource", "annotations", "job_id", "version_id", "parameter", "value"])
+FIELD_NAMES = st.sampled_from(
+    [
+        "metadata",
+        "status",
+        "phase",
+        "id",
+        "task_statuses",
+        "exit_code",
+        "create_time",
+        "spec",
+        "resource",
+        "annotations",
+        "job_id",
+        "version_id",
+        "parameter",
+        "value",
+    ]
+)
 JSONISH = st.recursive(
     JSON,
     lambda children: st.lists(children, max_size=4) | st.dictionaries(FIELD_NAMES | st.text(max_size=8), children, max_size=5),
@@ -388,8 +443,9 @@ def _replace(doc, path, value):
     return doc
 
 
-EDGE_VALUES = st.sampled_from([None, True, False, 0, -1, 1.0, 1.5, 10 ** 20, float("nan"), "", "Completed", "x" * 300,
-                               [], [1], {}, {"task": "w"}, 253402300799999, 253402300800000])
+EDGE_VALUES = st.sampled_from(
+    [None, True, False, 0, -1, 1.0, 1.5, 10**20, float("nan"), "", "Completed", "x" * 300, [], [1], {}, {"task": "w"}, 253402300799999, 253402300800000]
+)
 
 
 @settings(max_examples=400, deadline=None)
@@ -417,8 +473,28 @@ def test_fast_precheck_is_used_only_for_supported_keywords():
     assert paths(validate_document("b", pattern)) == ["$"]
 
 
-EDGE_LIST = [None, True, False, 0, -1, 1.0, 1.5, 10 ** 20, float("nan"), "", "Completed", "Pending2",
-             [], ["x"], [1], {}, {"task": 1}, 253402300799999, 253402300800000, 9007199254740992]
+EDGE_LIST = [
+    None,
+    True,
+    False,
+    0,
+    -1,
+    1.0,
+    1.5,
+    10**20,
+    float("nan"),
+    "",
+    "Completed",
+    "Pending2",
+    [],
+    ["x"],
+    [1],
+    {},
+    {"task": 1},
+    253402300799999,
+    253402300800000,
+    9007199254740992,
+]
 
 
 @pytest.mark.parametrize("name", ["v2_example_rst.json", "v2_example_latest.json", "v1_example.json"])

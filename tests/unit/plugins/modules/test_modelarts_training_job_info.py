@@ -63,7 +63,7 @@ def test_the_module_hands_one_level_and_the_selection(monkeypatch, capsys):
     shown = []
     monkeypatch.setattr(module.AnsibleModule, "warn", lambda self, text: shown.append(text))
     output = run_module(monkeypatch, capsys, dict(BASE, training_job_ids=["job-1"]), ok)
-    (level, values), = FakeQuery.seen["levels"]
+    ((level, values),) = FakeQuery.seen["levels"]
     assert level == "task option" and values["auth_token"] == BASE["auth_token"] and values["validate_certs"] is None
     assert FakeQuery.seen["selection"].keys == ["job-1"]
     assert "training_job" not in output
@@ -72,8 +72,9 @@ def test_the_module_hands_one_level_and_the_selection(monkeypatch, capsys):
 
 def test_proxy_credentials_and_environment_secrets_are_masked(monkeypatch, capsys):
     item = dict(ITEM, phase="Completed", failure_reason="via http://user:Pr0xy-pass@proxy:3128 and env-secret-0123456789")
-    output = run_module(monkeypatch, capsys, dict(BASE, training_job_id="job-1", proxy="http://user:Pr0xy-pass@proxy:3128"),
-                        QueryResult([item], True, single=True))
+    output = run_module(
+        monkeypatch, capsys, dict(BASE, training_job_id="job-1", proxy="http://user:Pr0xy-pass@proxy:3128"), QueryResult([item], True, single=True)
+    )
     text = json.dumps(output)
     assert "Pr0xy-pass" not in text and "env-secret-0123456789" not in text
     assert "proxy:3128" in output["invocation"]["module_args"]["proxy"]

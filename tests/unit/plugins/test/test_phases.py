@@ -33,12 +33,15 @@ def test_unseen_item_is_nothing():
     assert (completed(item), terminal(item), failed(item)) == (False, False, False)
 
 
-@pytest.mark.parametrize("value,fragment", [
-    ("Complete", "unknown phase 'Complete'"),
-    ({"id": "j"}, "no 'phase' key"),
-    (3, "got int"),
-    (None, "got NoneType"),
-])
+@pytest.mark.parametrize(
+    "value,fragment",
+    [
+        ("Complete", "unknown phase 'Complete'"),
+        ({"id": "j"}, "no 'phase' key"),
+        (3, "got int"),
+        (None, "got NoneType"),
+    ],
+)
 def test_bad_input_is_an_error(value, fragment):
     for test in (completed, terminal, failed):
         with pytest.raises(AnsibleFilterError, match=fragment):
