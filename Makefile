@@ -140,20 +140,10 @@ ruff: venv
 lint: venv
 	$(IN_COPY) -- $(BIN)/ansible-lint --profile production
 
-docs-# House style (ruff.toml): lint and format, zero findings.
-ruff: venv
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
-
-lint: venv
+docs-lint: venv
 	$(IN_COPY) -- sh -c '$(BIN)/antsibull-docs lint-collection-docs --plugin-docs "$$PWD"' 
 
-changelog-# House style (ruff.toml): lint and format, zero findings.
-ruff: venv
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
-
-lint: venv
+changelog-lint: venv
 	$(BIN)/antsibull-changelog lint
 
 # The execution environment: metadata consistent, and ansible-builder makes a build context.

@@ -32,22 +32,25 @@ import requests
 
 from common import summarize, ratio_summary
 
-CONTENDERS = ('floor_token', 'floor_signed', 'collection_token', 'collection_aksk', 'collection_aksk_novalidate', 'sdk_aksk')
+CONTENDERS = ("floor_token", "floor_signed", "collection_token", "collection_aksk", "collection_aksk_novalidate", "sdk_aksk")
 GOAL_VS_FLOOR = 0.8
 
 
 def iam_token(emu):
     """An IAM token for the emulator's user, the way a hand-rolled client gets one."""
-    body = {'auth': {'identity': {'methods': ['password'], 'password': {'user': {
-        'name': emu.username, 'password': emu.password, 'domain': {'name': emu.domain_name}}}},
-        'scope': {'project': {'id': emu.project_id}}}}
-    response = requests.post(emu.url + '/v3/auth/tokens', json=body, verify=emu.ca_file, timeout=30)
+    body = {
+        "auth": {
+            "identity": {"methods": ["password"], "password": {"user": {"name": emu.username, "password": emu.password, "domain": {"name": emu.domain_name}}}},
+            "scope": {"project": {"id": emu.project_id}},
+        }
+    }
+    response = requests.post(emu.url + "/v3/auth/tokens", json=body, verify=emu.ca_file, timeout=30)
     response.raise_for_status()
-    return response.headers['X-Subject-Token']
+    return response.headers["X-Subject-Token"]
 
 
 def _connection(emu, **credentials):
-    params = {'region': emu.region, 'project_id': emu.project_id, 'endpoint': emu.url, 'iam_endpoint': emu.url, 'ca_bundle': emu.ca_file}
+    params = {"region": emu.region, "project_id": emu.project_id, "endpoint": emu.url, "iam_endpoint": emu.url, "ca_bundle": emu.ca_file}
     params.update(credentials)
     return params
 
@@ -62,39 +65,39 @@ def build_contenders(emu, token):
     from huaweicloudsdkcore.http.http_config import HttpConfig
     from huaweicloudsdkmodelarts.v1 import ModelArtsClient as SdkClient, ShowTrainingJobDetailsRequest
 
-    base = '%s/v2/%s/training-jobs/' % (emu.url, emu.project_id)
+    base = "%s/v2/%s/training-jobs/" % (emu.url, emu.project_id)
     contenders = {}
 
     raw_token = requests.Session()
 
     def floor_token(job_id):
-        response = raw_token.get(base + job_id, headers={'X-Auth-Token': token}, verify=emu.ca_file, timeout=(10, 30))
+        response = raw_token.get(base + job_id, headers={"X-Auth-Token": token}, verify=emu.ca_file, timeout=(10, 30))
         response.raise_for_status()
         return response.json()
 
-    contenders['floor_token'] = (floor_token, raw_token.close)
+    contenders["floor_token"] = (floor_token, raw_token.close)
 
     raw_signed = requests.Session()
 
     def floor_signed(job_id):
-        url, headers = auth.sign_request('GET', base + job_id, {}, None, emu.ak, emu.sk, emu.project_id)
+        url, headers = auth.sign_request("GET", base + job_id, {}, None, emu.ak, emu.sk, emu.project_id)
         response = raw_signed.get(url, headers=headers, verify=emu.ca_file, timeout=(10, 30))
         response.raise_for_status()
         return response.json()
 
-    contenders['floor_signed'] = (floor_signed, raw_signed.close)
+    contenders["floor_signed"] = (floor_signed, raw_signed.close)
 
     def collection(credentials, validate):
         client = ModelArtsClient(_connection(emu, **credentials))
 
         def fetch(job_id):
-            return build_item(client.get_training_job(job_id).data, 'v2', validate=validate)
+            return build_item(client.get_training_job(job_id).data, "v2", validate=validate)
 
         return fetch, client.close
 
-    contenders['collection_token'] = collection({'auth_token': token}, 'strict')
-    contenders['collection_aksk'] = collection({'access_key': emu.ak, 'secret_key': emu.sk}, 'strict')
-    contenders['collection_aksk_novalidate'] = collection({'access_key': emu.ak, 'secret_key': emu.sk}, 'off')
+    contenders["collection_token"] = collection({"auth_token": token}, "strict")
+    contenders["collection_aksk"] = collection({"access_key": emu.ak, "secret_key": emu.sk}, "strict")
+    contenders["collection_aksk_novalidate"] = collection({"access_key": emu.ak, "secret_key": emu.sk}, "off")
 
     config = HttpConfig.get_default_config()
     config.timeout = (10, 30)
@@ -104,35 +107,36 @@ def build_contenders(emu, token):
     def sdk_aksk(job_id):
         return sdk.show_training_job_details(ShowTrainingJobDetailsRequest(training_job_id=job_id))
 
-    contenders['sdk_aksk'] = (sdk_aksk, lambda: None)
+    contenders["sdk_aksk"] = (sdk_aksk, lambda: None)
     return contenders
 
 
 def _check(name, result):
     """Every contender must really have read a Completed job (a silent error would look fast)."""
-    if name.startswith('floor'):
-        phase = result['status']['phase']
-    elif name.startswith('collection'):
-        phase = result['phase']
+    if name.startswith("floor"):
+        phase = result["status"]["phase"]
+    elif name.startswith("collection"):
+        phase = result["phase"]
     else:
         phase = result.status.phase
-    if phase != 'Completed':
-        raise RuntimeError('%s read phase %r, expected Completed' % (name, phase))
+    if phase != "Completed":
+        raise RuntimeError("%s read phase %r, expected Completed" % (name, phase))
 
 
 def _collection_fanout(emu, job_ids):
     # pylint: disable=import-outside-toplevel
     from ansible_collections.modelarts.training.plugins.module_utils.client import ModelArtsClient
     from ansible_collections.modelarts.training.plugins.module_utils.query import query_jobs
+
     started = time.perf_counter()
     client = ModelArtsClient(_connection(emu, access_key=emu.ak, secret_key=emu.sk), pool_size=16)
     try:
-        result = query_jobs(client, list(job_ids), validate='strict')
+        result = query_jobs(client, list(job_ids), validate="strict")
     finally:
         client.close()
     elapsed = time.perf_counter() - started
     if not result.ok:
-        raise RuntimeError('collection fan-out failed: %s' % result.msg)
+        raise RuntimeError("collection fan-out failed: %s" % result.msg)
     return len(job_ids) / elapsed
 
 
@@ -149,13 +153,13 @@ def run(emu, job_ids, rounds, block, warmup=20, seed=4, log=print):
         for job_id in job_ids[:warmup]:
             _check(name, fetch(job_id))
     qps = dict((name, []) for name in CONTENDERS)
-    qps['collection_fanout'] = []
+    qps["collection_fanout"] = []
     for round_index in range(rounds):
         ids = [job_ids[(round_index * block + offset) % len(job_ids)] for offset in range(block)]
-        order = list(CONTENDERS) + ['collection_fanout']
+        order = list(CONTENDERS) + ["collection_fanout"]
         rng.shuffle(order)
         for name in order:
-            if name == 'collection_fanout':
+            if name == "collection_fanout":
                 qps[name].append(_collection_fanout(emu, ids))
                 continue
             fetch = contenders[name][0]
@@ -165,18 +169,18 @@ def run(emu, job_ids, rounds, block, warmup=20, seed=4, log=print):
             qps[name].append(len(ids) / (time.perf_counter() - started))
             _check(name, result)
         if (round_index + 1) % max(1, rounds // 5) == 0 or round_index + 1 == rounds:
-            log('  client round %d/%d: %s' % (round_index + 1, rounds, ', '.join('%s %.0f/s' % (name, qps[name][-1]) for name in CONTENDERS)))
+            log("  client round %d/%d: %s" % (round_index + 1, rounds, ", ".join("%s %.0f/s" % (name, qps[name][-1]) for name in CONTENDERS)))
     for _fetch, close in contenders.values():
         close()
     summary = dict((name, summarize(values)) for name, values in qps.items())
     ratios = {
-        'collection_token_vs_floor_token': ratio_summary(qps['collection_token'], qps['floor_token']),
-        'collection_aksk_vs_floor_signed': ratio_summary(qps['collection_aksk'], qps['floor_signed']),
-        'collection_aksk_vs_floor_token': ratio_summary(qps['collection_aksk'], qps['floor_token']),
-        'collection_aksk_novalidate_vs_floor_signed': ratio_summary(qps['collection_aksk_novalidate'], qps['floor_signed']),
-        'collection_aksk_vs_sdk_aksk': ratio_summary(qps['collection_aksk'], qps['sdk_aksk']),
-        'collection_aksk_novalidate_vs_sdk_aksk': ratio_summary(qps['collection_aksk_novalidate'], qps['sdk_aksk']),
-        'floor_signed_vs_floor_token': ratio_summary(qps['floor_signed'], qps['floor_token']),
-        'collection_fanout_vs_collection_aksk': ratio_summary(qps['collection_fanout'], qps['collection_aksk']),
+        "collection_token_vs_floor_token": ratio_summary(qps["collection_token"], qps["floor_token"]),
+        "collection_aksk_vs_floor_signed": ratio_summary(qps["collection_aksk"], qps["floor_signed"]),
+        "collection_aksk_vs_floor_token": ratio_summary(qps["collection_aksk"], qps["floor_token"]),
+        "collection_aksk_novalidate_vs_floor_signed": ratio_summary(qps["collection_aksk_novalidate"], qps["floor_signed"]),
+        "collection_aksk_vs_sdk_aksk": ratio_summary(qps["collection_aksk"], qps["sdk_aksk"]),
+        "collection_aksk_novalidate_vs_sdk_aksk": ratio_summary(qps["collection_aksk_novalidate"], qps["sdk_aksk"]),
+        "floor_signed_vs_floor_token": ratio_summary(qps["floor_signed"], qps["floor_token"]),
+        "collection_fanout_vs_collection_aksk": ratio_summary(qps["collection_fanout"], qps["collection_aksk"]),
     }
-    return {'requests_per_round': block, 'rounds': rounds, 'qps': qps, 'summary': summary, 'ratios': ratios}
+    return {"requests_per_round": block, "rounds": rounds, "qps": qps, "summary": summary, "ratios": ratios}

@@ -10,16 +10,16 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BENCH_DIR = os.path.join(ROOT, 'benchmarks')
-RESULTS_DIR = os.path.join(BENCH_DIR, 'results')
-CALLBACK_DIR = os.path.join(BENCH_DIR, 'callback_plugins')
-sys.path.insert(0, os.path.join(ROOT, 'emulator', 'src'))  # the emulator package of this checkout
+BENCH_DIR = os.path.join(ROOT, "benchmarks")
+RESULTS_DIR = os.path.join(BENCH_DIR, "results")
+CALLBACK_DIR = os.path.join(BENCH_DIR, "callback_plugins")
+sys.path.insert(0, os.path.join(ROOT, "emulator", "src"))  # the emulator package of this checkout
 
 from modelarts_emulator.launcher import running_emulator  # noqa: E402  pylint: disable=wrong-import-position,unused-import
 
 # The integration scenario holds 220 Completed v2 jobs with these ids (bulk-001 .. bulk-220).
-V2_IDS = ['5e1f0000-0000-4000-8000-%012d' % n for n in range(1, 221)]
-SCENARIO = 'integration'
+V2_IDS = ["5e1f0000-0000-4000-8000-%012d" % n for n in range(1, 221)]
+SCENARIO = "integration"
 
 # Full-size documents (issue 14): 220 more Completed v2 jobs added through the control API in
 # scenario syntax. A long multi-node GPU job: 22 workers (tasks, task statuses, task IPs, SSH URLs
@@ -27,36 +27,51 @@ SCENARIO = 'integration'
 # large as a complete document of the official SDK's response tree. Every 50th job (ids 50, 100,
 # 150, 200) has 160 workers, about 48 KB. The emulator cannot serve a long ``node_count_metrics``
 # series (it derives three points from the lifecycle), so node scale stands in for that growth.
-FULL_IDS = ['6f2e0000-0000-4000-8000-%012d' % n for n in range(1, 221)]
+FULL_IDS = ["6f2e0000-0000-4000-8000-%012d" % n for n in range(1, 221)]
 LARGE_POSITIONS = (50, 100, 150, 200)
-DOCSETS = {'bulk': V2_IDS, 'full': FULL_IDS}
-_ANNOTATIONS = dict(('%s/%s' % (prefix, key), value) for prefix, key, value in (
-    ('fault-tolerance', 'job-retry-num', '3'), ('fault-tolerance', 'hang-retry', 'true'),
-    ('modelarts.huaweicloud.com', 'tenant-team', 'recommendation-ranking-platform'),
-    ('modelarts.huaweicloud.com', 'cost-center', 'cc-4711-ml-research-shared-gpu-pool'),
-    ('modelarts.huaweicloud.com', 'git-commit', '9f0c2e7a1b3d4c5e6f708192a3b4c5d6e7f80912'),
-    ('modelarts.huaweicloud.com', 'git-repository', 'https://git.example.invalid/ml/ranking-transformer.git'),
-    ('modelarts.huaweicloud.com', 'pipeline-run', 'https://ci.example.invalid/ml/ranking-transformer/-/pipelines/884213'),
-    ('modelarts.huaweicloud.com', 'experiment', 'ranking-transformer-v7-lr-sweep-2026-11'),
-    ('modelarts.huaweicloud.com', 'dataset-version', 'clicks-2026-10-31-dedup-v3-shard-0000-of-0256'),
-    ('modelarts.huaweicloud.com', 'owner-email', 'ml-platform-oncall@example.invalid'),
-    ('modelarts.huaweicloud.com', 'checkpoint-policy', 'every-2000-steps-keep-last-5-upload-to-obs'),
-    ('modelarts.huaweicloud.com', 'notification-topic', 'urn:smn:cn-north-4:0123456789abcdef:ml-training-events'),
-    ('modelarts.huaweicloud.com', 'launcher', 'ansible-playbook deploy-ranking.yml --limit training'),
-))
-_DESCRIPTION = ('Nightly retraining of the ranking transformer on the last 30 days of click logs; '
-                '16 x 8 GPU workers, mixed precision, gradient accumulation 4, checkpoint every 2000 steps to OBS; '
-                'evaluation on the held-out week runs as a separate job after this one completes.')
+DOCSETS = {"bulk": V2_IDS, "full": FULL_IDS}
+_ANNOTATIONS = dict(
+    ("%s/%s" % (prefix, key), value)
+    for prefix, key, value in (
+        ("fault-tolerance", "job-retry-num", "3"),
+        ("fault-tolerance", "hang-retry", "true"),
+        ("modelarts.huaweicloud.com", "tenant-team", "recommendation-ranking-platform"),
+        ("modelarts.huaweicloud.com", "cost-center", "cc-4711-ml-research-shared-gpu-pool"),
+        ("modelarts.huaweicloud.com", "git-commit", "9f0c2e7a1b3d4c5e6f708192a3b4c5d6e7f80912"),
+        ("modelarts.huaweicloud.com", "git-repository", "https://git.example.invalid/ml/ranking-transformer.git"),
+        ("modelarts.huaweicloud.com", "pipeline-run", "https://ci.example.invalid/ml/ranking-transformer/-/pipelines/884213"),
+        ("modelarts.huaweicloud.com", "experiment", "ranking-transformer-v7-lr-sweep-2026-11"),
+        ("modelarts.huaweicloud.com", "dataset-version", "clicks-2026-10-31-dedup-v3-shard-0000-of-0256"),
+        ("modelarts.huaweicloud.com", "owner-email", "ml-platform-oncall@example.invalid"),
+        ("modelarts.huaweicloud.com", "checkpoint-policy", "every-2000-steps-keep-last-5-upload-to-obs"),
+        ("modelarts.huaweicloud.com", "notification-topic", "urn:smn:cn-north-4:0123456789abcdef:ml-training-events"),
+        ("modelarts.huaweicloud.com", "launcher", "ansible-playbook deploy-ranking.yml --limit training"),
+    )
+)
+_DESCRIPTION = (
+    "Nightly retraining of the ranking transformer on the last 30 days of click logs; "
+    "16 x 8 GPU workers, mixed precision, gradient accumulation 4, checkpoint every 2000 steps to OBS; "
+    "evaluation on the held-out week runs as a separate job after this one completes."
+)
 
 
 def full_jobs():
     """The full-size jobs in the emulator's scenario syntax (for ``emu.add_jobs``)."""
-    base = {'flavor': 'gpu', 'engine': 'pytorch', 'phase': 'Completed', 'run_seconds': 86400 * 3, 'description': _DESCRIPTION,
-            'annotations': _ANNOTATIONS, 'parameters': {'learning_rate': '0.0003', 'epochs': '40'}, 'dataset': 'clicks-30d-v3',
-            'bucket': 'ml-ranking-prod', 'code_name': 'ranking-transformer'}
-    jobs = [dict(base, name='full-{n:03d}', id='6f2e0000-0000-4000-8000-{n:012d}', count=len(FULL_IDS), node_count=22)]
+    base = {
+        "flavor": "gpu",
+        "engine": "pytorch",
+        "phase": "Completed",
+        "run_seconds": 86400 * 3,
+        "description": _DESCRIPTION,
+        "annotations": _ANNOTATIONS,
+        "parameters": {"learning_rate": "0.0003", "epochs": "40"},
+        "dataset": "clicks-30d-v3",
+        "bucket": "ml-ranking-prod",
+        "code_name": "ranking-transformer",
+    }
+    jobs = [dict(base, name="full-{n:03d}", id="6f2e0000-0000-4000-8000-{n:012d}", count=len(FULL_IDS), node_count=22)]
     for position in LARGE_POSITIONS:
-        jobs.append(dict(base, name='full-%03d' % position, id=FULL_IDS[position - 1], node_count=160))
+        jobs.append(dict(base, name="full-%03d" % position, id=FULL_IDS[position - 1], node_count=160))
     return jobs
 
 
@@ -71,10 +86,10 @@ def summarize(samples):
     if not values:
         return None
     if len(values) >= 4:
-        q1, _q2, q3 = statistics.quantiles(values, n=4, method='inclusive')
+        q1, _q2, q3 = statistics.quantiles(values, n=4, method="inclusive")
     else:
         q1, q3 = values[0], values[-1]
-    return {'n': len(values), 'median': statistics.median(values), 'min': values[0], 'max': values[-1], 'q1': q1, 'q3': q3}
+    return {"n": len(values), "median": statistics.median(values), "min": values[0], "max": values[-1], "q1": q1, "q3": q3}
 
 
 def ratio_summary(numerators, denominators):
@@ -83,12 +98,12 @@ def ratio_summary(numerators, denominators):
     return summarize([a / b for a, b in pairs])
 
 
-def fmt_spread(summary, unit='', scale=1.0, digits=3):
+def fmt_spread(summary, unit="", scale=1.0, digits=3):
     """``median (min-max)`` of a summary, scaled; ``n/a`` when missing."""
     if not summary:
-        return 'n/a'
-    form = '%%.%df' % digits
-    return '%s%s (%s-%s)' % (form % (summary['median'] * scale), unit, form % (summary['min'] * scale), form % (summary['max'] * scale))
+        return "n/a"
+    form = "%%.%df" % digits
+    return "%s%s (%s-%s)" % (form % (summary["median"] * scale), unit, form % (summary["min"] * scale), form % (summary["max"] * scale))
 
 
 def _command_output(command):
@@ -101,10 +116,10 @@ def _command_output(command):
 def cpu_model():
     """The CPU model from /proc/cpuinfo, or the platform's processor string."""
     try:
-        with open('/proc/cpuinfo', encoding='utf-8') as handle:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
             for line in handle:
-                if line.startswith('model name'):
-                    return line.split(':', 1)[1].strip()
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
     except OSError:
         pass
     return platform.processor() or None
@@ -112,16 +127,23 @@ def cpu_model():
 
 def machine_facts(python):
     """Facts that qualify every figure: cores, CPU, Python, ansible-core and library versions, load."""
-    versions = _command_output([python, '-c', (
-        'import json, importlib.metadata as m\n'
-        'names = ["ansible-core", "requests", "urllib3", "jsonschema", "huaweicloudsdkcore", "huaweicloudsdkmodelarts", "matplotlib"]\n'
-        'out = {}\n'
-        'for name in names:\n'
-        '    try:\n'
-        '        out[name] = m.version(name)\n'
-        '    except m.PackageNotFoundError:\n'
-        '        out[name] = None\n'
-        'print(json.dumps(out))\n')])
+    versions = _command_output(
+        [
+            python,
+            "-c",
+            (
+                "import json, importlib.metadata as m\n"
+                'names = ["ansible-core", "requests", "urllib3", "jsonschema", "huaweicloudsdkcore", "huaweicloudsdkmodelarts", "matplotlib"]\n'
+                "out = {}\n"
+                "for name in names:\n"
+                "    try:\n"
+                "        out[name] = m.version(name)\n"
+                "    except m.PackageNotFoundError:\n"
+                "        out[name] = None\n"
+                "print(json.dumps(out))\n"
+            ),
+        ]
+    )
     try:
         packages = json.loads(versions) if versions else None
     except ValueError:
@@ -131,18 +153,18 @@ def machine_facts(python):
     except OSError:
         load = None
     return {
-        'nproc': _command_output(['nproc']),
-        'cpu': cpu_model(),
-        'python': _command_output([python, '-V']),
-        'platform': platform.platform(),
-        'packages': packages,
-        'loadavg_at_start': load,
+        "nproc": _command_output(["nproc"]),
+        "cpu": cpu_model(),
+        "python": _command_output([python, "-V"]),
+        "platform": platform.platform(),
+        "packages": packages,
+        "loadavg_at_start": load,
     }
 
 
 def stage_collection(base):
     """Copy this checkout to ``base/ansible_collections/modelarts/training`` (with the what-if plugins); return ``base``."""
-    subprocess.run([os.path.join(ROOT, 'hacking', 'stage_collection.sh'), base], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([os.path.join(ROOT, "hacking", "stage_collection.sh"), base], check=True, stdout=subprocess.DEVNULL)
     add_what_if_plugins(base)
     return base
 
@@ -151,26 +173,32 @@ def stage_collection(base):
 # lookup, written into the staged collection only, that drop each item's ``details`` before
 # returning. They measure the cost of carrying whole documents through Ansible; they are not part
 # of the collection.
-WHAT_IF_MODULE = 'bench_job_info_nodetails'
-WHAT_IF_LOOKUP = 'bench_training_job_nodetails'
-_MODULE_EDIT = ('    result = dict(changed=False, training_jobs=outcome.items)\n',
-                '    outcome.items[:] = [dict((key, value) for key, value in item.items() if key != "details") for item in outcome.items]\n'
-                '    result = dict(changed=False, training_jobs=outcome.items)\n')
-_LOOKUP_EDIT = ('        return [pick(item, field) for item in items] if field else items\n',
-                '        return [pick(item, field) for item in items] if field else [dict((key, value) for key, value in item.items() '
-                'if key != "details") for item in items]\n')
+WHAT_IF_MODULE = "bench_job_info_nodetails"
+WHAT_IF_LOOKUP = "bench_training_job_nodetails"
+_MODULE_EDIT = (
+    "    result = dict(changed=False, training_jobs=outcome.items)\n",
+    '    outcome.items[:] = [dict((key, value) for key, value in item.items() if key != "details") for item in outcome.items]\n'
+    "    result = dict(changed=False, training_jobs=outcome.items)\n",
+)
+_LOOKUP_EDIT = (
+    "        return [pick(item, field) for item in items] if field else items\n",
+    "        return [pick(item, field) for item in items] if field else [dict((key, value) for key, value in item.items() "
+    'if key != "details") for item in items]\n',
+)
 
 
 def add_what_if_plugins(base):
     """Write the ``details``-less copies of the module and the lookup into the staged collection at ``base``."""
-    target = os.path.join(base, 'ansible_collections', 'modelarts', 'training', 'plugins')
-    for kind, source, name, (old, new) in (('modules', 'modelarts_training_job_info', WHAT_IF_MODULE, _MODULE_EDIT),
-                                           ('lookup', 'training_job', WHAT_IF_LOOKUP, _LOOKUP_EDIT)):
-        with open(os.path.join(target, kind, source + '.py'), encoding='utf-8') as handle:
+    target = os.path.join(base, "ansible_collections", "modelarts", "training", "plugins")
+    for kind, source, name, (old, new) in (
+        ("modules", "modelarts_training_job_info", WHAT_IF_MODULE, _MODULE_EDIT),
+        ("lookup", "training_job", WHAT_IF_LOOKUP, _LOOKUP_EDIT),
+    ):
+        with open(os.path.join(target, kind, source + ".py"), encoding="utf-8") as handle:
             text = handle.read()
         if text.count(old) != 1:
-            raise RuntimeError('cannot write the what-if copy of %s: the line %r changed' % (source, old.strip()))
-        with open(os.path.join(target, kind, name + '.py'), 'w', encoding='utf-8') as handle:
+            raise RuntimeError("cannot write the what-if copy of %s: the line %r changed" % (source, old.strip()))
+        with open(os.path.join(target, kind, name + ".py"), "w", encoding="utf-8") as handle:
             handle.write(text.replace(old, new))
 
 
@@ -198,9 +226,9 @@ class simulated_latency:  # pylint: disable=invalid-name,too-few-public-methods
         self._fault = None
 
     def __enter__(self):
-        self._fault = self._emu.add_fault(type='delay', seconds=self._seconds, count=-1, target='v2')
+        self._fault = self._emu.add_fault(type="delay", seconds=self._seconds, count=-1, target="v2")
         return self
 
     def __exit__(self, *exc):
-        self._emu.control('DELETE', '/faults/%d' % self._fault)
+        self._emu.control("DELETE", "/faults/%d" % self._fault)
         return False

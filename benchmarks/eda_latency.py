@@ -51,8 +51,9 @@ def add_jobs(emu, interval, count, rng, tag):
         pending, running = (round(interval * rng.uniform(0.7, 2.9), 3) for _step in range(2))
         job = "bench-%s-%02d" % (tag, index)
         jobs[job] = (pending, running)
-        specs.append({"id": job, "name": "bench-" + tag, "timeline": [
-            {"phase": "Pending", "seconds": pending}, {"phase": "Running", "seconds": running}, "Completed"]})
+        specs.append(
+            {"id": job, "name": "bench-" + tag, "timeline": [{"phase": "Pending", "seconds": pending}, {"phase": "Running", "seconds": running}, "Completed"]}
+        )
     emu.add_jobs(specs)
     return jobs
 
@@ -60,8 +61,18 @@ def add_jobs(emu, interval, count, rng, tag):
 async def measure(source, emu, interval, jobs):
     """Run the source until every job has completed; return one latency (seconds) per observed change."""
     queue = asyncio.Queue()
-    args = {"region": emu.region, "project_id": emu.project_id, "endpoint": emu.url, "iam_endpoint": emu.url, "ca_bundle": emu.ca_file,
-            "access_key": emu.ak, "secret_key": emu.sk, "training_job_ids": list(jobs), "interval": interval, "stop_when_done": True}
+    args = {
+        "region": emu.region,
+        "project_id": emu.project_id,
+        "endpoint": emu.url,
+        "iam_endpoint": emu.url,
+        "ca_bundle": emu.ca_file,
+        "access_key": emu.ak,
+        "secret_key": emu.sk,
+        "training_job_ids": list(jobs),
+        "interval": interval,
+        "stop_when_done": True,
+    }
     task = asyncio.ensure_future(source["main"](queue, args))
     latencies = []
     remaining = set(jobs)
@@ -106,17 +117,38 @@ def main():
             for batch in range(options.rounds):
                 jobs = add_jobs(emu, interval, options.jobs, rng, "%s-%d" % (str(interval).replace(".", "_"), batch))
                 latencies += asyncio.run(measure(source, emu, interval, jobs))
-            rows.append({"interval": interval, "changes": len(latencies), "min": min(latencies), "p50": statistics.median(latencies),
-                         "p95": percentile(latencies, 0.95), "max": max(latencies), "max_over_interval": max(latencies) / interval})
+            rows.append(
+                {
+                    "interval": interval,
+                    "changes": len(latencies),
+                    "min": min(latencies),
+                    "p50": statistics.median(latencies),
+                    "p95": percentile(latencies, 0.95),
+                    "max": max(latencies),
+                    "max_over_interval": max(latencies) / interval,
+                }
+            )
     print("| interval (s) | changes | min (s) | p50 (s) | p95 (s) | max (s) | max / interval |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
     for row in rows:
-        print("| %.2f | %d | %.3f | %.3f | %.3f | %.3f | %.2f |" % (
-            row["interval"], row["changes"], row["min"], row["p50"], row["p95"], row["max"], row["max_over_interval"]))
+        print(
+            "| %.2f | %d | %.3f | %.3f | %.3f | %.3f | %.2f |"
+            % (row["interval"], row["changes"], row["min"], row["p50"], row["p95"], row["max"], row["max_over_interval"])
+        )
     if options.output:
         with open(options.output, "w") as handle:
-            json.dump({"python": platform.python_version(), "machine": platform.platform(), "jobs": options.jobs, "rounds": options.rounds,
-                       "seed": options.seed, "results": rows}, handle, indent=2)
+            json.dump(
+                {
+                    "python": platform.python_version(),
+                    "machine": platform.platform(),
+                    "jobs": options.jobs,
+                    "rounds": options.rounds,
+                    "seed": options.seed,
+                    "results": rows,
+                },
+                handle,
+                indent=2,
+            )
     worst = max(row["max_over_interval"] for row in rows)
     return 0 if worst <= 1.0 else 1
 

@@ -28,47 +28,58 @@ def _one(emu, size, concurrency, ids):
     # pylint: disable=import-outside-toplevel
     from ansible_collections.modelarts.training.plugins.module_utils.client import ModelArtsClient
     from ansible_collections.modelarts.training.plugins.module_utils.query import query_jobs
-    params = {'region': emu.region, 'project_id': emu.project_id, 'endpoint': emu.url, 'iam_endpoint': emu.url, 'ca_bundle': emu.ca_file,
-              'access_key': emu.ak, 'secret_key': emu.sk}
+
+    params = {
+        "region": emu.region,
+        "project_id": emu.project_id,
+        "endpoint": emu.url,
+        "iam_endpoint": emu.url,
+        "ca_bundle": emu.ca_file,
+        "access_key": emu.ak,
+        "secret_key": emu.sk,
+    }
     started = time.perf_counter()
     client = ModelArtsClient(params, pool_size=concurrency)
     try:
-        result = query_jobs(client, ids[:size], validate='strict', max_concurrency=concurrency)
+        result = query_jobs(client, ids[:size], validate="strict", max_concurrency=concurrency)
     finally:
         client.close()
     elapsed = time.perf_counter() - started
     if not result.ok or len(result.items) != size:
-        raise RuntimeError('lookup pipeline failed: %s' % result.msg)
+        raise RuntimeError("lookup pipeline failed: %s" % result.msg)
     return elapsed
 
 
 def _measure(emu, cases, rounds, reps, rng, label, log, ids):
     for size, concurrency in cases:
         _one(emu, size, concurrency, ids)  # warm-up: imports, jsonschema validators
-    per_round = dict(('%d|%d' % case, [[] for _round in range(rounds)]) for case in cases)
+    per_round = dict(("%d|%d" % case, [[] for _round in range(rounds)]) for case in cases)
     for round_index in range(rounds):
         order = cases * reps
         rng.shuffle(order)
         for size, concurrency in order:
-            per_round['%d|%d' % (size, concurrency)][round_index].append(_one(emu, size, concurrency, ids))
-        log('  lookup %s round %d/%d done' % (label, round_index + 1, rounds))
+            per_round["%d|%d" % (size, concurrency)][round_index].append(_one(emu, size, concurrency, ids))
+        log("  lookup %s round %d/%d done" % (label, round_index + 1, rounds))
     series = {}
     for key, samples in per_round.items():
-        series[key] = {'summary': summarize([value for values in samples for value in values]),
-                       'round_medians': [summarize(values)['median'] for values in samples]}
+        series[key] = {
+            "summary": summarize([value for values in samples for value in values]),
+            "round_medians": [summarize(values)["median"] for values in samples],
+        }
     ratios = {}
     for concurrency in sorted(set(concurrency for _size, concurrency in cases), reverse=True):
-        ratios['direct_50_vs_1_concurrency_%d' % concurrency] = ratio_summary(series['50|%d' % concurrency]['round_medians'],
-                                                                              series['1|%d' % concurrency]['round_medians'])
-    return {'series': series, 'ratios': ratios}
+        ratios["direct_50_vs_1_concurrency_%d" % concurrency] = ratio_summary(
+            series["50|%d" % concurrency]["round_medians"], series["1|%d" % concurrency]["round_medians"]
+        )
+    return {"series": series, "ratios": ratios}
 
 
 def run(emu, rounds, reps, seed=6, log=print, ids=None, concurrencies=CONCURRENCIES):
     """In each round every (size, concurrency) pair runs ``reps`` times in a shuffled order; then the latency cases."""
     ids = ids or V2_IDS
     rng = random.Random(seed)
-    result = _measure(emu, [(size, concurrency) for concurrency in concurrencies for size in SIZES], rounds, reps, rng, 'loopback', log, ids)
+    result = _measure(emu, [(size, concurrency) for concurrency in concurrencies for size in SIZES], rounds, reps, rng, "loopback", log, ids)
     with simulated_latency(emu, LATENCY_SECONDS):
-        result['latency'] = _measure(emu, [(size, 16) for size in SIZES], rounds, reps, rng, '%d ms latency' % (LATENCY_SECONDS * 1000), log, ids)
-    result['latency']['seconds'] = LATENCY_SECONDS
+        result["latency"] = _measure(emu, [(size, 16) for size in SIZES], rounds, reps, rng, "%d ms latency" % (LATENCY_SECONDS * 1000), log, ids)
+    result["latency"]["seconds"] = LATENCY_SECONDS
     return result

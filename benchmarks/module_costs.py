@@ -40,11 +40,11 @@ def _timed(function, *args):
 
 def main(argv=None):
     """Measure and print the stages."""
-    parser = argparse.ArgumentParser(description=__doc__.split('\n', 1)[0])
-    parser.add_argument('--jobs', type=int, default=200)
-    parser.add_argument('--rounds', type=int, default=7)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--jobs", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix='modelarts-costs-') as base:
+    with tempfile.TemporaryDirectory(prefix="modelarts-costs-") as base:
         stage_collection(base)
         import_staged(base)
         # pylint: disable=import-outside-toplevel
@@ -52,44 +52,55 @@ def main(argv=None):
         from ansible.module_utils.common.parameters import remove_values
         from ansible_collections.modelarts.training.plugins.module_utils.query import Query, select
         from ansible_collections.modelarts.training.plugins.modules.modelarts_training_job_info import argument_spec
-        encoder = _json.get_module_encoder('legacy', _json.Direction.MODULE_TO_CONTROLLER)
+
+        encoder = _json.get_module_encoder("legacy", _json.Direction.MODULE_TO_CONTROLLER)
         stages = {}
         sizes = {}
         with start_emulator() as emu:
             add_full_jobs(emu)
             for round_index in range(args.rounds + 1):  # round 0 warms up
-                for docset in (sorted(DOCSETS) if round_index % 2 else sorted(DOCSETS, reverse=True)):
-                    given = {'region': emu.region, 'project_id': emu.project_id, 'endpoint': emu.url, 'iam_endpoint': emu.url,
-                             'ca_bundle': emu.ca_file, 'access_key': emu.ak, 'secret_key': emu.sk, 'training_job_ids': DOCSETS[docset][:args.jobs]}
-                    params = dict((name, given.get(name, spec.get('default'))) for name, spec in argument_spec().items())
-                    query = Query([('module', params)], select(params))
+                for docset in sorted(DOCSETS) if round_index % 2 else sorted(DOCSETS, reverse=True):
+                    given = {
+                        "region": emu.region,
+                        "project_id": emu.project_id,
+                        "endpoint": emu.url,
+                        "iam_endpoint": emu.url,
+                        "ca_bundle": emu.ca_file,
+                        "access_key": emu.ak,
+                        "secret_key": emu.sk,
+                        "training_job_ids": DOCSETS[docset][: args.jobs],
+                    }
+                    params = dict((name, given.get(name, spec.get("default"))) for name, spec in argument_spec().items())
+                    query = Query([("module", params)], select(params))
                     with query:
                         elapsed, outcome = _timed(query.run)
                     if not outcome.ok:
                         raise RuntimeError(outcome.msg)
-                    record = {'query': elapsed}
-                    for variant, items in (('', outcome.items),
-                                           ('_nodetails', [dict((k, v) for k, v in item.items() if k != 'details') for item in outcome.items])):
-                        result = {'changed': False, 'training_jobs': items, 'invocation': {'module_args': params}}
-                        record['remove_values' + variant], cleaned = _timed(remove_values, result, {emu.sk})
-                        record['encode' + variant], text = _timed(lambda value: json.dumps(value, cls=encoder), cleaned)
-                        record['plain_json' + variant], _text = _timed(json.dumps, cleaned)
+                    record = {"query": elapsed}
+                    for variant, items in (
+                        ("", outcome.items),
+                        ("_nodetails", [dict((k, v) for k, v in item.items() if k != "details") for item in outcome.items]),
+                    ):
+                        result = {"changed": False, "training_jobs": items, "invocation": {"module_args": params}}
+                        record["remove_values" + variant], cleaned = _timed(remove_values, result, {emu.sk})
+                        record["encode" + variant], text = _timed(lambda value: json.dumps(value, cls=encoder), cleaned)
+                        record["plain_json" + variant], _text = _timed(json.dumps, cleaned)
                         sizes[docset + variant] = len(text)
                     if round_index:
                         for name, value in record.items():
                             stages.setdefault(docset, {}).setdefault(name, []).append(value)
-    print('%d jobs, %d rounds, load average now %s' % (args.jobs, args.rounds, ', '.join('%.2f' % v for v in os.getloadavg())))
+    print("%d jobs, %d rounds, load average now %s" % (args.jobs, args.rounds, ", ".join("%.2f" % v for v in os.getloadavg())))
     for docset, record in sorted(stages.items()):
         kilobytes = sizes[docset] / 1024.0
-        print('\n%s documents: module output %.0f KB (%.0f KB without details)' % (docset, kilobytes, sizes[docset + '_nodetails'] / 1024.0))
-        print('| stage | seconds | ms per job | ms per KB of output |')
-        print('|---|---|---|---|')
+        print("\n%s documents: module output %.0f KB (%.0f KB without details)" % (docset, kilobytes, sizes[docset + "_nodetails"] / 1024.0))
+        print("| stage | seconds | ms per job | ms per KB of output |")
+        print("|---|---|---|---|")
         for name, values in record.items():
             summary = summarize(values)
-            size = sizes[docset + ('_nodetails' if name.endswith('_nodetails') else '')] / 1024.0
-            print('| %s | %s | %.2f | %.3f |' % (name, fmt_spread(summary), 1000 * summary['median'] / args.jobs, 1000 * summary['median'] / size))
+            size = sizes[docset + ("_nodetails" if name.endswith("_nodetails") else "")] / 1024.0
+            print("| %s | %s | %.2f | %.3f |" % (name, fmt_spread(summary), 1000 * summary["median"] / args.jobs, 1000 * summary["median"] / size))
     return 0
 
 
-if __name__ == '__main__':
+if __name__ == "__main__":
     sys.exit(main())

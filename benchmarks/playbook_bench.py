@@ -32,88 +32,120 @@ import yaml
 
 from common import CALLBACK_DIR, DOCSETS, WHAT_IF_LOOKUP, WHAT_IF_MODULE, summarize, ratio_summary
 
-KINDS = ('module_token', 'module_aksk', 'uri', 'lookup', 'lookup_phase', 'module_token_nodetails', 'lookup_nodetails')
+KINDS = ("module_token", "module_aksk", "uri", "lookup", "lookup_phase", "module_token_nodetails", "lookup_nodetails")
 
 
 def connection_vars(kind):
     """Module options (as Jinja over play vars) for one credential kind."""
-    options = {'region': '{{ region }}', 'project_id': '{{ project_id }}', 'endpoint': '{{ emu_url }}', 'iam_endpoint': '{{ emu_url }}',
-               'ca_bundle': '{{ ca_file }}'}
-    if kind == 'token':
-        options['auth_token'] = '{{ token }}'
+    options = {
+        "region": "{{ region }}",
+        "project_id": "{{ project_id }}",
+        "endpoint": "{{ emu_url }}",
+        "iam_endpoint": "{{ emu_url }}",
+        "ca_bundle": "{{ ca_file }}",
+    }
+    if kind == "token":
+        options["auth_token"] = "{{ token }}"
     else:
-        options.update(access_key='{{ ak }}', secret_key='{{ sk }}')
+        options.update(access_key="{{ ak }}", secret_key="{{ sk }}")
     return options
 
 
-def task_for(kind, size, name, ids_var='bulk_ids'):
+def task_for(kind, size, name, ids_var="bulk_ids"):
     """One task of ``kind`` over the first ``size`` job ids of the play variable ``ids_var``."""
-    ids = ('{{ %s[0] }}' % ids_var) if size == 1 else '{{ %s[:%d] }}' % (ids_var, size)
-    if kind in ('module_token', 'module_aksk', 'module_token_nodetails'):
-        options = connection_vars('aksk' if kind == 'module_aksk' else 'token')
-        options['training_job_id' if size == 1 else 'training_job_ids'] = ids
-        module = WHAT_IF_MODULE if kind == 'module_token_nodetails' else 'modelarts_training_job_info'
-        return {'name': name, 'modelarts.training.' + module: options}
-    if kind == 'uri':
-        task = {'name': name, 'ansible.builtin.uri': {
-            'url': '{{ base }}/%s' % (ids if size == 1 else '{{ item }}'),
-            'headers': {'X-Auth-Token': '{{ token }}'},
-            'ca_path': '{{ ca_file }}',
-        }}
+    ids = ("{{ %s[0] }}" % ids_var) if size == 1 else "{{ %s[:%d] }}" % (ids_var, size)
+    if kind in ("module_token", "module_aksk", "module_token_nodetails"):
+        options = connection_vars("aksk" if kind == "module_aksk" else "token")
+        options["training_job_id" if size == 1 else "training_job_ids"] = ids
+        module = WHAT_IF_MODULE if kind == "module_token_nodetails" else "modelarts_training_job_info"
+        return {"name": name, "modelarts.training." + module: options}
+    if kind == "uri":
+        task = {
+            "name": name,
+            "ansible.builtin.uri": {
+                "url": "{{ base }}/%s" % (ids if size == 1 else "{{ item }}"),
+                "headers": {"X-Auth-Token": "{{ token }}"},
+                "ca_path": "{{ ca_file }}",
+            },
+        }
         if size > 1:
-            task['loop'] = ids
+            task["loop"] = ids
         return task
-    if kind in ('lookup', 'lookup_phase', 'lookup_nodetails'):
-        terms = ('%s[0]' % ids_var) if size == 1 else '%s[:%d]' % (ids_var, size)
-        field = ", field='phase'" if kind == 'lookup_phase' else ''
-        plugin = WHAT_IF_LOOKUP if kind == 'lookup_nodetails' else 'training_job'
-        expression = ("{{ query('modelarts.training.%s', %s, region=region, project_id=project_id, endpoint=emu_url, "
-                      "iam_endpoint=emu_url, ca_bundle=ca_file, access_key=ak, secret_key=sk%s) }}" % (plugin, terms, field))
-        return {'name': name, 'ansible.builtin.set_fact': {'bench_lookup_result': expression}}
+    if kind in ("lookup", "lookup_phase", "lookup_nodetails"):
+        terms = ("%s[0]" % ids_var) if size == 1 else "%s[:%d]" % (ids_var, size)
+        field = ", field='phase'" if kind == "lookup_phase" else ""
+        plugin = WHAT_IF_LOOKUP if kind == "lookup_nodetails" else "training_job"
+        expression = (
+            "{{ query('modelarts.training.%s', %s, region=region, project_id=project_id, endpoint=emu_url, "
+            "iam_endpoint=emu_url, ca_bundle=ca_file, access_key=ak, secret_key=sk%s) }}" % (plugin, terms, field)
+        )
+        return {"name": name, "ansible.builtin.set_fact": {"bench_lookup_result": expression}}
     raise ValueError(kind)
 
 
-def setup_tasks(ids_var='bulk_ids'):
+def setup_tasks(ids_var="bulk_ids"):
     """Unmeasured tasks: the IAM token for uri and module_token, then one warm-up of every code path."""
-    token_body = {'auth': {'identity': {'methods': ['password'], 'password': {'user': {
-        'name': '{{ username }}', 'password': '{{ password }}', 'domain': {'name': '{{ domain_name }}'}}}},
-        'scope': {'project': {'id': '{{ project_id }}'}}}}
+    token_body = {
+        "auth": {
+            "identity": {
+                "methods": ["password"],
+                "password": {"user": {"name": "{{ username }}", "password": "{{ password }}", "domain": {"name": "{{ domain_name }}"}}},
+            },
+            "scope": {"project": {"id": "{{ project_id }}"}},
+        }
+    }
     tasks = [
-        {'name': 'setup|token', 'ansible.builtin.uri': {'url': '{{ emu_url }}/v3/auth/tokens', 'method': 'POST', 'body_format': 'json',
-                                                        'body': token_body, 'ca_path': '{{ ca_file }}', 'status_code': [200, 201]},
-         'register': 'token_response', 'no_log': True},
-        {'name': 'setup|token fact', 'ansible.builtin.set_fact': {'token': '{{ token_response.x_subject_token }}'}, 'no_log': True},
+        {
+            "name": "setup|token",
+            "ansible.builtin.uri": {
+                "url": "{{ emu_url }}/v3/auth/tokens",
+                "method": "POST",
+                "body_format": "json",
+                "body": token_body,
+                "ca_path": "{{ ca_file }}",
+                "status_code": [200, 201],
+            },
+            "register": "token_response",
+            "no_log": True,
+        },
+        {"name": "setup|token fact", "ansible.builtin.set_fact": {"token": "{{ token_response.x_subject_token }}"}, "no_log": True},
     ]
     for kind in KINDS:
-        tasks.append(task_for(kind, 1, 'setup|warm %s' % kind, ids_var))
+        tasks.append(task_for(kind, 1, "setup|warm %s" % kind, ids_var))
     return tasks
 
 
-def build_playbook(measured, ids_var='bulk_ids'):
+def build_playbook(measured, ids_var="bulk_ids"):
     """The playbook text for a list of ``(kind, size, name)`` measured tasks over the ids in ``ids_var``."""
-    play = {'name': 'benchmark', 'hosts': 'localhost', 'gather_facts': False,
-            'vars': {'base': '{{ emu_url }}/v2/{{ project_id }}/training-jobs'},
-            'tasks': setup_tasks(ids_var) + [task_for(kind, size, name, ids_var) for kind, size, name in measured]}
+    play = {
+        "name": "benchmark",
+        "hosts": "localhost",
+        "gather_facts": False,
+        "vars": {"base": "{{ emu_url }}/v2/{{ project_id }}/training-jobs"},
+        "tasks": setup_tasks(ids_var) + [task_for(kind, size, name, ids_var) for kind, size, name in measured],
+    }
     return yaml.safe_dump([play], sort_keys=False, width=1000)
 
 
 def ansible_env(collections_base, home, timer_file):
     """Environment for ansible-playbook: only the staged collection, the venv first, our callback on."""
-    env = dict((k, v) for k, v in os.environ.items() if not k.startswith(('HUAWEICLOUD_', 'ANSIBLE_')))
-    env.update({
-        'PATH': os.path.dirname(sys.executable) + os.pathsep + env.get('PATH', ''),
-        'ANSIBLE_COLLECTIONS_PATH': collections_base,
-        'ANSIBLE_HOME': home,
-        'ANSIBLE_LOCAL_TEMP': os.path.join(home, 'tmp'),
-        'ANSIBLE_NOCOLOR': '1',
-        'ANSIBLE_RETRY_FILES_ENABLED': '0',
-        'ANSIBLE_PYTHON_INTERPRETER': sys.executable,
-        'ANSIBLE_LOCALHOST_WARNING': '0',
-        'ANSIBLE_INVENTORY_UNPARSED_WARNING': '0',
-        'ANSIBLE_CALLBACK_PLUGINS': CALLBACK_DIR,
-        'ANSIBLE_CALLBACKS_ENABLED': 'task_timer',
-        'TASK_TIMER_OUTPUT': timer_file,
-    })
+    env = dict((k, v) for k, v in os.environ.items() if not k.startswith(("HUAWEICLOUD_", "ANSIBLE_")))
+    env.update(
+        {
+            "PATH": os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", ""),
+            "ANSIBLE_COLLECTIONS_PATH": collections_base,
+            "ANSIBLE_HOME": home,
+            "ANSIBLE_LOCAL_TEMP": os.path.join(home, "tmp"),
+            "ANSIBLE_NOCOLOR": "1",
+            "ANSIBLE_RETRY_FILES_ENABLED": "0",
+            "ANSIBLE_PYTHON_INTERPRETER": sys.executable,
+            "ANSIBLE_LOCALHOST_WARNING": "0",
+            "ANSIBLE_INVENTORY_UNPARSED_WARNING": "0",
+            "ANSIBLE_CALLBACK_PLUGINS": CALLBACK_DIR,
+            "ANSIBLE_CALLBACKS_ENABLED": "task_timer",
+            "TASK_TIMER_OUTPUT": timer_file,
+        }
+    )
     return env
 
 
@@ -127,62 +159,71 @@ def plan(groups, single_reps, module_sizes, uri_sizes, lookup_reps):
     Task names are ``group|kind|size|block``.
     """
     blocks = []
-    if 'single' in groups:
+    if "single" in groups:
         for rep in range(single_reps):
-            blocks.append([(kind, 1, 'single|%s|1|%d' % (kind, rep)) for kind in ('module_token', 'module_aksk', 'uri')])
-    if 'fanout' in groups:
+            blocks.append([(kind, 1, "single|%s|1|%d" % (kind, rep)) for kind in ("module_token", "module_aksk", "uri")])
+    if "fanout" in groups:
         top = max(module_sizes)
         for size in sorted(set(module_sizes) | set(uri_sizes)):
             block = []
             if size in module_sizes:
-                block.append(('module_token', size, 'fanout|module_token|%d|0' % size))
+                block.append(("module_token", size, "fanout|module_token|%d|0" % size))
             if size == top:
-                block.append(('module_aksk', size, 'fanout|module_aksk|%d|0' % size))
-                block.append(('module_token_nodetails', size, 'fanout|module_token_nodetails|%d|0' % size))
+                block.append(("module_aksk", size, "fanout|module_aksk|%d|0" % size))
+                block.append(("module_token_nodetails", size, "fanout|module_token_nodetails|%d|0" % size))
             if size in uri_sizes:
-                block.append(('uri', size, 'fanout|uri|%d|0' % size))
+                block.append(("uri", size, "fanout|uri|%d|0" % size))
             blocks.append(block)
-    if 'lookup' in groups:
+    if "lookup" in groups:
         for rep in range(lookup_reps):
-            blocks.append([(kind, size, 'lookup|%s|%d|%d' % (kind, size, rep)) for kind in ('lookup', 'lookup_phase', 'lookup_nodetails')
-                           for size in (1, 50)])
+            blocks.append([(kind, size, "lookup|%s|%d|%d" % (kind, size, rep)) for kind in ("lookup", "lookup_phase", "lookup_nodetails") for size in (1, 50)])
     return blocks
 
 
-def run_round(emu, collections_base, workdir, measured, round_index, timeout=1800, docset='bulk'):
+def run_round(emu, collections_base, workdir, measured, round_index, timeout=1800, docset="bulk"):
     """One ansible-playbook run over ``docset``'s jobs; return ``{task name: seconds}`` of the measured tasks and the process wall time."""
-    playbook = os.path.join(workdir, 'round%d-%s.yml' % (round_index, docset))
-    with open(playbook, 'w', encoding='utf-8') as handle:
-        handle.write(build_playbook(measured, '%s_ids' % docset))
-    extra = {'emu_url': emu.url, 'project_id': emu.project_id, 'region': emu.region, 'ca_file': emu.ca_file, 'ak': emu.ak, 'sk': emu.sk,
-             'username': emu.username, 'password': emu.password, 'domain_name': emu.domain_name}
-    extra.update(('%s_ids' % name, ids) for name, ids in DOCSETS.items())
-    extra_file = os.path.join(workdir, 'extra_vars.json')
-    with open(extra_file, 'w', encoding='utf-8') as handle:
+    playbook = os.path.join(workdir, "round%d-%s.yml" % (round_index, docset))
+    with open(playbook, "w", encoding="utf-8") as handle:
+        handle.write(build_playbook(measured, "%s_ids" % docset))
+    extra = {
+        "emu_url": emu.url,
+        "project_id": emu.project_id,
+        "region": emu.region,
+        "ca_file": emu.ca_file,
+        "ak": emu.ak,
+        "sk": emu.sk,
+        "username": emu.username,
+        "password": emu.password,
+        "domain_name": emu.domain_name,
+    }
+    extra.update(("%s_ids" % name, ids) for name, ids in DOCSETS.items())
+    extra_file = os.path.join(workdir, "extra_vars.json")
+    with open(extra_file, "w", encoding="utf-8") as handle:
         json.dump(extra, handle)
-    timer_file = os.path.join(workdir, 'timer%d-%s.jsonl' % (round_index, docset))
-    home = os.path.join(workdir, 'ansible-home')
-    command = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), '-i', 'localhost,', '-c', 'local', playbook, '-e', '@' + extra_file]
+    timer_file = os.path.join(workdir, "timer%d-%s.jsonl" % (round_index, docset))
+    home = os.path.join(workdir, "ansible-home")
+    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local", playbook, "-e", "@" + extra_file]
     started = time.perf_counter()
-    process = subprocess.run(command, env=ansible_env(collections_base, home, timer_file), cwd=workdir, capture_output=True, text=True,
-                             timeout=timeout, check=False)
+    process = subprocess.run(
+        command, env=ansible_env(collections_base, home, timer_file), cwd=workdir, capture_output=True, text=True, timeout=timeout, check=False
+    )
     wall = time.perf_counter() - started
     if process.returncode != 0:
-        raise RuntimeError('ansible-playbook failed (rc %d):\n%s\n%s' % (process.returncode, process.stdout[-4000:], process.stderr[-4000:]))
+        raise RuntimeError("ansible-playbook failed (rc %d):\n%s\n%s" % (process.returncode, process.stdout[-4000:], process.stderr[-4000:]))
     times = {}
-    with open(timer_file, encoding='utf-8') as handle:
+    with open(timer_file, encoding="utf-8") as handle:
         for line in handle:
             record = json.loads(line)
-            if record['status'] != 'ok':
-                raise RuntimeError('task %s ended %s' % (record['task'], record['status']))
-            times[record['task']] = record['seconds']
+            if record["status"] != "ok":
+                raise RuntimeError("task %s ended %s" % (record["task"], record["status"]))
+            times[record["task"]] = record["seconds"]
     missing = [name for _kind, _size, name in measured if name not in times]
     if missing:
-        raise RuntimeError('no timing for tasks %s' % ', '.join(missing))
+        raise RuntimeError("no timing for tasks %s" % ", ".join(missing))
     return times, wall
 
 
-def run(emu, collections_base, groups, rounds, single_reps, module_sizes, uri_sizes, lookup_reps, seed=5, log=print, docsets=('bulk',)):
+def run(emu, collections_base, groups, rounds, single_reps, module_sizes, uri_sizes, lookup_reps, seed=5, log=print, docsets=("bulk",)):
     """Run ``rounds`` playbook rounds per document set; return ``{docset: samples, summaries and paired ratios}``.
 
     In each round every document set gets one ``ansible-playbook`` run, in a shuffled order, so the
@@ -193,7 +234,7 @@ def run(emu, collections_base, groups, rounds, single_reps, module_sizes, uri_si
     samples = dict((docset, {}) for docset in docsets)  # docset -> 'group|kind|size' -> list of [round, block, seconds]
     walls = dict((docset, []) for docset in docsets)
     loads = dict((docset, []) for docset in docsets)
-    with tempfile.TemporaryDirectory(prefix='modelarts-bench-') as workdir:
+    with tempfile.TemporaryDirectory(prefix="modelarts-bench-") as workdir:
         for round_index in range(rounds):
             sets = list(docsets)
             rng.shuffle(sets)
@@ -207,14 +248,14 @@ def run(emu, collections_base, groups, rounds, single_reps, module_sizes, uri_si
                 walls[docset].append(wall)
                 loads[docset].append(os.getloadavg())
                 for _kind, _size, name in measured:
-                    group, kind, size, block = name.split('|')
-                    samples[docset].setdefault('%s|%s|%s' % (group, kind, size), []).append([round_index, int(block), times[name]])
-                log('  playbook round %d/%d, %s documents: %.1fs wall, load %.1f' % (round_index + 1, rounds, docset, wall, loads[docset][-1][0]))
+                    group, kind, size, block = name.split("|")
+                    samples[docset].setdefault("%s|%s|%s" % (group, kind, size), []).append([round_index, int(block), times[name]])
+                log("  playbook round %d/%d, %s documents: %.1fs wall, load %.1f" % (round_index + 1, rounds, docset, wall, loads[docset][-1][0]))
     results = {}
     for docset in docsets:
         results[docset] = analyse(samples[docset], walls[docset], rounds)
-        results[docset]['round_loadavg'] = loads[docset]
-        results[docset]['docset'] = docset
+        results[docset]["round_loadavg"] = loads[docset]
+        results[docset]["docset"] = docset
     return results
 
 
@@ -231,33 +272,36 @@ def analyse(samples, walls, rounds):
     series = {}
     for key, values in samples.items():
         per_round = [[value for r, _b, value in values if r == index] for index in range(rounds)]
-        series[key] = {'samples': values, 'summary': summarize([value for _r, _b, value in values]),
-                       'round_medians': [summarize(group)['median'] if group else None for group in per_round]}
+        series[key] = {
+            "samples": values,
+            "summary": summarize([value for _r, _b, value in values]),
+            "round_medians": [summarize(group)["median"] if group else None for group in per_round],
+        }
     ratios = {}
 
     def add(name, numerator, denominator):
         if numerator in samples and denominator in samples:
             ratios[name] = ratio_summary(*paired(samples, numerator, denominator))
 
-    add('single_module_token_vs_uri', 'single|module_token|1', 'single|uri|1')
-    add('single_module_aksk_vs_uri', 'single|module_aksk|1', 'single|uri|1')
-    fan_sizes = sorted(int(key.split('|')[2]) for key in series if key.startswith('fanout|module_token|'))
-    uri_sizes = sorted(int(key.split('|')[2]) for key in series if key.startswith('fanout|uri|'))
+    add("single_module_token_vs_uri", "single|module_token|1", "single|uri|1")
+    add("single_module_aksk_vs_uri", "single|module_aksk|1", "single|uri|1")
+    fan_sizes = sorted(int(key.split("|")[2]) for key in series if key.startswith("fanout|module_token|"))
+    uri_sizes = sorted(int(key.split("|")[2]) for key in series if key.startswith("fanout|uri|"))
     for size in fan_sizes:
-        add('fanout_uri_vs_module_token_%d' % size, 'fanout|uri|%d' % size, 'fanout|module_token|%d' % size)
+        add("fanout_uri_vs_module_token_%d" % size, "fanout|uri|%d" % size, "fanout|module_token|%d" % size)
     if fan_sizes:
         top = max(fan_sizes)
-        add('fanout_uri_vs_module_aksk_%d' % top, 'fanout|uri|%d' % top, 'fanout|module_aksk|%d' % top)
-        add('fanout_uri_vs_module_token_nodetails_%d' % top, 'fanout|uri|%d' % top, 'fanout|module_token_nodetails|%d' % top)
-        add('fanout_module_token_nodetails_vs_module_token_%d' % top, 'fanout|module_token_nodetails|%d' % top, 'fanout|module_token|%d' % top)
-    add('lookup_50_vs_1', 'lookup|lookup|50', 'lookup|lookup|1')
-    add('lookup_phase_50_vs_1', 'lookup|lookup_phase|50', 'lookup|lookup_phase|1')
-    add('lookup_nodetails_50_vs_1', 'lookup|lookup_nodetails|50', 'lookup|lookup_nodetails|1')
-    add('lookup_nodetails_50_vs_lookup_50', 'lookup|lookup_nodetails|50', 'lookup|lookup|50')
+        add("fanout_uri_vs_module_aksk_%d" % top, "fanout|uri|%d" % top, "fanout|module_aksk|%d" % top)
+        add("fanout_uri_vs_module_token_nodetails_%d" % top, "fanout|uri|%d" % top, "fanout|module_token_nodetails|%d" % top)
+        add("fanout_module_token_nodetails_vs_module_token_%d" % top, "fanout|module_token_nodetails|%d" % top, "fanout|module_token|%d" % top)
+    add("lookup_50_vs_1", "lookup|lookup|50", "lookup|lookup|1")
+    add("lookup_phase_50_vs_1", "lookup|lookup_phase|50", "lookup|lookup_phase|1")
+    add("lookup_nodetails_50_vs_1", "lookup|lookup_nodetails|50", "lookup|lookup_nodetails|1")
+    add("lookup_nodetails_50_vs_lookup_50", "lookup|lookup_nodetails|50", "lookup|lookup|50")
     extrapolated = _extrapolate_uri(series, fan_sizes, uri_sizes)
     if extrapolated:
-        ratios.update(extrapolated.pop('ratios'))
-    return {'series': series, 'ratios': ratios, 'uri_fit': extrapolated, 'round_wall_seconds': walls}
+        ratios.update(extrapolated.pop("ratios"))
+    return {"series": series, "ratios": ratios, "uri_fit": extrapolated, "round_wall_seconds": walls}
 
 
 def _extrapolate_uri(series, fan_sizes, uri_sizes):
@@ -269,18 +313,18 @@ def _extrapolate_uri(series, fan_sizes, uri_sizes):
     if len(uri_sizes) < 2:
         return None
     fit = {}
-    for round_index in range(len(series['fanout|uri|%d' % uri_sizes[0]]['round_medians'])):
+    for round_index in range(len(series["fanout|uri|%d" % uri_sizes[0]]["round_medians"])):
         xs = uri_sizes
-        ys = [series['fanout|uri|%d' % size]['round_medians'][round_index] for size in xs]
+        ys = [series["fanout|uri|%d" % size]["round_medians"][round_index] for size in xs]
         mean_x, mean_y = sum(xs) / len(xs), sum(ys) / len(ys)
         slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys)) / sum((x - mean_x) ** 2 for x in xs)
-        fit.setdefault('per_round', []).append({'intercept': mean_y - slope * mean_x, 'slope': slope})
-    fit['slope'] = summarize([line['slope'] for line in fit['per_round']])
-    fit['intercept'] = summarize([line['intercept'] for line in fit['per_round']])
-    fit['ratios'] = {}
+        fit.setdefault("per_round", []).append({"intercept": mean_y - slope * mean_x, "slope": slope})
+    fit["slope"] = summarize([line["slope"] for line in fit["per_round"]])
+    fit["intercept"] = summarize([line["intercept"] for line in fit["per_round"]])
+    fit["ratios"] = {}
     for size in fan_sizes:
         if size in uri_sizes:
             continue
-        predicted = [line['intercept'] + line['slope'] * size for line in fit['per_round']]
-        fit['ratios']['fanout_uri_vs_module_token_%d_extrapolated' % size] = ratio_summary(predicted, series['fanout|module_token|%d' % size]['round_medians'])
+        predicted = [line["intercept"] + line["slope"] * size for line in fit["per_round"]]
+        fit["ratios"]["fanout_uri_vs_module_token_%d_extrapolated" % size] = ratio_summary(predicted, series["fanout|module_token|%d" % size]["round_medians"])
     return fit

@@ -27,215 +27,293 @@ import sys
 import tempfile
 import time
 
-from common import (DOCSETS, RESULTS_DIR, ROOT, V2_IDS, add_full_jobs, fmt_spread, import_staged, machine_facts, simulated_latency, stage_collection,
-                    start_emulator)
+from common import (
+    DOCSETS,
+    RESULTS_DIR,
+    ROOT,
+    V2_IDS,
+    add_full_jobs,
+    fmt_spread,
+    import_staged,
+    machine_facts,
+    simulated_latency,
+    stage_collection,
+    start_emulator,
+)
 
 import client_bench
 import lookup_bench
 import playbook_bench
 import plot
 
-GROUPS = ('single', 'fanout', 'lookup', 'client')
-FULL = {'rounds': 3, 'single_reps': 5, 'module_sizes': [1, 10, 50, 200], 'uri_sizes': [1, 10, 200], 'lookup_reps': 5,
-        'client_rounds': 30, 'client_block': 50, 'direct_rounds': 3, 'direct_reps': 5}
-QUICK = {'rounds': 2, 'single_reps': 3, 'module_sizes': [1, 10, 50, 200], 'uri_sizes': [1, 10, 25], 'lookup_reps': 3,
-         'client_rounds': 10, 'client_block': 40, 'direct_rounds': 2, 'direct_reps': 3}
-DOCSET_LABELS = {'bulk': 'Bulk documents (`bulk-*`, about 6.2 KB each)',
-                 'full': 'Full-size documents (`full-*`, about 12.6 KB each; ids 50, 100, 150, 200 about 47 KB)'}
+GROUPS = ("single", "fanout", "lookup", "client")
+FULL = {
+    "rounds": 3,
+    "single_reps": 5,
+    "module_sizes": [1, 10, 50, 200],
+    "uri_sizes": [1, 10, 200],
+    "lookup_reps": 5,
+    "client_rounds": 30,
+    "client_block": 50,
+    "direct_rounds": 3,
+    "direct_reps": 5,
+}
+QUICK = {
+    "rounds": 2,
+    "single_reps": 3,
+    "module_sizes": [1, 10, 50, 200],
+    "uri_sizes": [1, 10, 25],
+    "lookup_reps": 3,
+    "client_rounds": 10,
+    "client_block": 40,
+    "direct_rounds": 2,
+    "direct_reps": 3,
+}
+DOCSET_LABELS = {
+    "bulk": "Bulk documents (`bulk-*`, about 6.2 KB each)",
+    "full": "Full-size documents (`full-*`, about 12.6 KB each; ids 50, 100, 150, 200 about 47 KB)",
+}
 GOALS = {
-    'single_module_token_vs_uri': ('<=', 1.0, 'one module task no slower than one uri task (time ratio module/uri)'),
-    'fanout_200': ('>=', 30.0, '200 jobs: module task at least 30x faster than a uri loop (time ratio uri/module)'),
-    'collection_token_vs_floor_token': ('>=', 0.8, 'client (auth_token) at least 0.8x the raw requests floor with X-Auth-Token (queries/s ratio)'),
-    'collection_aksk_vs_floor_signed': ('>=', 0.8, 'client (AK/SK) at least 0.8x the raw requests floor signing each request (queries/s ratio)'),
-    'collection_aksk_vs_sdk_aksk': ('>', 1.0, 'client ahead of the official SDK (queries/s ratio)'),
-    'lookup_50_vs_1': ('<=', 2.0, '50 terms in one lookup cost at most 2x one term (task time ratio, loopback)'),
-    'lookup_50_vs_1_latency': ('<=', 2.0, 'the same with 50 ms simulated service latency'),
-    'lookup_phase_50_vs_1': ('<=', 2.0, "the same on loopback with field='phase'"),
+    "single_module_token_vs_uri": ("<=", 1.0, "one module task no slower than one uri task (time ratio module/uri)"),
+    "fanout_200": (">=", 30.0, "200 jobs: module task at least 30x faster than a uri loop (time ratio uri/module)"),
+    "collection_token_vs_floor_token": (">=", 0.8, "client (auth_token) at least 0.8x the raw requests floor with X-Auth-Token (queries/s ratio)"),
+    "collection_aksk_vs_floor_signed": (">=", 0.8, "client (AK/SK) at least 0.8x the raw requests floor signing each request (queries/s ratio)"),
+    "collection_aksk_vs_sdk_aksk": (">", 1.0, "client ahead of the official SDK (queries/s ratio)"),
+    "lookup_50_vs_1": ("<=", 2.0, "50 terms in one lookup cost at most 2x one term (task time ratio, loopback)"),
+    "lookup_50_vs_1_latency": ("<=", 2.0, "the same with 50 ms simulated service latency"),
+    "lookup_phase_50_vs_1": ("<=", 2.0, "the same on loopback with field='phase'"),
 }
 
 
 def parse_args(argv=None):
     """Command-line options."""
-    parser = argparse.ArgumentParser(description=__doc__.split('\n', 1)[0])
-    parser.add_argument('--quick', action='store_true', help='fewer rounds and a shorter uri loop (extrapolated to 200)')
-    parser.add_argument('--only', action='append', choices=GROUPS, help='run only this group (repeatable)')
-    parser.add_argument('--rounds', type=int, help='ansible-playbook rounds (default 3, quick 2)')
-    parser.add_argument('--client-rounds', type=int, help='client throughput rounds (default 30, quick 10)')
-    parser.add_argument('--docs', action='append', choices=sorted(DOCSETS),
-                        help='document sets for the playbook and lookup groups (repeatable; default both: bulk ~6.2 KB, full ~12.6 KB)')
-    parser.add_argument('--module-sizes', help='comma-separated job counts of the fan-out module tasks (default 1,10,50,200)')
-    parser.add_argument('--uri-sizes', help='comma-separated job counts of the fan-out uri loops (default 1,10,200; quick 1,10,25)')
-    parser.add_argument('--plot', help='where to write the fan-out PNG')
-    parser.add_argument('--results-dir', default=RESULTS_DIR, help='where to write the JSON and Markdown results')
-    parser.add_argument('--report', metavar='JSON', help='only print the tables of a results file (and redraw its plot with --plot)')
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--quick", action="store_true", help="fewer rounds and a shorter uri loop (extrapolated to 200)")
+    parser.add_argument("--only", action="append", choices=GROUPS, help="run only this group (repeatable)")
+    parser.add_argument("--rounds", type=int, help="ansible-playbook rounds (default 3, quick 2)")
+    parser.add_argument("--client-rounds", type=int, help="client throughput rounds (default 30, quick 10)")
+    parser.add_argument(
+        "--docs",
+        action="append",
+        choices=sorted(DOCSETS),
+        help="document sets for the playbook and lookup groups (repeatable; default both: bulk ~6.2 KB, full ~12.6 KB)",
+    )
+    parser.add_argument("--module-sizes", help="comma-separated job counts of the fan-out module tasks (default 1,10,50,200)")
+    parser.add_argument("--uri-sizes", help="comma-separated job counts of the fan-out uri loops (default 1,10,200; quick 1,10,25)")
+    parser.add_argument("--plot", help="where to write the fan-out PNG")
+    parser.add_argument("--results-dir", default=RESULTS_DIR, help="where to write the JSON and Markdown results")
+    parser.add_argument("--report", metavar="JSON", help="only print the tables of a results file (and redraw its plot with --plot)")
     args = parser.parse_args(argv)
-    for name in ('rounds', 'client_rounds'):
+    for name in ("rounds", "client_rounds"):
         value = getattr(args, name)
         if value is not None and not 1 <= value <= 50:
-            parser.error('--%s must be between 1 and 50' % name.replace('_', '-'))
+            parser.error("--%s must be between 1 and 50" % name.replace("_", "-"))
     return args
 
 
 def _suffix(docset):
     """The results key suffix of a document set: none for ``bulk`` (the keys of earlier runs), ``_full``."""
-    return '' if docset == 'bulk' else '_' + docset
+    return "" if docset == "bulk" else "_" + docset
 
 
 def verdict(ratio, goal):
     """``met`` / ``not met`` from the median, with a note when the spread crosses the goal."""
     if not ratio:
-        return 'n/a'
+        return "n/a"
     operator, target, _text = goal
 
     def ok(value):
-        return {'<=': value <= target, '>=': value >= target, '>': value > target}[operator]
+        return {"<=": value <= target, ">=": value >= target, ">": value > target}[operator]
 
-    text = 'met' if ok(ratio['median']) else 'not met'
-    if ok(ratio['min']) != ok(ratio['max']):
-        text += ' (spread crosses the goal)'
+    text = "met" if ok(ratio["median"]) else "not met"
+    if ok(ratio["min"]) != ok(ratio["max"]):
+        text += " (spread crosses the goal)"
     return text
 
 
 def ratio_cell(ratio):
     """``1.23x (1.10-1.40)``."""
-    return fmt_spread(ratio, unit='x', digits=2)
+    return fmt_spread(ratio, unit="x", digits=2)
 
 
 def lookup_table(title, playbooks):
     """Markdown lines: the lookup's task times for 1 and 50 terms, whole items and ``field='phase'``."""
-    series, ratios = playbooks['series'], playbooks['ratios']
-    lines = [title, '', '| returns | 1 term | 50 terms | 50 / 1 (paired) |', '|---|---|---|---|']
-    for kind, label in (('lookup', 'whole items'), ('lookup_phase', "`field='phase'`"), ('lookup_nodetails', 'items without `details` (what-if)')):
-        one, fifty = series.get('lookup|%s|1' % kind), series.get('lookup|%s|50' % kind)
+    series, ratios = playbooks["series"], playbooks["ratios"]
+    lines = [title, "", "| returns | 1 term | 50 terms | 50 / 1 (paired) |", "|---|---|---|---|"]
+    for kind, label in (("lookup", "whole items"), ("lookup_phase", "`field='phase'`"), ("lookup_nodetails", "items without `details` (what-if)")):
+        one, fifty = series.get("lookup|%s|1" % kind), series.get("lookup|%s|50" % kind)
         if one and fifty:
-            ratio = ratio_cell(ratios.get('%s_50_vs_1' % kind))
-            lines.append('| %s | %s | %s | %s |' % (label, fmt_spread(one['summary']), fmt_spread(fifty['summary']), ratio))
-    return lines + ['']
+            ratio = ratio_cell(ratios.get("%s_50_vs_1" % kind))
+            lines.append("| %s | %s | %s | %s |" % (label, fmt_spread(one["summary"]), fmt_spread(fifty["summary"]), ratio))
+    return lines + [""]
 
 
 def playbook_markdown(lines, playbooks, latency, docset):
     """Append the playbook tables of one document set to ``lines``; return its ``(goal key, ratio, docset)`` list."""
     goals = []
     if playbooks:
-        series, ratios = playbooks['series'], playbooks['ratios']
-        if 'single|uri|1' in series:
-            lines += ['**One GET, one task** (seconds per task; median (min-max) over all samples)', '',
-                      '| task | seconds | samples |', '|---|---|---|']
-            for kind, label in (('module_token', 'module, `auth_token`'), ('module_aksk', 'module, AK/SK'), ('uri', '`ansible.builtin.uri`, `X-Auth-Token`')):
-                summary = series['single|%s|1' % kind]['summary']
-                lines.append('| %s | %s | %d |' % (label, fmt_spread(summary), summary['n']))
-            lines += ['', '| ratio (paired: tasks run next to each other; median (min-max)) | value |', '|---|---|',
-                      '| module `auth_token` / uri | %s |' % ratio_cell(ratios.get('single_module_token_vs_uri')),
-                      '| module AK/SK / uri | %s |' % ratio_cell(ratios.get('single_module_aksk_vs_uri')), '']
-            goals.append((docset, 'single_module_token_vs_uri', ratios.get('single_module_token_vs_uri')))
-        if any(key.startswith('fanout|') for key in series):
-            lines += ['**Fan-out** (seconds per task; median (min-max) over rounds)', '',
-                      '| jobs | module, one task (`auth_token`) | uri loop | uri / module |', '|---|---|---|---|']
-            sizes = sorted(set(int(key.split('|')[2]) for key in series if key.startswith('fanout|')))
+        series, ratios = playbooks["series"], playbooks["ratios"]
+        if "single|uri|1" in series:
+            lines += ["**One GET, one task** (seconds per task; median (min-max) over all samples)", "", "| task | seconds | samples |", "|---|---|---|"]
+            for kind, label in (("module_token", "module, `auth_token`"), ("module_aksk", "module, AK/SK"), ("uri", "`ansible.builtin.uri`, `X-Auth-Token`")):
+                summary = series["single|%s|1" % kind]["summary"]
+                lines.append("| %s | %s | %d |" % (label, fmt_spread(summary), summary["n"]))
+            lines += [
+                "",
+                "| ratio (paired: tasks run next to each other; median (min-max)) | value |",
+                "|---|---|",
+                "| module `auth_token` / uri | %s |" % ratio_cell(ratios.get("single_module_token_vs_uri")),
+                "| module AK/SK / uri | %s |" % ratio_cell(ratios.get("single_module_aksk_vs_uri")),
+                "",
+            ]
+            goals.append((docset, "single_module_token_vs_uri", ratios.get("single_module_token_vs_uri")))
+        if any(key.startswith("fanout|") for key in series):
+            lines += [
+                "**Fan-out** (seconds per task; median (min-max) over rounds)",
+                "",
+                "| jobs | module, one task (`auth_token`) | uri loop | uri / module |",
+                "|---|---|---|---|",
+            ]
+            sizes = sorted(set(int(key.split("|")[2]) for key in series if key.startswith("fanout|")))
             for size in sizes:
-                module = series.get('fanout|module_token|%d' % size)
-                uri = series.get('fanout|uri|%d' % size)
-                ratio = ratios.get('fanout_uri_vs_module_token_%d' % size)
-                mark = ''
+                module = series.get("fanout|module_token|%d" % size)
+                uri = series.get("fanout|uri|%d" % size)
+                ratio = ratios.get("fanout_uri_vs_module_token_%d" % size)
+                mark = ""
                 if ratio is None:
-                    ratio = ratios.get('fanout_uri_vs_module_token_%d_extrapolated' % size)
-                    mark = ' (uri extrapolated)' if ratio else ''
-                cells = (size, fmt_spread(module and module['summary']), fmt_spread(uri and uri['summary']), ratio_cell(ratio), mark)
-                lines.append('| %d | %s | %s | %s%s |' % cells)
+                    ratio = ratios.get("fanout_uri_vs_module_token_%d_extrapolated" % size)
+                    mark = " (uri extrapolated)" if ratio else ""
+                cells = (size, fmt_spread(module and module["summary"]), fmt_spread(uri and uri["summary"]), ratio_cell(ratio), mark)
+                lines.append("| %d | %s | %s | %s%s |" % cells)
             top = max(sizes)
-            aksk = series.get('fanout|module_aksk|%d' % top)
+            aksk = series.get("fanout|module_aksk|%d" % top)
             if aksk:
-                aksk_ratio = ratio_cell(ratios.get('fanout_uri_vs_module_aksk_%d' % top))
-                lines.append('| %d, module AK/SK | %s | | %s |' % (top, fmt_spread(aksk['summary']), aksk_ratio))
-            nodetails = series.get('fanout|module_token_nodetails|%d' % top)
+                aksk_ratio = ratio_cell(ratios.get("fanout_uri_vs_module_aksk_%d" % top))
+                lines.append("| %d, module AK/SK | %s | | %s |" % (top, fmt_spread(aksk["summary"]), aksk_ratio))
+            nodetails = series.get("fanout|module_token_nodetails|%d" % top)
             if nodetails:
-                lines.append('| %d, module without `details` (what-if) | %s | | %s |' % (
-                    top, fmt_spread(nodetails['summary']), ratio_cell(ratios.get('fanout_uri_vs_module_token_nodetails_%d' % top))))
-                lines += ['', 'What-if, module without `details` / module (paired): %s.' % ratio_cell(
-                    ratios.get('fanout_module_token_nodetails_vs_module_token_%d' % top))]
-            fit = playbooks.get('uri_fit')
+                lines.append(
+                    "| %d, module without `details` (what-if) | %s | | %s |"
+                    % (top, fmt_spread(nodetails["summary"]), ratio_cell(ratios.get("fanout_uri_vs_module_token_nodetails_%d" % top)))
+                )
+                lines += [
+                    "",
+                    "What-if, module without `details` / module (paired): %s."
+                    % ratio_cell(ratios.get("fanout_module_token_nodetails_vs_module_token_%d" % top)),
+                ]
+            fit = playbooks.get("uri_fit")
             if fit:
-                lines += ['', 'uri loop, least-squares line per round: %s s per job, %s s fixed.' % (
-                    fmt_spread(fit['slope']), fmt_spread(fit['intercept']))]
-            lines.append('')
-            goals.append((docset, 'fanout_200', ratios.get('fanout_uri_vs_module_token_200') or ratios.get('fanout_uri_vs_module_token_200_extrapolated')))
-        if 'lookup|lookup|1' in series:
-            lines += lookup_table('**Lookup in a playbook** (`set_fact` of `query(...)`, AK/SK; seconds per task)', playbooks)
-            goals.append((docset, 'lookup_50_vs_1', ratios.get('lookup_50_vs_1')))
-            goals.append((docset, 'lookup_phase_50_vs_1', ratios.get('lookup_phase_50_vs_1')))
+                lines += ["", "uri loop, least-squares line per round: %s s per job, %s s fixed." % (fmt_spread(fit["slope"]), fmt_spread(fit["intercept"]))]
+            lines.append("")
+            goals.append((docset, "fanout_200", ratios.get("fanout_uri_vs_module_token_200") or ratios.get("fanout_uri_vs_module_token_200_extrapolated")))
+        if "lookup|lookup|1" in series:
+            lines += lookup_table("**Lookup in a playbook** (`set_fact` of `query(...)`, AK/SK; seconds per task)", playbooks)
+            goals.append((docset, "lookup_50_vs_1", ratios.get("lookup_50_vs_1")))
+            goals.append((docset, "lookup_phase_50_vs_1", ratios.get("lookup_phase_50_vs_1")))
     if latency:
-        lines += lookup_table('**Lookup in a playbook, %.0f ms simulated service latency per job GET** (seconds per task)' % (latency['seconds'] * 1000),
-                              latency)
-        goals.append((docset, 'lookup_50_vs_1_latency', latency['ratios'].get('lookup_50_vs_1')))
+        lines += lookup_table(
+            "**Lookup in a playbook, %.0f ms simulated service latency per job GET** (seconds per task)" % (latency["seconds"] * 1000), latency
+        )
+        goals.append((docset, "lookup_50_vs_1_latency", latency["ratios"].get("lookup_50_vs_1")))
     return goals
 
 
 def direct_markdown(lines, direct):
     """Append the in-process lookup table to ``lines``."""
-    lines += ['**Lookup pipeline in process** (client set-up + `query_jobs` + close, AK/SK; milliseconds)', '',
-              '| max_concurrency | 1 term | 50 terms | 50 / 1 |', '|---|---|---|---|']
-    for concurrency in [c for c in lookup_bench.CONCURRENCIES if '1|%d' % c in direct['series']]:
-        lines.append('| %d%s | %s | %s | %s |' % (
-            concurrency, ' (default)' if concurrency == 16 else '',
-            fmt_spread(direct['series']['1|%d' % concurrency]['summary'], scale=1000, digits=1),
-            fmt_spread(direct['series']['50|%d' % concurrency]['summary'], scale=1000, digits=1),
-            ratio_cell(direct['ratios']['direct_50_vs_1_concurrency_%d' % concurrency])))
-    slow = direct.get('latency')
+    lines += [
+        "**Lookup pipeline in process** (client set-up + `query_jobs` + close, AK/SK; milliseconds)",
+        "",
+        "| max_concurrency | 1 term | 50 terms | 50 / 1 |",
+        "|---|---|---|---|",
+    ]
+    for concurrency in [c for c in lookup_bench.CONCURRENCIES if "1|%d" % c in direct["series"]]:
+        lines.append(
+            "| %d%s | %s | %s | %s |"
+            % (
+                concurrency,
+                " (default)" if concurrency == 16 else "",
+                fmt_spread(direct["series"]["1|%d" % concurrency]["summary"], scale=1000, digits=1),
+                fmt_spread(direct["series"]["50|%d" % concurrency]["summary"], scale=1000, digits=1),
+                ratio_cell(direct["ratios"]["direct_50_vs_1_concurrency_%d" % concurrency]),
+            )
+        )
+    slow = direct.get("latency")
     if slow:
-        lines.append('| 16, %.0f ms latency | %s | %s | %s |' % (
-            slow['seconds'] * 1000, fmt_spread(slow['series']['1|16']['summary'], scale=1000, digits=1),
-            fmt_spread(slow['series']['50|16']['summary'], scale=1000, digits=1), ratio_cell(slow['ratios']['direct_50_vs_1_concurrency_16'])))
-    lines.append('')
+        lines.append(
+            "| 16, %.0f ms latency | %s | %s | %s |"
+            % (
+                slow["seconds"] * 1000,
+                fmt_spread(slow["series"]["1|16"]["summary"], scale=1000, digits=1),
+                fmt_spread(slow["series"]["50|16"]["summary"], scale=1000, digits=1),
+                ratio_cell(slow["ratios"]["direct_50_vs_1_concurrency_16"]),
+            )
+        )
+    lines.append("")
 
 
 def markdown(results):
     """The result tables, as they go into docs/performance.md."""
     lines = []
-    facts = results['machine']
-    lines.append('Run %s (%s mode), %s cores (%s), %s, ansible-core %s, load average at start %s.' % (
-        results['started'], results['mode'], facts['nproc'], facts['cpu'], facts['python'],
-        (facts['packages'] or {}).get('ansible-core'), ', '.join('%.2f' % v for v in facts['loadavg_at_start'] or [])))
-    lines.append('')
+    facts = results["machine"]
+    lines.append(
+        "Run %s (%s mode), %s cores (%s), %s, ansible-core %s, load average at start %s."
+        % (
+            results["started"],
+            results["mode"],
+            facts["nproc"],
+            facts["cpu"],
+            facts["python"],
+            (facts["packages"] or {}).get("ansible-core"),
+            ", ".join("%.2f" % v for v in facts["loadavg_at_start"] or []),
+        )
+    )
+    lines.append("")
     goals = []
-    for docset in results.get('docsets', ['bulk']):
+    for docset in results.get("docsets", ["bulk"]):
         suffix = _suffix(docset)
-        if not any(results.get(name + suffix) for name in ('playbooks', 'playbooks_latency', 'lookup_direct')):
+        if not any(results.get(name + suffix) for name in ("playbooks", "playbooks_latency", "lookup_direct")):
             continue
-        lines += ['### %s' % DOCSET_LABELS.get(docset, docset), '']
-        goals += playbook_markdown(lines, results.get('playbooks' + suffix), results.get('playbooks_latency' + suffix), docset)
-        direct = results.get('lookup_direct' + suffix)
+        lines += ["### %s" % DOCSET_LABELS.get(docset, docset), ""]
+        goals += playbook_markdown(lines, results.get("playbooks" + suffix), results.get("playbooks_latency" + suffix), docset)
+        direct = results.get("lookup_direct" + suffix)
         if direct:
             direct_markdown(lines, direct)
-    client = results.get('client')
+    client = results.get("client")
     if client:
-        lines += ['### Client throughput (bulk documents)', '']
-        lines += ['**Client throughput** (%d sequential GETs per contender per round, %d interleaved rounds; queries/s, median (min-max) of rounds)' % (
-            client['requests_per_round'], client['rounds']), '', '| contender | queries/s |', '|---|---|']
-        for name in client_bench.CONTENDERS + ('collection_fanout',):
-            lines.append('| `%s` | %s |' % (name, fmt_spread(client['summary'][name], digits=0)))
-        lines += ['', '| ratio (per round) | value |', '|---|---|']
-        for name, value in client['ratios'].items():
-            lines.append('| %s | %s |' % (name.replace('_vs_', ' / '), ratio_cell(value)))
-        lines.append('')
-        goals.append(('bulk', 'collection_token_vs_floor_token', client['ratios']['collection_token_vs_floor_token']))
-        goals.append(('bulk', 'collection_aksk_vs_floor_signed', client['ratios']['collection_aksk_vs_floor_signed']))
-        goals.append(('bulk', 'collection_aksk_vs_sdk_aksk', client['ratios']['collection_aksk_vs_sdk_aksk']))
+        lines += ["### Client throughput (bulk documents)", ""]
+        lines += [
+            "**Client throughput** (%d sequential GETs per contender per round, %d interleaved rounds; queries/s, median (min-max) of rounds)"
+            % (client["requests_per_round"], client["rounds"]),
+            "",
+            "| contender | queries/s |",
+            "|---|---|",
+        ]
+        for name in client_bench.CONTENDERS + ("collection_fanout",):
+            lines.append("| `%s` | %s |" % (name, fmt_spread(client["summary"][name], digits=0)))
+        lines += ["", "| ratio (per round) | value |", "|---|---|"]
+        for name, value in client["ratios"].items():
+            lines.append("| %s | %s |" % (name.replace("_vs_", " / "), ratio_cell(value)))
+        lines.append("")
+        goals.append(("bulk", "collection_token_vs_floor_token", client["ratios"]["collection_token_vs_floor_token"]))
+        goals.append(("bulk", "collection_aksk_vs_floor_signed", client["ratios"]["collection_aksk_vs_floor_signed"]))
+        goals.append(("bulk", "collection_aksk_vs_sdk_aksk", client["ratios"]["collection_aksk_vs_sdk_aksk"]))
     if goals:
-        lines += ['**Goals**', '', '| goal | measured | verdict |', '|---|---|---|']
+        lines += ["**Goals**", "", "| goal | measured | verdict |", "|---|---|---|"]
         for docset, key, ratio in goals:
             cells = (GOALS[key][2], docset, GOALS[key][0], GOALS[key][1], ratio_cell(ratio), verdict(ratio, GOALS[key]))
-            lines.append('| %s, %s documents %s %s | %s | %s |' % cells)
-        lines.append('')
-    return '\n'.join(lines)
+            lines.append("| %s, %s documents %s %s | %s | %s |" % cells)
+        lines.append("")
+    return "\n".join(lines)
 
 
 def report_only(path, plot_path):
     """Print the tables of a saved results file; redraw its fan-out plot when ``plot_path`` is given."""
-    with open(path, encoding='utf-8') as handle:
+    with open(path, encoding="utf-8") as handle:
         results = json.load(handle)
-    if plot_path and (results.get('playbooks') or results.get('playbooks_full')):
-        plot.fanout_png(results.get('playbooks'), plot_path, ' (%s run, %s cores)' % (results['mode'], results['machine']['nproc']),
-                        results.get('playbooks_full'))
+    if plot_path and (results.get("playbooks") or results.get("playbooks_full")):
+        plot.fanout_png(
+            results.get("playbooks"), plot_path, " (%s run, %s cores)" % (results["mode"], results["machine"]["nproc"]), results.get("playbooks_full")
+        )
     print(markdown(results))
     return 0
 
@@ -248,72 +326,82 @@ def main(argv=None):
     groups = args.only or list(GROUPS)
     config = dict(QUICK if args.quick else FULL)
     if args.rounds:
-        config['rounds'] = config['direct_rounds'] = args.rounds
+        config["rounds"] = config["direct_rounds"] = args.rounds
     if args.client_rounds:
-        config['client_rounds'] = args.client_rounds
-    for name in ('module_sizes', 'uri_sizes'):
+        config["client_rounds"] = args.client_rounds
+    for name in ("module_sizes", "uri_sizes"):
         if getattr(args, name) is not None:
-            config[name] = [int(value) for value in getattr(args, name).split(',') if value.strip()]
-    mode = 'quick' if args.quick else 'full'
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime('%Y%m%dT%H%M%SZ')
-    results = {'started': stamp, 'mode': mode, 'groups': groups, 'config': config, 'machine': machine_facts(sys.executable)}
+            config[name] = [int(value) for value in getattr(args, name).split(",") if value.strip()]
+    mode = "quick" if args.quick else "full"
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    results = {"started": stamp, "mode": mode, "groups": groups, "config": config, "machine": machine_facts(sys.executable)}
     began = time.perf_counter()
 
     def log(text):
-        print('[%6.1fs] %s' % (time.perf_counter() - began, text), flush=True)
+        print("[%6.1fs] %s" % (time.perf_counter() - began, text), flush=True)
 
-    with tempfile.TemporaryDirectory(prefix='modelarts-bench-collection-') as staged:
+    with tempfile.TemporaryDirectory(prefix="modelarts-bench-collection-") as staged:
         stage_collection(staged)
         import_staged(staged)
         with start_emulator() as emu:
-            log('emulator at %s' % emu.url)
+            log("emulator at %s" % emu.url)
             docsets = [name for name in DOCSETS if name in (args.docs or DOCSETS)]
-            results['docsets'] = docsets
-            if 'full' in docsets:
+            results["docsets"] = docsets
+            if "full" in docsets:
                 add_full_jobs(emu)
-            playbook_groups = [group for group in groups if group in ('single', 'fanout', 'lookup')]
+            playbook_groups = [group for group in groups if group in ("single", "fanout", "lookup")]
             if playbook_groups:
-                log('playbooks: %s, %d rounds per document set (%s)' % (', '.join(playbook_groups), config['rounds'], ', '.join(docsets)))
-                by_docset = playbook_bench.run(emu, staged, playbook_groups, config['rounds'], config['single_reps'], config['module_sizes'],
-                                               config['uri_sizes'], config['lookup_reps'], log=log, docsets=docsets)
+                log("playbooks: %s, %d rounds per document set (%s)" % (", ".join(playbook_groups), config["rounds"], ", ".join(docsets)))
+                by_docset = playbook_bench.run(
+                    emu,
+                    staged,
+                    playbook_groups,
+                    config["rounds"],
+                    config["single_reps"],
+                    config["module_sizes"],
+                    config["uri_sizes"],
+                    config["lookup_reps"],
+                    log=log,
+                    docsets=docsets,
+                )
                 for docset, value in by_docset.items():
-                    results['playbooks' + _suffix(docset)] = value
-            if 'lookup' in groups:
+                    results["playbooks" + _suffix(docset)] = value
+            if "lookup" in groups:
                 with simulated_latency(emu, lookup_bench.LATENCY_SECONDS):
-                    log('lookup playbooks with %.0f ms simulated latency, %d rounds' % (lookup_bench.LATENCY_SECONDS * 1000, config['rounds']))
-                    by_docset = playbook_bench.run(emu, staged, ['lookup'], config['rounds'], 0, [], [], config['lookup_reps'], log=log,
-                                                   docsets=docsets)
+                    log("lookup playbooks with %.0f ms simulated latency, %d rounds" % (lookup_bench.LATENCY_SECONDS * 1000, config["rounds"]))
+                    by_docset = playbook_bench.run(emu, staged, ["lookup"], config["rounds"], 0, [], [], config["lookup_reps"], log=log, docsets=docsets)
                 for docset, value in by_docset.items():
-                    value['seconds'] = lookup_bench.LATENCY_SECONDS
-                    results['playbooks_latency' + _suffix(docset)] = value
+                    value["seconds"] = lookup_bench.LATENCY_SECONDS
+                    results["playbooks_latency" + _suffix(docset)] = value
                 for docset in docsets:
-                    log('lookup pipeline in process, %s documents, %d rounds' % (docset, config['direct_rounds']))
-                    concurrencies = lookup_bench.CONCURRENCIES if docset == 'bulk' else (16,)
-                    results['lookup_direct' + _suffix(docset)] = lookup_bench.run(
-                        emu, config['direct_rounds'], config['direct_reps'], log=log, ids=DOCSETS[docset], concurrencies=concurrencies)
-            if 'client' in groups:
-                log('client throughput, %d rounds of %d requests per contender' % (config['client_rounds'], config['client_block']))
-                results['client'] = client_bench.run(emu, V2_IDS[:200], config['client_rounds'], config['client_block'], log=log)
-    results['seconds'] = time.perf_counter() - began
-    results['loadavg_at_end'] = os.getloadavg()
+                    log("lookup pipeline in process, %s documents, %d rounds" % (docset, config["direct_rounds"]))
+                    concurrencies = lookup_bench.CONCURRENCIES if docset == "bulk" else (16,)
+                    results["lookup_direct" + _suffix(docset)] = lookup_bench.run(
+                        emu, config["direct_rounds"], config["direct_reps"], log=log, ids=DOCSETS[docset], concurrencies=concurrencies
+                    )
+            if "client" in groups:
+                log("client throughput, %d rounds of %d requests per contender" % (config["client_rounds"], config["client_block"]))
+                results["client"] = client_bench.run(emu, V2_IDS[:200], config["client_rounds"], config["client_block"], log=log)
+    results["seconds"] = time.perf_counter() - began
+    results["loadavg_at_end"] = os.getloadavg()
     os.makedirs(args.results_dir, exist_ok=True)
-    base = os.path.join(args.results_dir, '%s-%s' % (stamp, mode))
-    if 'fanout' in groups:
-        target = args.plot or (os.path.join(ROOT, 'docs', 'images', 'fanout.png') if mode == 'full' else os.path.join(args.results_dir, 'fanout-quick.png'))
+    base = os.path.join(args.results_dir, "%s-%s" % (stamp, mode))
+    if "fanout" in groups:
+        target = args.plot or (os.path.join(ROOT, "docs", "images", "fanout.png") if mode == "full" else os.path.join(args.results_dir, "fanout-quick.png"))
         os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
-        note = ' (%s run, %s cores)' % (mode, results['machine']['nproc'])
-        results['plot'] = target if plot.fanout_png(results.get('playbooks'), target, note, results.get('playbooks_full')) else None
-        log('plot: %s' % (results['plot'] or 'not written (matplotlib missing)'))
-    with open(base + '.json', 'w', encoding='utf-8') as handle:
+        note = " (%s run, %s cores)" % (mode, results["machine"]["nproc"])
+        results["plot"] = target if plot.fanout_png(results.get("playbooks"), target, note, results.get("playbooks_full")) else None
+        log("plot: %s" % (results["plot"] or "not written (matplotlib missing)"))
+    with open(base + ".json", "w", encoding="utf-8") as handle:
         json.dump(results, handle, indent=1, sort_keys=True)
     report = markdown(results)
-    with open(base + '.md', 'w', encoding='utf-8') as handle:
-        handle.write(report + '\n')
+    with open(base + ".md", "w", encoding="utf-8") as handle:
+        handle.write(report + "\n")
     print()
     print(report)
-    log('results: %s.json and .md' % base)
+    log("results: %s.json and .md" % base)
     return 0
 
 
-if __name__ == '__main__':
+if __name__ == "__main__":
     sys.exit(main())

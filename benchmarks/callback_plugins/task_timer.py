@@ -33,13 +33,13 @@ class CallbackModule(CallbackBase):
     """Time each task of a play run against a single host."""
 
     CALLBACK_VERSION = 2.0
-    CALLBACK_TYPE = 'aggregate'
-    CALLBACK_NAME = 'task_timer'
+    CALLBACK_TYPE = "aggregate"
+    CALLBACK_NAME = "task_timer"
     CALLBACK_NEEDS_ENABLED = True
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self._output = os.environ.get('TASK_TIMER_OUTPUT')
+        self._output = os.environ.get("TASK_TIMER_OUTPUT")
         self._task = None
         self._started = None
         self._items = 0
@@ -52,11 +52,11 @@ class CallbackModule(CallbackBase):
     def _finish(self, status):
         if self._task is None:
             return
-        record = {'task': self._task, 'seconds': time.perf_counter() - self._started, 'status': status, 'items': self._items}
+        record = {"task": self._task, "seconds": time.perf_counter() - self._started, "status": status, "items": self._items}
         self._task = None
         if self._output:
-            with open(self._output, 'a', encoding='utf-8') as handle:
-                handle.write(json.dumps(record) + '\n')
+            with open(self._output, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps(record) + "\n")
 
     def v2_playbook_on_task_start(self, task, is_conditional):
         """Note the start of a task."""
@@ -68,16 +68,16 @@ class CallbackModule(CallbackBase):
 
     def v2_runner_on_ok(self, result):
         """The host finished the task."""
-        self._finish('ok')
+        self._finish("ok")
 
     def v2_runner_on_failed(self, result, ignore_errors=False):
         """The host failed the task."""
-        self._finish('failed')
+        self._finish("failed")
 
     def v2_runner_on_skipped(self, result):
         """The host skipped the task."""
-        self._finish('skipped')
+        self._finish("skipped")
 
     def v2_runner_on_unreachable(self, result):
         """The host was unreachable."""
-        self._finish('unreachable')
+        self._finish("unreachable")

@@ -42,6 +42,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.options import 
 try:
     import requests
     import requests.adapters
+
     HAS_REQUESTS = True
     REQUESTS_IMPORT_ERROR = None
 except ImportError:
@@ -91,6 +92,7 @@ def parse_retry_after(value, now=None):
     except ValueError:
         pass
     import email.utils  # pylint: disable=import-outside-toplevel  # rare: only HTTP-date Retry-After headers need it
+
     try:
         moment = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError):
@@ -109,7 +111,7 @@ def _parse_iso8601(value):
     if "." in text:
         head, _sep, tail = text.partition(".")
         digits = "".join(ch for ch in tail if ch.isdigit())
-        zone = tail[len(digits):]
+        zone = tail[len(digits) :]
         text = "%s.%s%s" % (head, (digits + "000000")[:6], zone)
     moment = datetime.datetime.fromisoformat(text)
     if moment.tzinfo is None:
@@ -119,8 +121,12 @@ def _parse_iso8601(value):
 
 def _as_requests_error(exc):
     """The ``requests`` exception that ``iter_content`` would raise for a urllib3 error met while reading a body."""
-    mapping = (("ProtocolError", "ChunkedEncodingError"), ("DecodeError", "ContentDecodingError"),
-               ("ReadTimeoutError", "ReadTimeout"), ("SSLError", "SSLError"))
+    mapping = (
+        ("ProtocolError", "ChunkedEncodingError"),
+        ("DecodeError", "ContentDecodingError"),
+        ("ReadTimeoutError", "ReadTimeout"),
+        ("SSLError", "SSLError"),
+    )
     names = set(klass.__name__ for klass in type(exc).__mro__)
     for urllib3_name, requests_name in mapping:
         if urllib3_name in names and type(exc).__module__.startswith("urllib3"):
@@ -264,11 +270,17 @@ class ModelArtsClient(object):
             raise ModelArtsError("%s: the answer has no 'projects' list" % operation, operation=operation, request_id=response.request_id)
         ids = [p.get("id") for p in projects if isinstance(p, dict) and p.get("name") == region and p.get("id")]
         if not ids:
-            raise ModelArtsError("%s: no project named %r is visible to these credentials; set %s" % (operation, region, describe("project_id")),
-                                 operation=operation, request_id=response.request_id)
+            raise ModelArtsError(
+                "%s: no project named %r is visible to these credentials; set %s" % (operation, region, describe("project_id")),
+                operation=operation,
+                request_id=response.request_id,
+            )
         if len(ids) > 1:
-            raise ModelArtsError("%s: %d projects are named %r (%s); set %s to choose one" % (
-                operation, len(ids), region, ", ".join(sorted(ids)), describe("project_id")), operation=operation, request_id=response.request_id)
+            raise ModelArtsError(
+                "%s: %d projects are named %r (%s); set %s to choose one" % (operation, len(ids), region, ", ".join(sorted(ids)), describe("project_id")),
+                operation=operation,
+                request_id=response.request_id,
+            )
         return ids[0]
 
     def _ensure_token(self, deadline=None, stale=None):
@@ -286,11 +298,17 @@ class ModelArtsClient(object):
 
     def _fetch_token(self, deadline):
         scope = {"id": self.params["project_id"]} if self.params["project_id"] else {"name": self.params["region"]}
-        body = {"auth": {
-            "identity": {"methods": ["password"], "password": {"user": {
-                "name": self.params["username"], "password": self.params["password"], "domain": {"name": self.params["domain_name"]}}}},
-            "scope": {"project": scope},
-        }}
+        body = {
+            "auth": {
+                "identity": {
+                    "methods": ["password"],
+                    "password": {
+                        "user": {"name": self.params["username"], "password": self.params["password"], "domain": {"name": self.params["domain_name"]}}
+                    },
+                },
+                "scope": {"project": scope},
+            }
+        }
         operation = "get an IAM token for user %s" % self.params["username"]
         response = self.request("POST", "/v3/auth/tokens", body=body, operation=operation, service="iam", deadline=deadline, authenticate=False)
         token = response.headers.get("X-Subject-Token")
@@ -322,8 +340,17 @@ class ModelArtsClient(object):
         """Return ``(url, headers)`` ready to send, authenticated with this client's credential kind."""
         if self.kind == "aksk":
             project = self._project_id if service == "modelarts" else None
-            return auth.sign_request(method, url, headers, body, self.params["access_key"], self.params["secret_key"],
-                                     project_id=project, security_token=self.params["security_token"], now=self._utcnow())
+            return auth.sign_request(
+                method,
+                url,
+                headers,
+                body,
+                self.params["access_key"],
+                self.params["secret_key"],
+                project_id=project,
+                security_token=self.params["security_token"],
+                now=self._utcnow(),
+            )
         token = self._token if self.kind == "auth_token" else self._ensure_token(deadline)
         headers = dict(headers)
         headers["X-Auth-Token"] = token
@@ -378,13 +405,13 @@ class ModelArtsClient(object):
             if retry_after is not None and retry_after > limit:
                 # Retry-After is honoured as asked (sleeping less would only be throttled
                 # again), but a call with no deadline must not hang for hours on it.
-                error.args = ("%s (the service asked to retry after %gs, more than the %gs this client waits)" % (
-                    error.args[0], retry_after, limit),)
+                error.args = ("%s (the service asked to retry after %gs, more than the %gs this client waits)" % (error.args[0], retry_after, limit),)
                 raise error
             if deadline is not None and self._clock() + delay >= deadline:
                 wanted = "the service asked to retry after %gs" % retry_after if retry_after is not None else "the next retry is due in %.1fs" % delay
-                error.args = ("%s (no time left before the deadline to retry: it passes in %.1fs and %s)" % (
-                    error.args[0], max(0.0, deadline - self._clock()), wanted),)
+                error.args = (
+                    "%s (no time left before the deadline to retry: it passes in %.1fs and %s)" % (error.args[0], max(0.0, deadline - self._clock()), wanted),
+                )
                 raise error
             self._sleep(delay)
             attempt += 1
@@ -392,7 +419,7 @@ class ModelArtsClient(object):
     def _backoff(self, attempt, retry_after):
         if retry_after is not None:
             return retry_after
-        ceiling = min(float(self.params["backoff_max_delay"]), float(self.params["backoff_delay"]) * (2 ** attempt))
+        ceiling = min(float(self.params["backoff_max_delay"]), float(self.params["backoff_delay"]) * (2**attempt))
         return self._rand() * ceiling
 
     def _timeouts(self, deadline):
@@ -406,8 +433,17 @@ class ModelArtsClient(object):
         send_url, send_headers = self._auth_headers(method, url, headers, payload, service, deadline) if authenticate else (url, dict(headers))
         started = self._clock()
         try:
-            raw = self._session.request(method, send_url, headers=send_headers, data=payload, timeout=self._timeouts(deadline),
-                                        verify=self._verify, proxies=self._proxies, stream=True, allow_redirects=False)
+            raw = self._session.request(
+                method,
+                send_url,
+                headers=send_headers,
+                data=payload,
+                timeout=self._timeouts(deadline),
+                verify=self._verify,
+                proxies=self._proxies,
+                stream=True,
+                allow_redirects=False,
+            )
             try:
                 content = self._read_body(raw, deadline)
             finally:
@@ -446,16 +482,20 @@ class ModelArtsClient(object):
         limit = int(self.params["max_response_bytes"])
         declared = raw.headers.get("Content-Length")
         if declared and declared.isdigit() and int(declared) > limit:
-            raise ModelArtsError("the response body is %s bytes, over the max_response_bytes limit of %d; raise max_response_bytes "
-                                 "if documents this large are expected" % (declared, limit))
+            raise ModelArtsError(
+                "the response body is %s bytes, over the max_response_bytes limit of %d; raise max_response_bytes "
+                "if documents this large are expected" % (declared, limit)
+            )
         chunks = []
         size = 0
         for chunk in self._body_pieces(raw, deadline):
             size += len(chunk)
             if size > limit:
-                raise ModelArtsError("the response body is over the max_response_bytes limit of %d (more than %d bytes received, "
-                                     "Content-Type %s); raise max_response_bytes if documents this large are expected" % (
-                                         limit, limit, label(raw.headers.get("Content-Type"), 60)))
+                raise ModelArtsError(
+                    "the response body is over the max_response_bytes limit of %d (more than %d bytes received, "
+                    "Content-Type %s); raise max_response_bytes if documents this large are expected"
+                    % (limit, limit, label(raw.headers.get("Content-Type"), 60))
+                )
             chunks.append(chunk)
         return b"".join(chunks)
 
@@ -529,10 +569,20 @@ class ModelArtsClient(object):
         found = []
         page = 0
         while True:
-            body = {"offset": page, "limit": page_size, "sort_by": "create_time", "order": "desc",
-                    "filters": [{"key": "name", "operator": "like", "value": [name]}]}
-            response = self.request("POST", "/v2/%s/training-job-searches" % escape(self.resolve_project_id(deadline)), body=body,
-                                    operation="search training jobs named '%s' (page %d)" % (label(name), page), deadline=deadline)
+            body = {
+                "offset": page,
+                "limit": page_size,
+                "sort_by": "create_time",
+                "order": "desc",
+                "filters": [{"key": "name", "operator": "like", "value": [name]}],
+            }
+            response = self.request(
+                "POST",
+                "/v2/%s/training-job-searches" % escape(self.resolve_project_id(deadline)),
+                body=body,
+                operation="search training jobs named '%s' (page %d)" % (label(name), page),
+                deadline=deadline,
+            )
             items = response.data.get("items") if isinstance(response.data, dict) else None
             if not isinstance(items, list):
                 raise ModelArtsError("search training jobs named '%s': the answer has no 'items' list" % label(name), request_id=response.request_id)

@@ -31,7 +31,7 @@ class DeadlineExceeded(Exception):
     not_sent = True
 
     def __init__(self, key):
-        super().__init__('the deadline passed before the request for %s was sent' % (name_key(key),))
+        super().__init__("the deadline passed before the request for %s was sent" % (name_key(key),))
         self.key = key
 
 
@@ -54,7 +54,7 @@ def fetch_concurrently(keys, fetch_one, max_concurrency=DEFAULT_MAX_CONCURRENCY,
     worker threads are used.
     """
     if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int) or max_concurrency < 1:
-        raise ValueError('max_concurrency must be a positive integer, got %r' % (max_concurrency,))
+        raise ValueError("max_concurrency must be a positive integer, got %r" % (max_concurrency,))
     unique_keys = list(dict.fromkeys(keys))
     if not unique_keys:
         return {}
