@@ -81,6 +81,8 @@ QUERY_OPTIONS = {
     "validate": {"type": "str", "choices": VALIDATE_CHOICES, "default": "strict"},
     "max_concurrency": {"type": "int", "default": DEFAULT_MAX_CONCURRENCY},
     "include_endpoint_tokens": {"type": "bool", "default": False},
+    # None: details is the whole document; a list: only these dotted paths of it ([] drops it).
+    "details_paths": {"type": "list", "elements": "str", "default": None},
 }
 
 # The lookup reads modelarts_<option> inventory variables.

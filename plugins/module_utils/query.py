@@ -95,6 +95,34 @@ def _mask_item(item, include_tokens):
     return found
 
 
+def keep_paths(details, paths):
+    """Only the dotted ``paths`` of ``details`` (object keys; a path that is not there is skipped), nested as in the document.
+
+    ``[]`` keeps nothing. Large documents cost Ansible about 1 ms per KB of result, so a playbook that
+    only needs a few fields keeps only those (see docs/performance.md).
+    """
+    kept = {}
+    if not isinstance(details, dict):
+        return kept
+    for path in paths:
+        parts = [part for part in str(path).split(".") if part]
+        value = details
+        for part in parts:
+            value = value.get(part, _ABSENT) if isinstance(value, dict) else _ABSENT
+            if value is _ABSENT:
+                break
+        if value is _ABSENT or not parts:
+            continue
+        target = kept
+        for part in parts[:-1]:
+            target = target.setdefault(part, {})
+        target[parts[-1]] = value
+    return kept
+
+
+_ABSENT = object()
+
+
 def fetch_item(client, key, validate="strict", fail_on=DEFAULT_FAIL_ON, deadline=None, include_tokens=False):
     """GET one job (v2 id or v1 key), validate the raw document, normalise it and mask its endpoint tokens.
 
@@ -452,6 +480,10 @@ class Query(object):
         )
         result.single = selection.single
         result.warnings = list(self.warnings)
+        if settings.details_paths is not None:
+            for item in result.items:
+                if "details" in item:
+                    item["details"] = keep_paths(item["details"], settings.details_paths)
         if settings.validate == "warn":
             for item in result.items:
                 for problem in item.get("schema_errors") or []:

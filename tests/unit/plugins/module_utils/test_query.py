@@ -184,3 +184,29 @@ def test_v1_keys_fetch_the_v1_route():
     session = FakeSession(**{"training-jobs/10/versions/2": FakeResponse(200, v1)})
     result = make_query(session, Selection([v1_key(10, 2)], single=True)).run()
     assert result.ok and result.items[0]["phase"] == "Completed" and result.items[0]["api_version"] == "v1"
+
+
+# -- details_paths ----------------------------------------------------------------------------------
+
+
+def test_keep_paths_keeps_only_the_asked_paths_nested_as_in_the_document():
+    from ansible_collections.modelarts.training.plugins.module_utils.query import keep_paths  # pylint: disable=import-outside-toplevel
+
+    doc = {"status": {"duration": 5, "phase": "Completed"}, "algorithm": {"outputs": [{"name": "m"}]}, "spec": {}}
+    assert keep_paths(doc, ["status.duration", "algorithm.outputs", "missing.path", "spec.resource"]) == {
+        "status": {"duration": 5},
+        "algorithm": {"outputs": [{"name": "m"}]},
+    }
+    assert keep_paths(doc, []) == {} and keep_paths(None, ["a"]) == {}
+
+
+def test_run_trims_details_but_not_the_item():
+    session = FakeSession(**{"training-jobs": lambda method, url, kwargs: FakeResponse(200, document())})
+    result = make_query(session, select({"training_job_id": "job-1"}), details_paths=["metadata.name", "endpoints.jupyter_lab"]).run()
+    item = result.items[0]
+    assert result.ok and item["phase"] == "Completed" and item["name"] == "train"
+    assert item["details"] == {"metadata": {"name": "train"}, "endpoints": {"jupyter_lab": {"url": "https://jupyter_lab.example.invalid", "token": MASK}}}
+    whole = make_query(session, select({"training_job_id": "job-1"})).run()
+    assert set(whole.items[0]["details"]) == {"metadata", "status", "endpoints"}
+    empty = make_query(session, select({"training_job_id": "job-1"}), details_paths=[]).run()
+    assert empty.items[0]["details"] == {}
