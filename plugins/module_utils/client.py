@@ -27,9 +27,6 @@ from ansible_collections.modelarts.training.plugins.module_utils.errors import (
     ModelArtsError,
     RETRYABLE_STATUS,
     error_from_response,
-    excerpt,
-    label,
-    redact,
 )
 from ansible_collections.modelarts.training.plugins.module_utils.options import (
     CONNECTION_OPTIONS,
@@ -38,6 +35,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.options import 
     check_credentials,
     describe,
 )
+from ansible_collections.modelarts.training.plugins.module_utils.text import excerpt, label, redact
 
 try:
     import requests

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import json
 
-# The text helpers live in text.py; errors quote bodies with them, and client.py takes them from here.
-from ansible_collections.modelarts.training.plugins.module_utils.text import MASK, excerpt, label, redact  # noqa: F401  pylint: disable=unused-import
+from ansible_collections.modelarts.training.plugins.module_utils.text import excerpt, redact
 
 RETRYABLE_STATUS = frozenset((429, 500, 502, 503, 504))
 NOT_FOUND_CODES = frozenset(("ModelArts.2775",))

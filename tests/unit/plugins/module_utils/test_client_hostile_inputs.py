@@ -8,7 +8,8 @@ import pytest
 import requests
 
 from ansible_collections.modelarts.training.plugins.module_utils.client import ModelArtsClient
-from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError, label
+from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
+from ansible_collections.modelarts.training.plugins.module_utils.text import label
 from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError
 from ansible_collections.modelarts.training.plugins.module_utils.query import query_jobs
 from ansible_collections.modelarts.training.plugins.module_utils.waiter import describe_job

@@ -8,7 +8,7 @@ import copy
 
 import pytest
 
-from ansible_collections.modelarts.training.plugins.module_utils.errors import MASK
+from ansible_collections.modelarts.training.plugins.module_utils.text import MASK
 from ansible_collections.modelarts.training.plugins.module_utils.options import LEVEL_KEYWORD, LEVEL_OPTION, ConnectionConfigError
 from ansible_collections.modelarts.training.plugins.module_utils.query import (
     MissingLibraryError,
