@@ -47,6 +47,7 @@ except ImportError:
     HAS_REQUESTS = False
     REQUESTS_IMPORT_ERROR = traceback.format_exc()
 
+# The collection version; galaxy.yml is where it is set (tests/unit/.../test_version.py keeps this copy equal).
 COLLECTION_VERSION = "0.1.0"
 USER_AGENT = "modelarts.training/%s (Ansible collection; +https://github.com/modelarts-training/modelarts.training)" % COLLECTION_VERSION
 TOKEN_RENEW_MARGIN = 300.0

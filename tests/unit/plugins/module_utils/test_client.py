@@ -69,7 +69,7 @@ def test_endpoint_overrides_and_user_agent():
     assert session.calls[0]["url"].startswith("https://127.0.0.1:8443/v2/")
     assert session.calls[0]["headers"]["Host"] == "127.0.0.1:8443"
     real = ModelArtsClient(AKSK)
-    assert real._session.headers["User-Agent"].startswith("modelarts.training/0.1.0")
+    assert real._session.headers["User-Agent"].startswith("modelarts.training/%s" % client_mod.COLLECTION_VERSION)
 
 
 def test_ca_bundle_wins_and_validate_certs_false(tmp_path):
