@@ -3,7 +3,7 @@
 """Server-side verification of ``SDK-HMAC-SHA256`` request signatures.
 
 An independent implementation of what the API gateway checks, written from the canonical rules the
-official SDK follows (see tests/emulator/tests/fixtures/signing_vectors.json):
+official SDK follows (see tests/unit/fixtures/signing_vectors.json in the collection):
 
 - canonical URI: the whole path unquoted, split on ``/``, each segment quoted with only ``~`` safe,
   a ``/`` appended when missing (in the canonical form only);
