@@ -62,13 +62,7 @@ async def measure(source, emu, interval, jobs):
     """Run the source until every job has completed; return one latency (seconds) per observed change."""
     queue = asyncio.Queue()
     args = {
-        "region": emu.region,
-        "project_id": emu.project_id,
-        "endpoint": emu.url,
-        "iam_endpoint": emu.url,
-        "ca_bundle": emu.ca_file,
-        "access_key": emu.ak,
-        "secret_key": emu.sk,
+        **emu.connection("aksk"),
         "training_job_ids": list(jobs),
         "interval": interval,
         "stop_when_done": True,

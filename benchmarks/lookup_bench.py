@@ -29,15 +29,7 @@ def _one(emu, size, concurrency, ids):
     from ansible_collections.modelarts.training.plugins.module_utils.client import ModelArtsClient
     from ansible_collections.modelarts.training.plugins.module_utils.query import query_jobs
 
-    params = {
-        "region": emu.region,
-        "project_id": emu.project_id,
-        "endpoint": emu.url,
-        "iam_endpoint": emu.url,
-        "ca_bundle": emu.ca_file,
-        "access_key": emu.ak,
-        "secret_key": emu.sk,
-    }
+    params = emu.connection("aksk")
     started = time.perf_counter()
     client = ModelArtsClient(params, pool_size=concurrency)
     try:

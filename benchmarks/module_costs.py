@@ -60,16 +60,7 @@ def main(argv=None):
             add_full_jobs(emu)
             for round_index in range(args.rounds + 1):  # round 0 warms up
                 for docset in sorted(DOCSETS) if round_index % 2 else sorted(DOCSETS, reverse=True):
-                    given = {
-                        "region": emu.region,
-                        "project_id": emu.project_id,
-                        "endpoint": emu.url,
-                        "iam_endpoint": emu.url,
-                        "ca_bundle": emu.ca_file,
-                        "access_key": emu.ak,
-                        "secret_key": emu.sk,
-                        "training_job_ids": DOCSETS[docset][: args.jobs],
-                    }
+                    given = dict(emu.connection("aksk"), training_job_ids=DOCSETS[docset][: args.jobs])
                     params = dict((name, given.get(name, spec.get("default"))) for name, spec in argument_spec().items())
                     query = Query([("module", params)], select(params))
                     with query:

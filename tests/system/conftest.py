@@ -103,17 +103,11 @@ def run_playbook(ansible_env, tmp_path):
 
 def emulator_connection(emu, kind="aksk", token=None, **extra):
     """Module/role connection options for the emulator with one credential kind (``auth_token`` takes ``token``)."""
-    options = {"region": emu.region, "project_id": emu.project_id, "endpoint": emu.url, "iam_endpoint": emu.url, "ca_bundle": emu.ca_file}
-    if kind == "aksk":
-        options.update(access_key=emu.ak, secret_key=emu.sk)
-    elif kind == "temporary":
-        options.update(access_key=emu.temp_ak, secret_key=emu.temp_sk, security_token=emu.security_token)
-    elif kind == "password":
-        options.update(username=emu.username, password=emu.password, domain_name=emu.domain_name)
-    elif kind == "auth_token":
-        options.update(auth_token=token)
+    if kind == "auth_token":
+        options = dict((name, value) for name, value in emu.connection("aksk").items() if name not in ("access_key", "secret_key"))
+        options["auth_token"] = token
     else:
-        raise ValueError(kind)
+        options = emu.connection(kind)
     options.update(extra)
     return options
 

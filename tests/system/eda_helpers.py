@@ -30,15 +30,7 @@ def unique_id(prefix):
 
 def connection_args(emu):
     """Connection arguments of the source for the emulator."""
-    return {
-        "region": emu.region,
-        "project_id": emu.project_id,
-        "endpoint": emu.url,
-        "iam_endpoint": emu.url,
-        "ca_bundle": emu.ca_file,
-        "access_key": emu.ak,
-        "secret_key": emu.sk,
-    }
+    return emu.connection("aksk")
 
 
 def run_rulebook(ansible_env, workdir, rulebook, variables=None, env=None, shutdown_delay=2, timeout=60, verbosity=0):

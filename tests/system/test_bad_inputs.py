@@ -46,20 +46,9 @@ def mt(collection_root):
 
 def params(emu, **extra):
     """AK/SK connection options for the emulator, no retries unless asked."""
-    base = {
-        "region": emu.region,
-        "project_id": emu.project_id,
-        "endpoint": emu.url,
-        "iam_endpoint": emu.url,
-        "ca_bundle": emu.ca_file,
-        "access_key": emu.ak,
-        "secret_key": emu.sk,
-        "backoff_retries": 0,
-        "backoff_delay": 0.01,
-        "backoff_max_delay": 0.05,
-    }
-    base.update(extra)
-    return base
+    options = dict(emu.connection("aksk"), backoff_retries=0, backoff_delay=0.01, backoff_max_delay=0.05)
+    options.update(extra)
+    return options
 
 
 def fetch(mt, options, key, **kwargs):
