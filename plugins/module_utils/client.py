@@ -133,6 +133,11 @@ def _as_requests_error(exc):
     return exc
 
 
+def _metadata_name(document):
+    metadata = document.get("metadata")
+    return metadata.get("name") if isinstance(metadata, dict) else None
+
+
 class Response(object):
     """A successful API answer: parsed ``data``, HTTP ``status`` and the ``request_id``."""
 
@@ -582,10 +587,12 @@ class ModelArtsClient(object):
                 operation="search training jobs named '%s' (page %d)" % (label(name), page),
                 deadline=deadline,
             )
-            items = response.data.get("items") if isinstance(response.data, dict) else None
+            items = response.data.get("items", False) if isinstance(response.data, dict) else False
+            # A null list is an empty one (optional fields may be null); no list at all is an error.
+            items = [] if items is None else items
             if not isinstance(items, list):
                 raise ModelArtsError("search training jobs named '%s': the answer has no 'items' list" % label(name), request_id=response.request_id)
-            found.extend(item for item in items if isinstance(item, dict) and (item.get("metadata") or {}).get("name") == name)
+            found.extend(item for item in items if isinstance(item, dict) and _metadata_name(item) == name)
             total = response.data.get("total")
             seen = page * page_size + len(items)
             if not items or len(items) < page_size or (isinstance(total, int) and seen >= total):

@@ -483,3 +483,17 @@ def test_urls_without_scheme_are_refused_before_any_request(option, value):
     with pytest.raises(ConnectionConfigError, match="%s.* must be a URL starting with https://" % option):
         make(session, {option: value})
     assert session.calls == []
+
+
+def test_a_search_answer_with_null_items_is_empty_and_odd_items_are_skipped():
+    odd = [{"metadata": "not an object"}, {"metadata": None}, "not a document", {"metadata": {"id": "j1", "name": "n"}}]
+    session = FakeSession(
+        FakeResponse(200, {"total": 0, "items": None}),
+        FakeResponse(200, {"total": 4, "items": odd}),
+        FakeResponse(200, {"total": 0}),
+    )
+    client, _clock = make(session)
+    assert client.search_training_jobs("n") == []
+    assert client.search_training_jobs("n") == [odd[3]]
+    with pytest.raises(ModelArtsError, match="no 'items' list"):
+        client.search_training_jobs("n")
