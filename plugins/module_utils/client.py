@@ -28,6 +28,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.errors import (
     RETRYABLE_STATUS,
     error_from_response,
 )
+from ansible_collections.modelarts.training.plugins.module_utils.iam import IamSession
 from ansible_collections.modelarts.training.plugins.module_utils.options import (
     CONNECTION_OPTIONS,
     ConnectionConfigError,
@@ -50,7 +51,6 @@ except ImportError:
 # The collection version; galaxy.yml is where it is set (tests/unit/.../test_version.py keeps this copy equal).
 COLLECTION_VERSION = "0.1.0"
 USER_AGENT = "modelarts.training/%s (Ansible collection; +https://github.com/modelarts-training/modelarts.training)" % COLLECTION_VERSION
-TOKEN_RENEW_MARGIN = 300.0
 # The longest Retry-After honoured (unless backoff_max_delay is longer); a deadline may cut it shorter.
 RETRY_AFTER_LIMIT = 300.0
 # Transport errors that say the request can never work as configured: retrying them only wastes the backoff.
@@ -104,20 +104,6 @@ def parse_retry_after(value, now=None):
     return max(0.0, (moment - current).total_seconds())
 
 
-def _parse_iso8601(value):
-    text = str(value).strip().replace("Z", "+00:00")
-    # fromisoformat() before Python 3.11 accepts only 3 or 6 fractional digits.
-    if "." in text:
-        head, _sep, tail = text.partition(".")
-        digits = "".join(ch for ch in tail if ch.isdigit())
-        zone = tail[len(digits) :]
-        text = "%s.%s%s" % (head, (digits + "000000")[:6], zone)
-    moment = datetime.datetime.fromisoformat(text)
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=datetime.timezone.utc)
-    return moment
-
-
 def _as_requests_error(exc):
     """The ``requests`` exception that ``iter_content`` would raise for a urllib3 error met while reading a body."""
     mapping = (
@@ -148,6 +134,23 @@ class Response(object):
         self.status = status
         self.request_id = request_id
         self.headers = headers
+
+
+class Call(object):
+    """One API call as it goes through retries and attempts: what to send, where, and by when."""
+
+    __slots__ = ("method", "url", "headers", "payload", "operation", "service", "deadline", "authenticate")
+
+    def __init__(self, method, url, headers, payload, operation, service, deadline, authenticate):
+        # pylint: disable=too-many-arguments
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.payload = payload
+        self.operation = operation
+        self.service = service
+        self.deadline = deadline
+        self.authenticate = authenticate
 
 
 class ModelArtsClient(object):
@@ -181,10 +184,7 @@ class ModelArtsClient(object):
         self._utcnow = utcnow or (lambda: datetime.datetime.now(datetime.timezone.utc))
         self._trace = trace
         self._lock = threading.Lock()
-        self._token_lock = threading.RLock()
-        self._project_id = self.params["project_id"]
-        self._token = self.params["auth_token"] if self.kind == "auth_token" else None
-        self._token_renew_at = None
+        self.iam = IamSession(self.params, self.kind, self.request, self._utcnow, self._remember_secret)
         self._verify = self._tls_verify()
         if self._verify is False:
             self._quiet_insecure_warnings()
@@ -243,11 +243,11 @@ class ModelArtsClient(object):
 
     def resolve_project_id(self, deadline=None):
         """The project id, looked up in IAM the first time; the lookup ends by ``deadline`` (default: one request budget)."""
-        if self._project_id is None:
-            with self._lock:
-                if self._project_id is None:
-                    self._project_id = self._resolve_project_id(self._bounded(deadline))
-        return self._project_id
+        return self.iam.project_id(self._bounded(deadline))
+
+    def _remember_secret(self, value):
+        with self._lock:
+            self._secrets = self._secrets + (value,)
 
     def request_budget(self):
         """The longest one call may take without a deadline: every attempt's timeouts and every backoff sleep.
@@ -261,104 +261,24 @@ class ModelArtsClient(object):
     def _bounded(self, deadline):
         return deadline if deadline is not None else self._clock() + self.request_budget()
 
-    def _resolve_project_id(self, deadline=None):
-        region = self.params["region"]
-        if self.kind == "password":
-            self._ensure_token(deadline)
-            if self._project_id:
-                return self._project_id
-        operation = "look up the project of region %s in IAM" % region
-        response = self.request("GET", "/v3/projects", query=[("name", region)], operation=operation, service="iam", deadline=deadline)
-        projects = response.data.get("projects") if isinstance(response.data, dict) else None
-        if not isinstance(projects, list):
-            raise ModelArtsError("%s: the answer has no 'projects' list" % operation, operation=operation, request_id=response.request_id)
-        ids = [p.get("id") for p in projects if isinstance(p, dict) and p.get("name") == region and p.get("id")]
-        if not ids:
-            raise ModelArtsError(
-                "%s: no project named %r is visible to these credentials; set %s" % (operation, region, describe("project_id")),
-                operation=operation,
-                request_id=response.request_id,
-            )
-        if len(ids) > 1:
-            raise ModelArtsError(
-                "%s: %d projects are named %r (%s); set %s to choose one" % (operation, len(ids), region, ", ".join(sorted(ids)), describe("project_id")),
-                operation=operation,
-                request_id=response.request_id,
-            )
-        return ids[0]
-
-    def _ensure_token(self, deadline=None, stale=None):
-        """Return a valid IAM token for password auth, fetching it when absent, near expiry, or equal to ``stale``.
-
-        ``stale`` is a token the service refused: threads that saw the same
-        refusal renew it once between them.
-        """
-        with self._token_lock:
-            now = self._utcnow()
-            expiring = self._token_renew_at is not None and now >= self._token_renew_at
-            if self._token is None or expiring or (stale is not None and self._token == stale):
-                self._fetch_token(deadline)
-            return self._token
-
-    def _fetch_token(self, deadline):
-        scope = {"id": self.params["project_id"]} if self.params["project_id"] else {"name": self.params["region"]}
-        body = {
-            "auth": {
-                "identity": {
-                    "methods": ["password"],
-                    "password": {
-                        "user": {"name": self.params["username"], "password": self.params["password"], "domain": {"name": self.params["domain_name"]}}
-                    },
-                },
-                "scope": {"project": scope},
-            }
-        }
-        operation = "get an IAM token for user %s" % self.params["username"]
-        response = self.request("POST", "/v3/auth/tokens", body=body, operation=operation, service="iam", deadline=deadline, authenticate=False)
-        token = response.headers.get("X-Subject-Token")
-        if not token:
-            raise ModelArtsError("%s: the answer has no X-Subject-Token header" % operation, operation=operation, request_id=response.request_id)
-        self._secrets = self._secrets + (token,)
-        self._token = token
-        info = response.data.get("token") if isinstance(response.data, dict) else None
-        info = info if isinstance(info, dict) else {}
-        project = info.get("project")
-        if not self._project_id and isinstance(project, dict) and project.get("id"):
-            self._project_id = project["id"]
-        self._token_renew_at = self._renew_time(info.get("expires_at"))
-
-    def _renew_time(self, expires_at):
-        if not expires_at:
-            return None
-        try:
-            expiry = _parse_iso8601(expires_at)
-        except ValueError:
-            return None
-        now = self._utcnow()
-        lifetime = (expiry - now).total_seconds()
-        # Renew well before expiry, but not at once for short-lived tokens.
-        margin = min(TOKEN_RENEW_MARGIN, max(lifetime, 0) * 0.1)
-        return expiry - datetime.timedelta(seconds=margin)
-
-    def _auth_headers(self, method, url, headers, body, service, deadline=None):
+    def _auth_headers(self, call):
         """Return ``(url, headers)`` ready to send, authenticated with this client's credential kind."""
         if self.kind == "aksk":
-            project = self._project_id if service == "modelarts" else None
+            project = self.iam.known_project if call.service == "modelarts" else None
             return auth.sign_request(
-                method,
-                url,
-                headers,
-                body,
+                call.method,
+                call.url,
+                call.headers,
+                call.payload,
                 self.params["access_key"],
                 self.params["secret_key"],
                 project_id=project,
                 security_token=self.params["security_token"],
                 now=self._utcnow(),
             )
-        token = self._token if self.kind == "auth_token" else self._ensure_token(deadline)
-        headers = dict(headers)
-        headers["X-Auth-Token"] = token
-        return url, headers
+        headers = dict(call.headers)
+        headers["X-Auth-Token"] = self.iam.token(call.deadline)
+        return call.url, headers
 
     # -- requests ----------------------------------------------------------
 
@@ -383,21 +303,23 @@ class ModelArtsClient(object):
             url += "?" + auth.canonical_query(query)
         payload = json.dumps(body, separators=(",", ":")).encode("utf-8") if body is not None else None
         headers = {"Content-Type": "application/json;charset=UTF-8"} if payload is not None else {}
+        call = Call(method, url, headers, payload, operation, service, deadline, authenticate)
         renewable = authenticate and self.kind == "password"
-        used = self._ensure_token(deadline) if renewable else None
+        used = self.iam.token(deadline) if renewable else None
         try:
-            return self._with_retries(method, url, headers, payload, operation, service, deadline, authenticate)
+            return self._with_retries(call)
         except ModelArtsError as error:
             if not (renewable and error.status == 401):
                 raise
-        self._ensure_token(deadline, stale=used)
-        return self._with_retries(method, url, headers, payload, operation, service, deadline, authenticate)
+        self.iam.token(deadline, stale=used)
+        return self._with_retries(call)
 
-    def _with_retries(self, method, url, headers, payload, operation, service, deadline, authenticate):
+    def _with_retries(self, call):
         retries = max(0, int(self.params["backoff_retries"]))
+        deadline = call.deadline
         attempt = 0
         while True:
-            error, retry_after = self._attempt(method, url, headers, payload, operation, service, deadline, authenticate)
+            error, retry_after = self._attempt(call)
             if not isinstance(error, ModelArtsError):
                 return error
             if not error.transient or attempt >= retries:
@@ -430,18 +352,19 @@ class ModelArtsClient(object):
         remaining = max(0.001, deadline - self._clock())
         return min(float(self.params["connect_timeout"]), remaining), min(float(self.params["request_timeout"]), remaining)
 
-    def _attempt(self, method, url, headers, payload, operation, service, deadline, authenticate):
-        """One HTTP exchange, ended by ``deadline``. Returns ``(Response, None)`` or ``(ModelArtsError, retry_after)``."""
+    def _attempt(self, call):
+        """One HTTP exchange, ended by the call's deadline. Returns ``(Response, None)`` or ``(ModelArtsError, retry_after)``."""
+        operation, deadline = call.operation, call.deadline
         if self._clock() >= deadline:
             return ModelArtsError("%s: the deadline passed before the request could be sent" % operation, operation=operation, transient=True), None
-        send_url, send_headers = self._auth_headers(method, url, headers, payload, service, deadline) if authenticate else (url, dict(headers))
+        send_url, send_headers = self._auth_headers(call) if call.authenticate else (call.url, dict(call.headers))
         started = self._clock()
         try:
             raw = self._session.request(
-                method,
+                call.method,
                 send_url,
                 headers=send_headers,
-                data=payload,
+                data=call.payload,
                 timeout=self._timeouts(deadline),
                 verify=self._verify,
                 proxies=self._proxies,
@@ -461,7 +384,7 @@ class ModelArtsClient(object):
             # proxy) is reported by type and a redacted message, never a traceback.
             return self._transport_error(exc, operation), None
         finally:
-            self._note(method, url, started)
+            self._note(call.method, call.url, started)
         status = raw.status_code
         request_id = raw.headers.get("X-Request-Id")
         if not 200 <= status < 300:

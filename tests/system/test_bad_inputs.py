@@ -124,10 +124,10 @@ def test_expired_auth_token_and_renewed_password_token(emu, mt):
     options = params(emu, access_key=None, secret_key=None, username=emu.username, password=emu.password, domain_name=emu.domain_name)
     client = mt.client.ModelArtsClient(options)
     assert mt.query.query_jobs(client, [COMPLETED]).ok
-    token = client._token  # pylint: disable=protected-access
+    token = client.iam.current_token
     emu.control("POST", "/tokens/expire")
     assert mt.query.query_jobs(client, [COMPLETED]).ok, "the password token was not renewed"
-    assert client._token != token  # pylint: disable=protected-access
+    assert client.iam.current_token != token
     client.close()
     emu.control("POST", "/tokens/expire")
     result = fetch(mt, params(emu, access_key=None, secret_key=None, auth_token=token), COMPLETED)
