@@ -77,7 +77,9 @@ def test_proxy_credentials_and_environment_secrets_are_masked(monkeypatch, capsy
     )
     text = json.dumps(output)
     assert "Pr0xy-pass" not in text and "env-secret-0123456789" not in text
-    assert "proxy:3128" in output["invocation"]["module_args"]["proxy"]
+    # ansible-core 2.19 returns the invocation; 2.21 leaves it to the controller (system tests check -vvvv).
+    if "invocation" in output:
+        assert output["invocation"]["module_args"]["proxy"] == "http://********@proxy:3128"
 
 
 def test_configuration_errors_fail_before_any_query(monkeypatch, capsys):
