@@ -232,3 +232,20 @@ class simulated_latency:  # pylint: disable=invalid-name,too-few-public-methods
     def __exit__(self, *exc):
         self._emu.control("DELETE", "/faults/%d" % self._fault)
         return False
+
+
+def emulator_extra_vars(emu):
+    """The extra vars every benchmark playbook reads: the emulator's address, credentials, and each document set's ids."""
+    extra = {
+        "emu_url": emu.url,
+        "project_id": emu.project_id,
+        "region": emu.region,
+        "ca_file": emu.ca_file,
+        "ak": emu.ak,
+        "sk": emu.sk,
+        "username": emu.username,
+        "password": emu.password,
+        "domain_name": emu.domain_name,
+    }
+    extra.update(("%s_ids" % name, ids) for name, ids in DOCSETS.items())
+    return extra

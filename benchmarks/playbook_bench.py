@@ -30,7 +30,7 @@ import time
 
 import yaml
 
-from common import CALLBACK_DIR, DOCSETS, WHAT_IF_LOOKUP, WHAT_IF_MODULE, summarize, ratio_summary
+from common import CALLBACK_DIR, WHAT_IF_LOOKUP, WHAT_IF_MODULE, emulator_extra_vars, ratio_summary, summarize
 
 KINDS = ("module_token", "module_aksk", "uri", "lookup", "lookup_phase", "module_token_nodetails", "lookup_nodetails")
 
@@ -185,18 +185,7 @@ def run_round(emu, collections_base, workdir, measured, round_index, timeout=180
     playbook = os.path.join(workdir, "round%d-%s.yml" % (round_index, docset))
     with open(playbook, "w", encoding="utf-8") as handle:
         handle.write(build_playbook(measured, "%s_ids" % docset))
-    extra = {
-        "emu_url": emu.url,
-        "project_id": emu.project_id,
-        "region": emu.region,
-        "ca_file": emu.ca_file,
-        "ak": emu.ak,
-        "sk": emu.sk,
-        "username": emu.username,
-        "password": emu.password,
-        "domain_name": emu.domain_name,
-    }
-    extra.update(("%s_ids" % name, ids) for name, ids in DOCSETS.items())
+    extra = emulator_extra_vars(emu)
     extra_file = os.path.join(workdir, "extra_vars.json")
     with open(extra_file, "w", encoding="utf-8") as handle:
         json.dump(extra, handle)

@@ -30,7 +30,7 @@ import tempfile
 
 import yaml
 
-from common import DOCSETS, RESULTS_DIR, add_full_jobs, stage_collection, start_emulator
+from common import DOCSETS, RESULTS_DIR, add_full_jobs, emulator_extra_vars, stage_collection, start_emulator
 from playbook_bench import ansible_env, connection_vars
 
 PROCESS = re.compile(r'^process (\d+):"(.*?)"$')
@@ -159,18 +159,7 @@ def main(argv=None):
             book = os.path.join(workdir, "profile.yml")
             with open(book, "w", encoding="utf-8") as handle:
                 handle.write(playbook(args.task, args.jobs, args.docs, args.repeat))
-            extra = {
-                "emu_url": emu.url,
-                "project_id": emu.project_id,
-                "region": emu.region,
-                "ca_file": emu.ca_file,
-                "ak": emu.ak,
-                "sk": emu.sk,
-                "username": emu.username,
-                "password": emu.password,
-                "domain_name": emu.domain_name,
-            }
-            extra.update(("%s_ids" % name, ids) for name, ids in DOCSETS.items())
+            extra = emulator_extra_vars(emu)
             extra_file = os.path.join(workdir, "extra.json")
             with open(extra_file, "w", encoding="utf-8") as handle:
                 json.dump(extra, handle)

@@ -294,18 +294,7 @@ def slug(row):
 
 def options_playbook(emu):
     """Rows spread over FORKS local hosts; each host writes its rows' messages to rows_<host>.json."""
-    connection = {
-        "region": emu.region,
-        "project_id": emu.project_id,
-        "endpoint": emu.url,
-        "iam_endpoint": emu.url,
-        "ca_bundle": emu.ca_file,
-        "access_key": emu.ak,
-        "secret_key": emu.sk,
-        "backoff_retries": 1,
-        "backoff_delay": 0.01,
-        "backoff_max_delay": 0.05,
-    }
+    connection = dict(emu.connection("aksk"), backoff_retries=1, backoff_delay=0.01, backoff_max_delay=0.05)
     tasks = []
     names = []
     rows = [("module", row, args, rx) for row, args, rx in MODULE_ROWS] + [("expr", row, expr, rx) for row, expr, rx in OTHER_ROWS]
@@ -386,15 +375,7 @@ def test_role_closes_the_gate_on_a_strict_schema_failure(emu, run_playbook):
     """validate=strict fails the module on a drifted response; the gate must not open on it."""
     emu.reset()
     emu.add_fault(type="drift", mode="wrong_types", count=-1, job=DRIFTED)
-    connection = {
-        "region": emu.region,
-        "project_id": emu.project_id,
-        "endpoint": emu.url,
-        "iam_endpoint": emu.url,
-        "ca_bundle": emu.ca_file,
-        "access_key": emu.ak,
-        "secret_key": emu.sk,
-    }
+    connection = emu.connection("aksk")
     play = [
         {
             "hosts": "localhost",
