@@ -24,7 +24,6 @@ from ansible_collections.modelarts.training.plugins.module_utils.options import 
 from ansible_collections.modelarts.training.plugins.module_utils.phases import DEFAULT_FAIL_ON, DEFAULT_WAIT_FOR, TERMINAL_PHASES
 from ansible_collections.modelarts.training.plugins.module_utils.text import MASK, label, name_key, redact
 from ansible_collections.modelarts.training.plugins.module_utils.validation import HAS_JSONSCHEMA, JSONSCHEMA_IMPORT_ERROR, SchemaValidationError
-from ansible_collections.modelarts.training.plugins.module_utils.waiter import DEFAULT_NOT_FOUND_TOLERANCE, judge, wait_for_jobs
 
 MESSAGE_JOBS_SHOWN = 20
 SELECTION_OPTIONS = ("training_job_id", "training_job_ids", "name", "job_id", "version_id", "v1_jobs")
@@ -47,6 +46,14 @@ def v2_key(job_id):
 def v1_key(job_id, version_id):
     """The key of a legacy v1 job version."""
     return ("v1", int(job_id), int(version_id))
+
+
+def _waiter():
+    """The wait loop, imported when a call waits or judges: AnsiballZ compiles every module_utils file a
+    module imports on each run, so a task that does not wait does not pay for it (docs/performance.md)."""
+    from ansible_collections.modelarts.training.plugins.module_utils import waiter  # pylint: disable=import-outside-toplevel
+
+    return waiter
 
 
 # How the door names a job by its key, for messages (text.name_key; the event source uses it too).
@@ -262,7 +269,7 @@ def query_jobs(
 
     if grace is None:
         grace = float(client.params["request_timeout"])
-    outcome = wait_for_jobs(
+    outcome = _waiter().wait_for_jobs(
         keys,
         poll,
         wait_for,
@@ -443,9 +450,15 @@ class Query(object):
             self.client, name, validate=settings.validate, fail_on=settings.fail_on, deadline=deadline, include_tokens=settings.include_endpoint_tokens
         )
 
-    def judge(self, observation, poll_number, not_found_tolerance=DEFAULT_NOT_FOUND_TOLERANCE):
-        """The waiter's verdict on one observation (see ``waiter.judge``), with this query's phases."""
-        return judge(observation, poll_number, self.settings.wait_for, self.settings.fail_on, TERMINAL_PHASES, not_found_tolerance)
+    def judge(self, observation, poll_number, not_found_tolerance=None):
+        """The waiter's verdict on one observation (see ``waiter.judge``), with this query's phases.
+
+        ``not_found_tolerance`` defaults to ``waiter.DEFAULT_NOT_FOUND_TOLERANCE``.
+        """
+        waiter = _waiter()
+        if not_found_tolerance is None:
+            not_found_tolerance = waiter.DEFAULT_NOT_FOUND_TOLERANCE
+        return waiter.judge(observation, poll_number, self.settings.wait_for, self.settings.fail_on, TERMINAL_PHASES, not_found_tolerance)
 
     # -- what the module and the lookup call ----------------------------------------------------
 

@@ -352,3 +352,30 @@ def test_proxy_credentials_are_hidden_at_vvvv(emulator, repo):
     output = result.stdout + result.stderr
     assert "Pr0xy-Secret-Word" not in output
     assert "127.0.0.1:%d" % emulator.port in output, "the proxy without its credentials stays visible for debugging"
+
+
+def test_a_netrc_file_does_not_touch_modelarts_requests(emulator, repo, tmp_path):
+    # Many workstations and CI images carry a ~/.netrc, often with a catch-all ``default`` entry for
+    # git or a package index. requests would add that login as HTTP Basic auth to every request,
+    # replacing the AK/SK signature and sending the netrc password to ModelArts beside a token.
+    netrc = tmp_path / "netrc"
+    netrc.write_text("default login ci-bot password netrc-password-never-sent\n")
+    netrc.chmod(0o600)
+    repo.group_vars(*vaulted_vars(emulator))
+    token = {"name": "password", "modelarts.training.modelarts_training_job_info": dict(emulator.connection("password"), training_job_id=COMPLETED), "register": "t"}
+    aksk = {"name": "aksk", "modelarts.training.modelarts_training_job_info": dict(emulator.connection("aksk"), training_job_id=COMPLETED), "register": "s"}
+    show = {
+        "name": "show",
+        "ansible.builtin.debug": {
+            "msg": "RESULT={{ t.training_job.phase }} {{ s.training_job.phase }} {{ lookup('modelarts.training.training_job', '%s', field='phase') }}" % COMPLETED
+        },
+    }
+    since = emulator.requests()[-1]["seq"] if emulator.requests() else 0
+    result = repo.play([{"hosts": "localhost", "gather_facts": False, "tasks": [token, aksk, show]}], env={"NETRC": str(netrc)})
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "RESULT=Completed Completed Completed" in result.stdout
+    gets = [entry for entry in emulator.requests(since=since, path="/training-jobs/") if entry["method"] == "GET"]
+    assert len(gets) == 3, gets
+    for entry in gets:
+        authorization = dict((name.lower(), value) for name, value in entry["headers"].items()).get("authorization")
+        assert authorization is None or authorization.startswith("SDK-HMAC-SHA256"), entry["headers"]

@@ -497,3 +497,66 @@ def test_a_search_answer_with_null_items_is_empty_and_odd_items_are_skipped():
     assert client.search_training_jobs("n") == [odd[3]]
     with pytest.raises(ModelArtsError, match="no 'items' list"):
         client.search_training_jobs("n")
+
+
+# -- the real requests session: environment read once per host, never .netrc ---------------------
+
+
+class _Sent(Exception):
+    """Raised by the patched adapter with what would have gone on the wire."""
+
+
+def _capture_send(monkeypatch, session):
+    """Stop every request at the adapter; return the list of ``(prepared request, send kwargs)``."""
+    sent = []
+
+    def send(request, **kwargs):
+        sent.append((request, kwargs))
+        raise _Sent()
+
+    for adapter in session.adapters.values():
+        monkeypatch.setattr(adapter, "send", send)
+    return sent
+
+
+def _request(session, url, proxies=None, verify=True):
+    with pytest.raises(_Sent):
+        session.request("GET", url, headers={"X-Auth-Token": "t"}, timeout=(1, 2), verify=verify, proxies=proxies, stream=True, allow_redirects=False)
+
+
+def test_the_session_never_adds_netrc_credentials(monkeypatch, tmp_path):
+    netrc = tmp_path / "netrc"
+    netrc.write_text("default login ci-bot password netrc-password\n")
+    netrc.chmod(0o600)
+    monkeypatch.setenv("NETRC", str(netrc))
+    session = ModelArtsClient._new_session(4)
+    sent = _capture_send(monkeypatch, session)
+    _request(session, "https://modelarts.example.com/v2/p/training-jobs/j")
+    prepared, _kwargs = sent[0]
+    assert "Authorization" not in prepared.headers
+    assert prepared.headers["X-Auth-Token"] == "t"
+    # The plain requests.Session would have sent the netrc login: the test would catch a regression.
+    plain = requests.Session()
+    assert plain.prepare_request(requests.Request("GET", "https://modelarts.example.com/")).headers.get("Authorization", "").startswith("Basic ")
+
+
+def test_the_session_applies_proxy_and_ca_variables_once_per_host(monkeypatch):
+    monkeypatch.setenv("HTTPS_PROXY", "http://env-proxy.example:3128")
+    monkeypatch.setenv("NO_PROXY", "iam.example.com")
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", "/env/ca.pem")
+    session = ModelArtsClient._new_session(4)
+    sent = _capture_send(monkeypatch, session)
+    merges = []
+    original = session.merge_environment_settings
+    monkeypatch.setattr(session, "merge_environment_settings", lambda *args: merges.append(args[0]) or original(*args))
+    for _ in range(3):
+        _request(session, "https://modelarts.example.com/v2/p/training-jobs/j")
+    _request(session, "https://iam.example.com/v3/projects")
+    _request(session, "https://modelarts.example.com/v2/p/training-jobs/k", proxies={"https": "http://option-proxy:8080"}, verify="/option/ca.pem")
+    assert [url.split("/")[2] for url in merges] == ["modelarts.example.com", "iam.example.com", "modelarts.example.com"]
+    first, iam, option = sent[0][1], sent[3][1], sent[4][1]
+    assert first["proxies"]["https"] == "http://env-proxy.example:3128" and first["verify"] == "/env/ca.pem"
+    assert sent[2][1] == first
+    assert "https" not in iam["proxies"]  # NO_PROXY still honoured
+    assert option["proxies"]["https"] == "http://option-proxy:8080" and option["verify"] == "/option/ca.pem"
+    assert first["timeout"] == (1, 2) and first["stream"] is True
