@@ -362,14 +362,11 @@ def test_a_netrc_file_does_not_touch_modelarts_requests(emulator, repo, tmp_path
     netrc.write_text("default login ci-bot password netrc-password-never-sent\n")
     netrc.chmod(0o600)
     repo.group_vars(*vaulted_vars(emulator))
-    token = {"name": "password", "modelarts.training.modelarts_training_job_info": dict(emulator.connection("password"), training_job_id=COMPLETED), "register": "t"}
-    aksk = {"name": "aksk", "modelarts.training.modelarts_training_job_info": dict(emulator.connection("aksk"), training_job_id=COMPLETED), "register": "s"}
-    show = {
-        "name": "show",
-        "ansible.builtin.debug": {
-            "msg": "RESULT={{ t.training_job.phase }} {{ s.training_job.phase }} {{ lookup('modelarts.training.training_job', '%s', field='phase') }}" % COMPLETED
-        },
-    }
+    module = "modelarts.training.modelarts_training_job_info"
+    token = {"name": "password", module: dict(emulator.connection("password"), training_job_id=COMPLETED), "register": "t"}
+    aksk = {"name": "aksk", module: dict(emulator.connection("aksk"), training_job_id=COMPLETED), "register": "s"}
+    lookup = "lookup('modelarts.training.training_job', '%s', field='phase')" % COMPLETED
+    show = {"name": "show", "ansible.builtin.debug": {"msg": "RESULT={{ t.training_job.phase }} {{ s.training_job.phase }} {{ %s }}" % lookup}}
     since = emulator.requests()[-1]["seq"] if emulator.requests() else 0
     result = repo.play([{"hosts": "localhost", "gather_facts": False, "tasks": [token, aksk, show]}], env={"NETRC": str(netrc)})
     assert result.returncode == 0, result.stdout + result.stderr
