@@ -166,6 +166,7 @@ def stage_collection(base):
     """Copy this checkout to ``base/ansible_collections/modelarts/training`` (with the what-if plugins); return ``base``."""
     subprocess.run([os.path.join(ROOT, "hacking", "stage_collection.sh"), base], check=True, stdout=subprocess.DEVNULL)
     add_what_if_plugins(base)
+    add_floor_plugins(base)
     return base
 
 
@@ -200,6 +201,108 @@ def add_what_if_plugins(base):
             raise RuntimeError("cannot write the what-if copy of %s: the line %r changed" % (source, old.strip()))
         with open(os.path.join(target, kind, name + ".py"), "w", encoding="utf-8") as handle:
             handle.write(text.replace(old, new))
+
+
+# Ansible's floor for carrying the same documents (issue 14): a module and a lookup that return the
+# collection's own items, read from a file the benchmark wrote before the rounds (``capture_items``),
+# with no HTTP, no validation and no collection code at all. What they cost is what ansible-core
+# costs to start a plain module or lookup and to carry these items to the play; no module or
+# lookup returning the same items can be faster than that. Written into the staged collection only.
+FLOOR_MODULE = "bench_floor_module"
+FLOOR_LOOKUP = "bench_floor_lookup"
+_FLOOR_HEADER = """# Benchmark-only plugin written by benchmarks/common.py into a staged copy; not part of the collection.
+# The items file has one line per item: the job id, a tab, the item as JSON (benchmarks/common.py capture_items).
+"""
+_FLOOR_MODULE_SOURCE = (
+    _FLOOR_HEADER
+    + """
+import json
+
+from ansible.module_utils.basic import AnsibleModule
+
+
+def main():
+    module = AnsibleModule(argument_spec=dict(items_file=dict(type="path", required=True), count=dict(type="int", required=True)))
+    items = []
+    with open(module.params["items_file"], encoding="utf-8") as handle:
+        for line in handle:
+            if len(items) >= module.params["count"]:
+                break
+            items.append(json.loads(line.partition("\\t")[2]))
+    if len(items) < module.params["count"]:
+        module.fail_json(msg="items_file holds %d items, count is %d" % (len(items), module.params["count"]))
+    module.exit_json(changed=False, training_jobs=items)
+
+
+if __name__ == "__main__":
+    main()
+"""
+)
+_FLOOR_LOOKUP_SOURCE = (
+    _FLOOR_HEADER
+    + """
+import json
+
+from ansible.errors import AnsibleLookupError
+from ansible.plugins.lookup import LookupBase
+
+
+class LookupModule(LookupBase):
+    def run(self, terms, variables=None, **kwargs):
+        path = kwargs.get("items_file") or (variables or {}).get("bench_floor_items_file")
+        if not path:
+            raise AnsibleLookupError("bench_floor_lookup: give items_file=")
+        ids = []
+        for term in terms:
+            ids.extend(term if isinstance(term, (list, tuple)) else [term])
+        wanted = set(str(job_id) for job_id in ids)
+        found = {}
+        with open(str(path), encoding="utf-8") as handle:
+            for line in handle:
+                job_id, _tab, text = line.partition("\\t")
+                if job_id in wanted and job_id not in found:
+                    found[job_id] = json.loads(text)
+        missing = sorted(wanted - set(found))
+        if missing:
+            raise AnsibleLookupError("bench_floor_lookup: not in %s: %s" % (path, ", ".join(missing)))
+        return [found[str(job_id)] for job_id in ids]
+"""
+)
+
+
+def add_floor_plugins(base):
+    """Write the floor module and lookup (``FLOOR_MODULE``, ``FLOOR_LOOKUP``) into the staged collection at ``base``."""
+    target = os.path.join(base, "ansible_collections", "modelarts", "training", "plugins")
+    for kind, name, text in (("modules", FLOOR_MODULE, _FLOOR_MODULE_SOURCE), ("lookup", FLOOR_LOOKUP, _FLOOR_LOOKUP_SOURCE)):
+        with open(os.path.join(target, kind, name + ".py"), "w", encoding="utf-8") as handle:
+            handle.write(text)
+
+
+def capture_items(emu, base, ids, path):
+    """Query ``ids`` once with the staged collection in this process and write the items for the floor plugins to ``path``.
+
+    The items are the module's ``training_jobs`` items (default options, whole ``details``); the file
+    has one line per item: the id, a tab, the item as JSON. Returns the bytes of JSON written.
+    """
+    import_staged(base)
+    # pylint: disable=import-outside-toplevel
+    from ansible_collections.modelarts.training.plugins.module_utils.options import LEVEL_OPTION
+    from ansible_collections.modelarts.training.plugins.module_utils.query import Query, select
+    from ansible_collections.modelarts.training.plugins.modules.modelarts_training_job_info import argument_spec
+
+    given = dict(emu.connection("aksk"), training_job_ids=list(ids))
+    params = dict((name, given.get(name, spec.get("default"))) for name, spec in argument_spec().items())
+    with Query([(LEVEL_OPTION, params)], select(params), environ={}) as query:
+        outcome = query.run()
+    if not outcome.ok:
+        raise RuntimeError("cannot capture the items for the floor plugins: %s" % outcome.msg)
+    written = 0
+    with open(path, "w", encoding="utf-8") as handle:
+        for item in outcome.items:
+            text = json.dumps(item)
+            written += len(text)
+            handle.write("%s\t%s\n" % (item["id"], text))
+    return written
 
 
 def import_staged(base):

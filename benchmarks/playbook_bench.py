@@ -18,6 +18,16 @@ Measured task kinds:
 * ``lookup``: ``set_fact`` of ``query('modelarts.training.training_job', ...)`` with 1 or 50 terms
   (AK/SK), so the time includes templating and the lookup's own client set-up; ``lookup_phase`` is
   the same with ``field='phase'``, which returns one string per term instead of whole items.
+* ``module_token_paths`` / ``lookup_paths``: the module (``auth_token``) and the lookup with the real
+  ``details_paths`` option set to ``PATHS`` (three dotted paths), so each item's ``details`` keeps only those.
+* ``module_token_nodetails`` / ``lookup_nodetails`` (what-if): copies of the module and the lookup
+  that drop each item's ``details`` (``common.add_what_if_plugins``).
+* ``module_floor`` / ``lookup_floor`` (what-if): Ansible's floor for carrying the same items, a plain
+  module and a plain lookup returning the collection's items read from a file written once per run
+  (``common.capture_items``), with no HTTP and no collection code (``common.add_floor_plugins``).
+
+The what-if and ``details_paths`` kinds run only in the blocks they are compared in: the fan-out
+block of the largest module size and the lookup blocks.
 """
 
 import json
@@ -30,9 +40,37 @@ import time
 
 import yaml
 
-from common import CALLBACK_DIR, WHAT_IF_LOOKUP, WHAT_IF_MODULE, emulator_extra_vars, ratio_summary, summarize
+from common import (
+    CALLBACK_DIR,
+    DOCSETS,
+    FLOOR_LOOKUP,
+    FLOOR_MODULE,
+    WHAT_IF_LOOKUP,
+    WHAT_IF_MODULE,
+    capture_items,
+    emulator_extra_vars,
+    ratio_summary,
+    summarize,
+)
 
-KINDS = ("module_token", "module_aksk", "uri", "lookup", "lookup_phase", "module_token_nodetails", "lookup_nodetails")
+KINDS = (
+    "module_token",
+    "module_aksk",
+    "uri",
+    "lookup",
+    "lookup_phase",
+    "module_token_nodetails",
+    "lookup_nodetails",
+    "module_token_paths",
+    "lookup_paths",
+    "module_floor",
+    "lookup_floor",
+)
+# The module kinds compared with the uri loop and the module at the largest fan-out size only.
+TOP_KINDS = ("module_aksk", "module_token_nodetails", "module_token_paths", "module_floor")
+LOOKUP_KINDS = ("lookup", "lookup_phase", "lookup_nodetails", "lookup_paths", "lookup_floor")
+# The details_paths of the module_token_paths and lookup_paths kinds.
+PATHS = ["metadata.name", "status.phase", "status.duration"]
 
 
 def connection_vars(kind):
@@ -54,11 +92,15 @@ def connection_vars(kind):
 def task_for(kind, size, name, ids_var="bulk_ids"):
     """One task of ``kind`` over the first ``size`` job ids of the play variable ``ids_var``."""
     ids = ("{{ %s[0] }}" % ids_var) if size == 1 else "{{ %s[:%d] }}" % (ids_var, size)
-    if kind in ("module_token", "module_aksk", "module_token_nodetails"):
+    if kind in ("module_token", "module_aksk", "module_token_nodetails", "module_token_paths"):
         options = connection_vars("aksk" if kind == "module_aksk" else "token")
         options["training_job_id" if size == 1 else "training_job_ids"] = ids
+        if kind == "module_token_paths":
+            options["details_paths"] = list(PATHS)
         module = WHAT_IF_MODULE if kind == "module_token_nodetails" else "modelarts_training_job_info"
         return {"name": name, "modelarts.training." + module: options}
+    if kind == "module_floor":
+        return {"name": name, "modelarts.training." + FLOOR_MODULE: {"items_file": "{{ floor_items_file }}", "count": size}}
     if kind == "uri":
         task = {
             "name": name,
@@ -71,9 +113,15 @@ def task_for(kind, size, name, ids_var="bulk_ids"):
         if size > 1:
             task["loop"] = ids
         return task
-    if kind in ("lookup", "lookup_phase", "lookup_nodetails"):
+    if kind == "lookup_floor":
+        terms = ("%s[0]" % ids_var) if size == 1 else "%s[:%d]" % (ids_var, size)
+        expression = "{{ query('modelarts.training.%s', %s, items_file=floor_items_file) }}" % (FLOOR_LOOKUP, terms)
+        return {"name": name, "ansible.builtin.set_fact": {"bench_lookup_result": expression}}
+    if kind in ("lookup", "lookup_phase", "lookup_nodetails", "lookup_paths"):
         terms = ("%s[0]" % ids_var) if size == 1 else "%s[:%d]" % (ids_var, size)
         field = ", field='phase'" if kind == "lookup_phase" else ""
+        if kind == "lookup_paths":
+            field = ", details_paths=%r" % (PATHS,)
         plugin = WHAT_IF_LOOKUP if kind == "lookup_nodetails" else "training_job"
         expression = (
             "{{ query('modelarts.training.%s', %s, region=region, project_id=project_id, endpoint=emu_url, "
@@ -169,23 +217,30 @@ def plan(groups, single_reps, module_sizes, uri_sizes, lookup_reps):
             if size in module_sizes:
                 block.append(("module_token", size, "fanout|module_token|%d|0" % size))
             if size == top:
-                block.append(("module_aksk", size, "fanout|module_aksk|%d|0" % size))
-                block.append(("module_token_nodetails", size, "fanout|module_token_nodetails|%d|0" % size))
+                block.extend((kind, size, "fanout|%s|%d|0" % (kind, size)) for kind in TOP_KINDS)
             if size in uri_sizes:
                 block.append(("uri", size, "fanout|uri|%d|0" % size))
             blocks.append(block)
     if "lookup" in groups:
         for rep in range(lookup_reps):
-            blocks.append([(kind, size, "lookup|%s|%d|%d" % (kind, size, rep)) for kind in ("lookup", "lookup_phase", "lookup_nodetails") for size in (1, 50)])
+            blocks.append([(kind, size, "lookup|%s|%d|%d" % (kind, size, rep)) for kind in LOOKUP_KINDS for size in (1, 50)])
     return blocks
 
 
+def items_file(workdir, docset):
+    """Where ``run`` writes the floor plugins' items of ``docset`` (``common.capture_items``)."""
+    return os.path.join(workdir, "floor-items-%s.txt" % docset)
+
+
 def run_round(emu, collections_base, workdir, measured, round_index, timeout=1800, docset="bulk"):
-    """One ansible-playbook run over ``docset``'s jobs; return ``{task name: seconds}`` of the measured tasks and the process wall time."""
+    """One ansible-playbook run over ``docset``'s jobs; return ``{task name: seconds}`` of the measured tasks and the process wall time.
+
+    The floor kinds read ``items_file(workdir, docset)``, which ``run`` writes before the rounds.
+    """
     playbook = os.path.join(workdir, "round%d-%s.yml" % (round_index, docset))
     with open(playbook, "w", encoding="utf-8") as handle:
         handle.write(build_playbook(measured, "%s_ids" % docset))
-    extra = emulator_extra_vars(emu)
+    extra = dict(emulator_extra_vars(emu), floor_items_file=items_file(workdir, docset))
     extra_file = os.path.join(workdir, "extra_vars.json")
     with open(extra_file, "w", encoding="utf-8") as handle:
         json.dump(extra, handle)
@@ -223,7 +278,11 @@ def run(emu, collections_base, groups, rounds, single_reps, module_sizes, uri_si
     samples = dict((docset, {}) for docset in docsets)  # docset -> 'group|kind|size' -> list of [round, block, seconds]
     walls = dict((docset, []) for docset in docsets)
     loads = dict((docset, []) for docset in docsets)
+    floor_bytes = {}
     with tempfile.TemporaryDirectory(prefix="modelarts-bench-") as workdir:
+        for docset in docsets:
+            floor_bytes[docset] = capture_items(emu, collections_base, DOCSETS[docset], items_file(workdir, docset))
+            log("  floor items of %s documents: %d jobs, %.2f MB of JSON" % (docset, len(DOCSETS[docset]), floor_bytes[docset] / 1e6))
         for round_index in range(rounds):
             sets = list(docsets)
             rng.shuffle(sets)
@@ -245,6 +304,7 @@ def run(emu, collections_base, groups, rounds, single_reps, module_sizes, uri_si
         results[docset] = analyse(samples[docset], walls[docset], rounds)
         results[docset]["round_loadavg"] = loads[docset]
         results[docset]["docset"] = docset
+        results[docset]["floor_items_bytes"] = floor_bytes[docset]
     return results
 
 
@@ -280,24 +340,41 @@ def analyse(samples, walls, rounds):
         add("fanout_uri_vs_module_token_%d" % size, "fanout|uri|%d" % size, "fanout|module_token|%d" % size)
     if fan_sizes:
         top = max(fan_sizes)
-        add("fanout_uri_vs_module_aksk_%d" % top, "fanout|uri|%d" % top, "fanout|module_aksk|%d" % top)
-        add("fanout_uri_vs_module_token_nodetails_%d" % top, "fanout|uri|%d" % top, "fanout|module_token_nodetails|%d" % top)
-        add("fanout_module_token_nodetails_vs_module_token_%d" % top, "fanout|module_token_nodetails|%d" % top, "fanout|module_token|%d" % top)
-    add("lookup_50_vs_1", "lookup|lookup|50", "lookup|lookup|1")
-    add("lookup_phase_50_vs_1", "lookup|lookup_phase|50", "lookup|lookup_phase|1")
-    add("lookup_nodetails_50_vs_1", "lookup|lookup_nodetails|50", "lookup|lookup_nodetails|1")
-    add("lookup_nodetails_50_vs_lookup_50", "lookup|lookup_nodetails|50", "lookup|lookup|50")
+        for kind in TOP_KINDS:
+            add("fanout_uri_vs_%s_%d" % (kind, top), "fanout|uri|%d" % top, "fanout|%s|%d" % (kind, top))
+            if kind != "module_aksk":
+                add("fanout_%s_vs_module_token_%d" % (kind, top), "fanout|%s|%d" % (kind, top), "fanout|module_token|%d" % top)
+    for kind in LOOKUP_KINDS:
+        add("%s_50_vs_1" % kind, "lookup|%s|50" % kind, "lookup|%s|1" % kind)
+        if kind != "lookup":
+            add("%s_50_vs_lookup_50" % kind, "lookup|%s|50" % kind, "lookup|lookup|50")
+    floor_bound = _floor_bound(samples)
+    if floor_bound:
+        ratios["lookup_floor_bound_50_vs_1"] = floor_bound
     extrapolated = _extrapolate_uri(series, fan_sizes, uri_sizes)
     if extrapolated:
         ratios.update(extrapolated.pop("ratios"))
     return {"series": series, "ratios": ratios, "uri_fit": extrapolated, "round_wall_seconds": walls}
 
 
+def _floor_bound(samples):
+    """The best 50 / 1 ratio the lookup could reach with its own 1-term time: ``(lookup_1 + floor_50 - floor_1) / lookup_1``, per block.
+
+    The floor's 1-term task has none of the lookup's fixed costs (imports, client set-up, one GET),
+    so its own 50 / 1 ratio is no bound for the lookup; what the floor does bound is the cost of the
+    49 more items, which a lookup pays on top of its 1-term time.
+    """
+    series = [dict(((r, b), value) for r, b, value in samples.get(key, [])) for key in ("lookup|lookup|1", "lookup|lookup_floor|50", "lookup|lookup_floor|1")]
+    keys = sorted(set(series[0]) & set(series[1]) & set(series[2]))
+    return summarize([(series[0][key] + series[1][key] - series[2][key]) / series[0][key] for key in keys if series[0][key]])
+
+
 def _extrapolate_uri(series, fan_sizes, uri_sizes):
     """A least-squares line ``seconds = a + b * n`` through the uri loop's per-round medians.
 
     Used only for module sizes the uri loop was not run at (``--quick``); such ratios are named
-    ``..._extrapolated`` and marked in the report.
+    ``..._extrapolated`` and marked in the report. At the largest size the other module kinds
+    (``TOP_KINDS``) get extrapolated ratios, too.
     """
     if len(uri_sizes) < 2:
         return None
@@ -315,5 +392,8 @@ def _extrapolate_uri(series, fan_sizes, uri_sizes):
         if size in uri_sizes:
             continue
         predicted = [line["intercept"] + line["slope"] * size for line in fit["per_round"]]
-        fit["ratios"]["fanout_uri_vs_module_token_%d_extrapolated" % size] = ratio_summary(predicted, series["fanout|module_token|%d" % size]["round_medians"])
+        for kind in ("module_token",) + (TOP_KINDS if size == max(fan_sizes) else ()):
+            key = "fanout|%s|%d" % (kind, size)
+            if key in series:
+                fit["ratios"]["fanout_uri_vs_%s_%d_extrapolated" % (kind, size)] = ratio_summary(predicted, series[key]["round_medians"])
     return fit

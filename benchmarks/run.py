@@ -14,6 +14,10 @@ Groups (``--only``, repeatable; default all):
 * ``lookup``: 50 terms vs 1 term in one lookup, in a playbook and in process (issue 5);
 * ``client``: queries per second of the collection's client vs a raw ``requests`` loop and the official SDK (issue 4).
 
+Next to the module at the largest fan-out size and to the lookup, in the same blocks (issue 14): the
+real ``details_paths`` option (three paths), the what-if copies without ``details``, and the floor,
+a plain module and lookup returning the same items from a file with no HTTP (playbook_bench.py).
+
 Starts its own HTTPS emulator on 127.0.0.1 and stops it. Writes ``benchmarks/results/<stamp>-<mode>.json``
 (every sample) and ``.md`` (the tables of docs/performance.md), and the fan-out PNG (full runs:
 docs/images/fanout.png; quick runs: benchmarks/results/fanout-quick.png).
@@ -136,16 +140,51 @@ def ratio_cell(ratio):
     return fmt_spread(ratio, unit="x", digits=2)
 
 
+LOOKUP_ROWS = (
+    ("lookup", "whole items"),
+    ("lookup_phase", "`field='phase'`"),
+    ("lookup_paths", "`details_paths` (%d paths)" % len(playbook_bench.PATHS)),
+    ("lookup_nodetails", "items without `details` (what-if)"),
+    ("lookup_floor", "floor: the same whole items from a file, no HTTP (what-if)"),
+)
+
+
 def lookup_table(title, playbooks):
-    """Markdown lines: the lookup's task times for 1 and 50 terms, whole items and ``field='phase'``."""
+    """Markdown lines: the lookup's task times for 1 and 50 terms, per kind of result, and each kind's 50-term task against whole items."""
     series, ratios = playbooks["series"], playbooks["ratios"]
-    lines = [title, "", "| returns | 1 term | 50 terms | 50 / 1 (paired) |", "|---|---|---|---|"]
-    for kind, label in (("lookup", "whole items"), ("lookup_phase", "`field='phase'`"), ("lookup_nodetails", "items without `details` (what-if)")):
+    lines = [title, "", "| returns | 1 term | 50 terms | 50 / 1 (paired) | 50 terms / whole items' 50 terms (paired) |", "|---|---|---|---|---|"]
+    for kind, label in LOOKUP_ROWS:
         one, fifty = series.get("lookup|%s|1" % kind), series.get("lookup|%s|50" % kind)
         if one and fifty:
             ratio = ratio_cell(ratios.get("%s_50_vs_1" % kind))
-            lines.append("| %s | %s | %s | %s |" % (label, fmt_spread(one["summary"]), fmt_spread(fifty["summary"]), ratio))
+            against = "reference" if kind == "lookup" else ratio_cell(ratios.get("%s_50_vs_lookup_50" % kind))
+            lines.append("| %s | %s | %s | %s | %s |" % (label, fmt_spread(one["summary"]), fmt_spread(fifty["summary"]), ratio, against))
+    if "lookup|lookup_paths|1" in series:
+        lines += ["", "`details_paths`: `%s`." % ", ".join(playbook_bench.PATHS)]
+    if ratios.get("lookup_floor_bound_50_vs_1"):
+        lines += [
+            "",
+            "The floor's own 50 / 1 has none of the lookup's fixed cost in its 1-term task. The best 50 / 1 the lookup could reach with "
+            "its 1-term time, whole items, if the 49 more items cost only what they cost the floor (1 term + floor 50 - floor 1) / 1 term, "
+            "paired: %s." % ratio_cell(ratios["lookup_floor_bound_50_vs_1"]),
+        ]
     return lines + [""]
+
+
+FANOUT_TOP_ROWS = (
+    ("module_aksk", "module AK/SK"),
+    ("module_token_paths", "module, `details_paths` (%d paths)" % len(playbook_bench.PATHS)),
+    ("module_token_nodetails", "module without `details` (what-if)"),
+    ("module_floor", "floor: the same items from a file, no HTTP (what-if)"),
+)
+
+
+def _top_ratio(ratios, kind, top):
+    """The uri / ``kind`` ratio at ``top`` jobs, measured or (marked) extrapolated."""
+    ratio = ratios.get("fanout_uri_vs_%s_%d" % (kind, top))
+    if ratio is None and ratios.get("fanout_uri_vs_%s_%d_extrapolated" % (kind, top)):
+        return ratio_cell(ratios["fanout_uri_vs_%s_%d_extrapolated" % (kind, top)]) + " (uri extrapolated)"
+    return ratio_cell(ratio)
 
 
 def playbook_markdown(lines, playbooks, latency, docset):
@@ -186,20 +225,22 @@ def playbook_markdown(lines, playbooks, latency, docset):
                 cells = (size, fmt_spread(module and module["summary"]), fmt_spread(uri and uri["summary"]), ratio_cell(ratio), mark)
                 lines.append("| %d | %s | %s | %s%s |" % cells)
             top = max(sizes)
-            aksk = series.get("fanout|module_aksk|%d" % top)
-            if aksk:
-                aksk_ratio = ratio_cell(ratios.get("fanout_uri_vs_module_aksk_%d" % top))
-                lines.append("| %d, module AK/SK | %s | | %s |" % (top, fmt_spread(aksk["summary"]), aksk_ratio))
-            nodetails = series.get("fanout|module_token_nodetails|%d" % top)
-            if nodetails:
-                lines.append(
-                    "| %d, module without `details` (what-if) | %s | | %s |"
-                    % (top, fmt_spread(nodetails["summary"]), ratio_cell(ratios.get("fanout_uri_vs_module_token_nodetails_%d" % top)))
-                )
+            against = []
+            for kind, label in FANOUT_TOP_ROWS:
+                row = series.get("fanout|%s|%d" % (kind, top))
+                if row:
+                    lines.append("| %d, %s | %s | | %s |" % (top, label, fmt_spread(row["summary"]), _top_ratio(ratios, kind, top)))
+                    if kind != "module_aksk":
+                        against.append("| %s | %s |" % (label, ratio_cell(ratios.get("fanout_%s_vs_module_token_%d" % (kind, top)))))
+            if against:
+                lines += ["", "| %d jobs, task time / module `auth_token` (paired) | value |" % top, "|---|---|"] + against
+            if series.get("fanout|module_token_paths|%d" % top):
+                lines += ["", "`details_paths`: `%s`." % ", ".join(playbook_bench.PATHS)]
+            if playbooks.get("floor_items_bytes"):
                 lines += [
                     "",
-                    "What-if, module without `details` / module (paired): %s."
-                    % ratio_cell(ratios.get("fanout_module_token_nodetails_vs_module_token_%d" % top)),
+                    "Floor: a plain module returning the collection's items (%.2f MB of JSON for the %d jobs of this set, captured once per run) "
+                    "from a file: what ansible-core alone costs to carry them." % (playbooks["floor_items_bytes"] / 1e6, len(DOCSETS[docset])),
                 ]
             fit = playbooks.get("uri_fit")
             if fit:
