@@ -270,10 +270,49 @@ class LookupModule(LookupBase):
 )
 
 
+# The floor of one GET with ``requests`` (issue 14, goal "one module task <= one uri task"): a plain
+# module that imports ``requests``, GETs one job with the IAM token and returns the document, either
+# as ``uri`` does (``json``) or under the module's two keys (``training_job`` and ``training_jobs``,
+# which the interface fixes). It has no collection code: no option resolution, validation or
+# normalisation. Between ``uri`` and it is the transport library; between it and the module, the
+# collection's own code.
+REQUESTS_FLOOR_MODULE = "bench_requests_floor"
+_REQUESTS_FLOOR_SOURCE = """# Benchmark-only plugin written by benchmarks/common.py into a staged copy; not part of the collection.
+
+import json
+
+import requests
+
+from ansible.module_utils.basic import AnsibleModule
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(url=dict(type="str", required=True), token=dict(type="str", required=True, no_log=True), ca_path=dict(type="path"),
+                           both_keys=dict(type="bool", default=False))
+    )
+    response = requests.get(module.params["url"], headers={"X-Auth-Token": module.params["token"]}, verify=module.params["ca_path"] or True, timeout=30)
+    if response.status_code != 200:
+        module.fail_json(msg="HTTP %d" % response.status_code)
+    document = json.loads(response.content)
+    if module.params["both_keys"]:
+        module.exit_json(changed=False, training_job=document, training_jobs=[document])
+    module.exit_json(changed=False, json=document)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
 def add_floor_plugins(base):
-    """Write the floor module and lookup (``FLOOR_MODULE``, ``FLOOR_LOOKUP``) into the staged collection at ``base``."""
+    """Write the floor plugins (``FLOOR_MODULE``, ``FLOOR_LOOKUP``, ``REQUESTS_FLOOR_MODULE``) into the staged collection at ``base``."""
     target = os.path.join(base, "ansible_collections", "modelarts", "training", "plugins")
-    for kind, name, text in (("modules", FLOOR_MODULE, _FLOOR_MODULE_SOURCE), ("lookup", FLOOR_LOOKUP, _FLOOR_LOOKUP_SOURCE)):
+    for kind, name, text in (
+        ("modules", FLOOR_MODULE, _FLOOR_MODULE_SOURCE),
+        ("lookup", FLOOR_LOOKUP, _FLOOR_LOOKUP_SOURCE),
+        ("modules", REQUESTS_FLOOR_MODULE, _REQUESTS_FLOOR_SOURCE),
+    ):
         with open(os.path.join(target, kind, name + ".py"), "w", encoding="utf-8") as handle:
             handle.write(text)
 

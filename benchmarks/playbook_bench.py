@@ -45,6 +45,7 @@ from common import (
     DOCSETS,
     FLOOR_LOOKUP,
     FLOOR_MODULE,
+    REQUESTS_FLOOR_MODULE,
     WHAT_IF_LOOKUP,
     WHAT_IF_MODULE,
     capture_items,
@@ -65,7 +66,11 @@ KINDS = (
     "lookup_paths",
     "module_floor",
     "lookup_floor",
+    "requests_floor",
+    "requests_floor_both",
 )
+# The one-GET comparison: the module with both credential kinds, uri, and the two requests floors.
+SINGLE_KINDS = ("module_token", "module_aksk", "uri", "requests_floor", "requests_floor_both")
 # The module kinds compared with the uri loop and the module at the largest fan-out size only.
 TOP_KINDS = ("module_aksk", "module_token_nodetails", "module_token_paths", "module_floor")
 LOOKUP_KINDS = ("lookup", "lookup_phase", "lookup_nodetails", "lookup_paths", "lookup_floor")
@@ -99,6 +104,9 @@ def task_for(kind, size, name, ids_var="bulk_ids"):
             options["details_paths"] = list(PATHS)
         module = WHAT_IF_MODULE if kind == "module_token_nodetails" else "modelarts_training_job_info"
         return {"name": name, "modelarts.training." + module: options}
+    if kind in ("requests_floor", "requests_floor_both"):
+        options = {"url": "{{ base }}/%s" % ids, "token": "{{ token }}", "ca_path": "{{ ca_file }}", "both_keys": kind == "requests_floor_both"}
+        return {"name": name, "modelarts.training." + REQUESTS_FLOOR_MODULE: options}
     if kind == "module_floor":
         return {"name": name, "modelarts.training." + FLOOR_MODULE: {"items_file": "{{ floor_items_file }}", "count": size}}
     if kind == "uri":
@@ -209,7 +217,7 @@ def plan(groups, single_reps, module_sizes, uri_sizes, lookup_reps):
     blocks = []
     if "single" in groups:
         for rep in range(single_reps):
-            blocks.append([(kind, 1, "single|%s|1|%d" % (kind, rep)) for kind in ("module_token", "module_aksk", "uri")])
+            blocks.append([(kind, 1, "single|%s|1|%d" % (kind, rep)) for kind in SINGLE_KINDS])
     if "fanout" in groups:
         top = max(module_sizes)
         for size in sorted(set(module_sizes) | set(uri_sizes)):
@@ -334,6 +342,9 @@ def analyse(samples, walls, rounds):
 
     add("single_module_token_vs_uri", "single|module_token|1", "single|uri|1")
     add("single_module_aksk_vs_uri", "single|module_aksk|1", "single|uri|1")
+    add("single_requests_floor_vs_uri", "single|requests_floor|1", "single|uri|1")
+    add("single_requests_floor_both_vs_uri", "single|requests_floor_both|1", "single|uri|1")
+    add("single_module_token_vs_requests_floor_both", "single|module_token|1", "single|requests_floor_both|1")
     fan_sizes = sorted(int(key.split("|")[2]) for key in series if key.startswith("fanout|module_token|"))
     uri_sizes = sorted(int(key.split("|")[2]) for key in series if key.startswith("fanout|uri|"))
     for size in fan_sizes:

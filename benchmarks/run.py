@@ -194,7 +194,15 @@ def playbook_markdown(lines, playbooks, latency, docset):
         series, ratios = playbooks["series"], playbooks["ratios"]
         if "single|uri|1" in series:
             lines += ["**One GET, one task** (seconds per task; median (min-max) over all samples)", "", "| task | seconds | samples |", "|---|---|---|"]
-            for kind, label in (("module_token", "module, `auth_token`"), ("module_aksk", "module, AK/SK"), ("uri", "`ansible.builtin.uri`, `X-Auth-Token`")):
+            for kind, label in (
+                ("module_token", "module, `auth_token`"),
+                ("module_aksk", "module, AK/SK"),
+                ("uri", "`ansible.builtin.uri`, `X-Auth-Token`"),
+                ("requests_floor", "floor: a plain module, one `requests` GET, the document as `json` (what-if)"),
+                ("requests_floor_both", "floor: the same, the document under `training_job` and `training_jobs` (what-if)"),
+            ):
+                if "single|%s|1" % kind not in series:
+                    continue
                 summary = series["single|%s|1" % kind]["summary"]
                 lines.append("| %s | %s | %d |" % (label, fmt_spread(summary), summary["n"]))
             lines += [
@@ -203,6 +211,11 @@ def playbook_markdown(lines, playbooks, latency, docset):
                 "|---|---|",
                 "| module `auth_token` / uri | %s |" % ratio_cell(ratios.get("single_module_token_vs_uri")),
                 "| module AK/SK / uri | %s |" % ratio_cell(ratios.get("single_module_aksk_vs_uri")),
+                "| floor `requests` GET, `json` / uri (the transport library) | %s |" % ratio_cell(ratios.get("single_requests_floor_vs_uri")),
+                "| floor `requests` GET, both keys / uri (the library and the interface's two keys) | %s |"
+                % ratio_cell(ratios.get("single_requests_floor_both_vs_uri")),
+                "| module `auth_token` / floor with both keys (the collection's own code) | %s |"
+                % ratio_cell(ratios.get("single_module_token_vs_requests_floor_both")),
                 "",
             ]
             goals.append((docset, "single_module_token_vs_uri", ratios.get("single_module_token_vs_uri")))
