@@ -549,8 +549,8 @@ def test_the_session_applies_proxy_and_ca_variables_once_per_host(monkeypatch):
     merges = []
     original = session.merge_environment_settings
     monkeypatch.setattr(session, "merge_environment_settings", lambda *args: merges.append(args[0]) or original(*args))
-    for _ in range(3):
-        _request(session, "https://modelarts.example.com/v2/p/training-jobs/j")
+    for job in ("j1", "j2", "j3"):
+        _request(session, "https://modelarts.example.com/v2/p/training-jobs/" + job)
     _request(session, "https://iam.example.com/v3/projects")
     _request(session, "https://modelarts.example.com/v2/p/training-jobs/k", proxies={"https": "http://option-proxy:8080"}, verify="/option/ca.pem")
     assert [url.split("/")[2] for url in merges] == ["modelarts.example.com", "iam.example.com", "modelarts.example.com"]
