@@ -20,28 +20,24 @@ the machine's load drift cancelled by the pairing. The benchmark-only floor plug
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 
 import yaml
 
-from common import ROOT, add_floor_plugins, add_full_jobs, add_what_if_plugins, emulator_extra_vars, fmt_spread, start_emulator, summarize
+from common import ROOT, add_floor_plugins, add_full_jobs, add_what_if_plugins, emulator_extra_vars, fmt_spread, stage_collection, start_emulator, summarize
 from playbook_bench import ansible_env, setup_tasks, task_for
-
-EXCLUDED = (".git", ".venv", ".venv-newest", "tests", "docs", "benchmarks", "emulator", ".ansible")
 
 
 def stage_revision(revision, base):
     """Export ``revision`` (or the working tree for ``WORKTREE``) as a collection under ``base``; return ``base``."""
-    target = os.path.join(base, "ansible_collections", "modelarts", "training")
     if revision == "WORKTREE":
-        shutil.copytree(ROOT, target, ignore=shutil.ignore_patterns(*EXCLUDED, "__pycache__"))
-    else:
-        os.makedirs(target)
-        archive = subprocess.run(["git", "-C", ROOT, "archive", revision], check=True, capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", target], input=archive, check=True)
+        return stage_collection(base)
+    target = os.path.join(base, "ansible_collections", "modelarts", "training")
+    os.makedirs(target)
+    archive = subprocess.run(["git", "-C", ROOT, "archive", revision], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", target], input=archive, check=True)
     add_what_if_plugins(base)
     add_floor_plugins(base)
     return base

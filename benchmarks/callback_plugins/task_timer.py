@@ -13,9 +13,9 @@ The timer implements no method that receives a task result, on purpose: ansible-
 callback plugin that implements one (``v2_runner_on_ok``, ``v2_runner_item_on_ok``, ...) its own deep
 copy of the result, stripped of internal keys (``TaskQueueManager.send_callback``), so a timer
 listening for results would add one more copy of every result to the time it measures (0.165 s
-for the 2.9 MB result of 200 full-size jobs, docs/performance.md). A task ends when the next task starts; the last one
-at the play's statistics, where a failure is seen. ``TASK_TIMER_MODE=results`` restores the
-result-listening timer, to measure that difference.
+for the 2.9 MB result of 200 full-size jobs, docs/performance.md). A task ends when the next task
+starts; the last one at the play's statistics, where a failure is seen. ``TASK_TIMER_MODE=results``
+restores the result-listening timer, to measure that difference.
 """
 
 from __future__ import annotations
