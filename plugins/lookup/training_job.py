@@ -88,7 +88,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.options import 
     ConnectionConfigError,
     variable_names,
 )
-from ansible_collections.modelarts.training.plugins.module_utils.query import Query, Selection, v1_key, v2_key
+from ansible_collections.modelarts.training.plugins.module_utils.query import Query, Selection, check_job_id, v1_key, v2_key
 
 display = Display()
 
@@ -107,10 +107,10 @@ def term_key(term, index):
             raise AnsibleLookupError("term %d: job_id and version_id must be integers" % index) from None
     if isinstance(term, (bool, int, float)) or term is None:
         raise AnsibleLookupError("term %d: expected a training job id (string) or a {job_id, version_id} dict, got %s" % (index, type(term).__name__))
-    text = to_text(term).strip()
-    if not text:
-        raise AnsibleLookupError("term %d: the training job id is empty" % index)
-    return v2_key(text)
+    try:
+        return v2_key(check_job_id(to_text(term), "term %d" % index))
+    except ConnectionConfigError as error:
+        raise AnsibleLookupError("training_job lookup: %s" % error) from None
 
 
 def flatten_terms(terms):

@@ -32,6 +32,8 @@ from ansible_collections.modelarts.training.plugins.module_utils.iam import IamS
 from ansible_collections.modelarts.training.plugins.module_utils.options import (
     CONNECTION_OPTIONS,
     ConnectionConfigError,
+    CREDENTIAL_TEXT_OPTIONS,
+    REGION_PATTERN,
     SECRET_OPTIONS,
     check_credentials,
     describe,
@@ -61,23 +63,34 @@ PERMANENT_TRANSPORT_ERRORS = ("SSLError", "InvalidURL", "InvalidSchema", "Missin
 MODELARTS_DOMAIN_EXCEPTIONS = {"ap-southeast-1": "myhuaweicloud.cn"}
 
 
+def _region_host(service, region):
+    # The one place a region becomes part of a host name: only a region name may (a region such as
+    # "x.other.host#" or "cn-north-4@other.host/" would move the request, its signature or token elsewhere).
+    if not isinstance(region, str) or not REGION_PATTERN.fullmatch(region):
+        raise ConnectionConfigError("%s must be a region name such as cn-north-4 to derive the %s endpoint" % (describe("region"), service))
+    domain = MODELARTS_DOMAIN_EXCEPTIONS.get(region, "myhuaweicloud.com") if service == "modelarts" else "myhuaweicloud.com"
+    return "https://%s.%s.%s" % (service, region, domain)
+
+
 def modelarts_endpoint(region):
-    """Default ModelArts endpoint of a region."""
-    return "https://modelarts.%s.%s" % (region, MODELARTS_DOMAIN_EXCEPTIONS.get(region, "myhuaweicloud.com"))
+    """Default ModelArts endpoint of a region (``ConnectionConfigError`` for anything but a region name)."""
+    return _region_host("modelarts", region)
 
 
 def iam_endpoint(region):
-    """Default IAM endpoint of a region."""
-    return "https://iam.%s.myhuaweicloud.com" % region
+    """Default IAM endpoint of a region (``ConnectionConfigError`` for anything but a region name)."""
+    return _region_host("iam", region)
 
 
 def escape(segment):
-    """Percent-encode one path segment so an id can never reach another URL (``/``, ``..``, ``?``, ``%``)."""
+    """Percent-encode one path segment so an id can never reach another URL (``/``, ``?``, ``#``, ``%``).
+
+    A bare ``.`` or ``..`` is refused (``ConnectionConfigError``): percent-encoding does not protect it, since
+    ``%2E%2E`` is decoded back and collapsed into the parent path by HTTP libraries, proxies and servers.
+    """
     text = str(segment)
-    if text in (".", ".."):
-        # Dots are unreserved, so quote() keeps them; a bare "." or ".." would
-        # be collapsed by servers and proxies into a parent path.
-        return text.replace(".", "%2E")
+    if text.strip(".") == "":
+        raise ConnectionConfigError("%r cannot be a URL path segment (a job or project id is never only dots)" % text)
     return quote(text, safe="")
 
 
@@ -203,13 +216,17 @@ class ModelArtsClient(object):
         # An empty string (a blank environment variable or AWX credential field)
         # means "not set", as it does for the credential rules.
         self.params = dict((name, None if params.get(name) == "" else params.get(name)) for name in CONNECTION_OPTIONS)
+        for name in CREDENTIAL_TEXT_OPTIONS:
+            if isinstance(self.params[name], str):
+                self.params[name] = self.params[name].strip() or None
         for name, (spec, _env) in CONNECTION_OPTIONS.items():
             if self.params[name] is None and "default" in spec:
                 self.params[name] = spec["default"]
         self.kind = check_credentials(self.params)
         region = self.params["region"]
         self.endpoint = (self.params["endpoint"] or modelarts_endpoint(region)).rstrip("/")
-        self.iam_endpoint = (self.params["iam_endpoint"] or iam_endpoint(region or "")).rstrip("/")
+        # Without a region the IAM endpoint is needed only when it is given (check_credentials asks for it then).
+        self.iam_endpoint = (self.params["iam_endpoint"] or (iam_endpoint(region) if region else "")).rstrip("/")
         self._secrets = tuple(self.params[name] for name in SECRET_OPTIONS if self.params.get(name))
         self._clock = clock
         self._sleep = sleep

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import math
 import os
+import re
 
-from ansible_collections.modelarts.training.plugins.module_utils.phases import DEFAULT_FAIL_ON, DEFAULT_WAIT_FOR, PHASES
+from ansible_collections.modelarts.training.plugins.module_utils.phases import DEFAULT_FAIL_ON, DEFAULT_WAIT_FOR, PHASES, TERMINAL_PHASES
 
 DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_REQUEST_TIMEOUT = 30.0
@@ -59,8 +60,18 @@ CONNECTION_OPTIONS = {
 }
 
 SECRET_OPTIONS = ("secret_key", "security_token", "auth_token", "password")
+# Values that become part of a header, a URL or a request body: surrounding whitespace is dropped (a
+# YAML "|" block or a file read into a variable ends in a newline; every SDK strips it) and any
+# control character left is refused, so no value can split a header or reach a message escaped
+# where masking would not recognise it.
+CREDENTIAL_TEXT_OPTIONS = ("region", "project_id", "access_key", "secret_key", "security_token", "auth_token", "username", "password", "domain_name")
+# A region is a name, never a host: it is spliced into default endpoint host names.
+REGION_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 PHASE_CHOICES = list(PHASES)
+# The phases a job never leaves, in the vocabulary's order.
+FINAL_PHASES = [phase for phase in PHASES if phase in TERMINAL_PHASES]
 DEFAULT_WAIT_TIMEOUT = 3600
 DEFAULT_MAX_CONCURRENCY = 16
 MAX_CONCURRENCY_LIMIT = 256
@@ -192,13 +203,43 @@ def check_credentials(params, level=None):
     if missing:
         given = [name for name in names if params.get(name)]
         raise ConnectionConfigError("incomplete credentials%s: %s set but %s missing" % (source, _describe_all(given), _describe_all(missing)))
+    for name in CREDENTIAL_TEXT_OPTIONS:
+        check_text(name, params.get(name))
     if not params.get("region") and not params.get("endpoint"):
         raise ConnectionConfigError("set %s or %s to say which ModelArts endpoint to call" % (describe("region"), describe("endpoint")))
     if not params.get("project_id") and not params.get("region"):
         raise ConnectionConfigError("set %s, or %s so that the project can be looked up in IAM" % (describe("project_id"), describe("region")))
+    if kind == "password" and not params.get("region") and not params.get("iam_endpoint"):
+        raise ConnectionConfigError(
+            "password authentication asks IAM for a token: set %s, or %s to say which IAM endpoint to call" % (describe("region"), describe("iam_endpoint"))
+        )
     _check_numbers(params)
     _check_urls(params)
     return kind
+
+
+def check_text(name, value, level=None):
+    """Refuse a control character in a value that becomes a header, a URL or a body (never echoing the value),
+    and a ``region`` that is not a region name; ``level`` says where the value came from, for the message."""
+    if not isinstance(value, str):
+        return
+    named = where(name, level) if level else describe(name)
+    if _CONTROL.search(value):
+        raise ConnectionConfigError(
+            "%s contains a control character (such as a line break inside the value); a credential or identifier is one line of printable text" % named
+        )
+    if name == "project_id" and value and not value.strip("."):
+        raise ConnectionConfigError("%s is a path segment of every request and cannot be %r" % (named, value))
+    if name == "region" and not REGION_PATTERN.fullmatch(value):
+        raise ConnectionConfigError(
+            "%s must be a region name such as cn-north-4 (lowercase letters and digits in dash-separated parts), got %s; "
+            "to call another host, set endpoint and iam_endpoint" % (named, _shown(value))
+        )
+
+
+def _shown(value):
+    text = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in value)
+    return repr(text if len(text) <= 80 else text[:80] + "...")
 
 
 def _level_text(level):
@@ -322,6 +363,9 @@ def convert(name, spec, value, level):
         else:
             # Naming the type, not the value, keeps a mistyped secret out of the message.
             raise ConnectionConfigError("%s must be a string, got a %s" % (where(name, level), type(value).__name__))
+    if name in CREDENTIAL_TEXT_OPTIONS:
+        value = value.strip()
+        check_text(name, value, level)
     choices = spec.get("choices")
     if choices and value not in choices:
         raise ConnectionConfigError("%s must be one of %s, got %r" % (where(name, level), ", ".join(choices), value))
@@ -358,10 +402,13 @@ class Settings(object):
             setattr(self, name, value)
 
 
-def resolve(levels, environ=None):
+def resolve(levels, environ=None, has_wait_for=True):
     """Merge ``levels`` (``[(level name, {option: raw value})]``, highest first) and the environment into :class:`Settings`.
 
-    Unknown keys in a level are ignored (the entry points own their other options).  Raises
+    Unknown keys in a level are ignored (the entry points own their other options).  An entry point
+    with no ``wait_for`` option (``has_wait_for=False``: the event source, which follows every job to a
+    final phase) gets as ``wait_for`` the final phases outside ``fail_on``, and ``fail_on`` may name any
+    phase, ``Completed`` included.  Raises
     :class:`ConnectionConfigError` naming the option and its origin for a value of the wrong type,
     for conflicting or missing credentials, and for unusable numbers.
     """
@@ -393,6 +440,7 @@ def resolve(levels, environ=None):
             connection[name] = None
         elif name == "security_token":
             source = origins.get("access_key", credential_level)
+            _check_token_level(levels, source)
             value = dict(levels).get(source, {}).get(name)
             connection[name] = None if _blank(value) else convert(name, spec, value, source)
             if connection[name] is not None:
@@ -404,17 +452,38 @@ def resolve(levels, environ=None):
     for table in (WAIT_OPTIONS, QUERY_OPTIONS):
         for name, spec in table.items():
             others[name] = pick(name, spec)
-    _check_query(others, origins)
+    if not has_wait_for:
+        others["wait_for"] = [phase for phase in FINAL_PHASES if phase not in others["fail_on"]]
+    _check_query(others, origins, has_wait_for)
     return Settings(connection, kind, origins, others)
 
 
-def _check_query(values, origins):
+def _check_token_level(levels, source):
+    """A security_token is issued with one access key: it must come from the level that gives ``access_key``.
+
+    A token at a level above that one (a task's token over the runner's AK/SK) would otherwise be dropped
+    silently, or the runner's older token used in its place.
+    """
+    has_key = any(level == source and not _blank(values.get("access_key")) for level, values in levels)
+    for level, values in levels:
+        if not _blank(values.get("security_token")) and _blank(values.get("access_key")):
+            raise ConnectionConfigError(
+                "%s is set without access_key at the same level (access_key is %s); temporary credentials are one set: "
+                "give access_key, secret_key and security_token together" % (where("security_token", level), _level_text(source) if has_key else "not set")
+            )
+        if level == source:
+            return
+
+
+def _check_query(values, origins, has_wait_for=True):
     def named(name):
         return where(name, origins[name]) if name in origins else name
 
     concurrency = values["max_concurrency"]
     if not 1 <= concurrency <= MAX_CONCURRENCY_LIMIT:
         raise ConnectionConfigError("%s must be between 1 and %d, got %d" % (named("max_concurrency"), MAX_CONCURRENCY_LIMIT, concurrency))
+    if not has_wait_for:
+        return
     problems = wait_option_problems(values["wait_for"], values["fail_on"], values["wait_timeout"], values["wait_sleep"], values["wait_sleep_max"])
     if problems:
         raise ConnectionConfigError("; ".join(problems))

@@ -14,6 +14,7 @@ search, the deadline, warnings, masking - happens here, once.
 
 from __future__ import annotations
 
+import re
 import time
 
 from ansible_collections.modelarts.training.plugins.module_utils.client import HAS_REQUESTS, REQUESTS_IMPORT_ERROR, ModelArtsClient
@@ -38,9 +39,27 @@ class MissingLibraryError(ConnectionConfigError):
         self.traceback = traceback_text
 
 
+# What a training job id looks like (ModelArts issues UUIDs): anything else, "." and ".." above all, never
+# reaches a URL path.
+JOB_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
 def v2_key(job_id):
     """The key of a v2 job: its id."""
     return str(job_id)
+
+
+def check_job_id(value, name):
+    """The v2 job id ``value`` given as ``name`` (an option, a term), stripped; ``ConnectionConfigError`` when it cannot be one."""
+    text = str(value).strip() if value is not None else ""
+    if not text:
+        raise ConnectionConfigError("%s must not be empty" % name)
+    if not JOB_ID_PATTERN.fullmatch(text):
+        raise ConnectionConfigError(
+            "%s: %s is not a training job id (ModelArts ids look like 3f7a1c2e-9b4d-4e8a-a1b2-c3d4e5f60718: letters, digits, '-', '_' and '.', "
+            "starting with a letter or digit, at most 128 characters)" % (name, repr(label(text, 60)))
+        )
+    return text
 
 
 def v1_key(job_id, version_id):
@@ -318,7 +337,30 @@ def keys_for_name(client, name, validate="strict", fail_on=DEFAULT_FAIL_ON, dead
         _mask_item(item, include_tokens)
         if item["id"] is not None:
             found[v2_key(item["id"])] = item
+        else:
+            # Under validate warn or off the item is built all the same; without an id it can be neither
+            # keyed nor polled again, and dropping it could hide a Failed job from a gate.
+            found[("search", index)] = UnidentifiedJobError(index, name, item)
     return list(found), found
+
+
+class UnidentifiedJobError(Exception):
+    """A name search returned a job whose document has no readable ``metadata.id``: it cannot be followed.
+
+    ``item`` is what the document says (its phase included), so the job still shows in the result.
+    Neither ``transient`` nor ``not_found``: it ends a wait as an error, and fails a call that does not wait.
+    """
+
+    transient = False
+    not_found = False
+
+    def __init__(self, index, name, item):
+        phase = item.get("phase") if isinstance(item, dict) else None
+        super().__init__(
+            "search result %d for the name '%s' (phase %s) has no readable metadata.id, so the job cannot be identified or followed"
+            % (index, label(name), label(phase) if phase else "unknown")
+        )
+        self.item = item
 
 
 def _document_ref(document, index):
@@ -353,9 +395,7 @@ def select(values):
         raise ConnectionConfigError("%s are mutually exclusive (only training_job_ids and v1_jobs may be combined)" % ", ".join(given))
     text = values.get("training_job_id")
     if text is not None:
-        if not str(text).strip():
-            raise ConnectionConfigError("training_job_id must not be empty")
-        return Selection([v2_key(text)], single=True)
+        return Selection([v2_key(check_job_id(text, "training_job_id"))], single=True)
     if values.get("name") is not None:
         if not str(values["name"]).strip():
             raise ConnectionConfigError("name must not be empty")
@@ -364,9 +404,7 @@ def select(values):
         return Selection([_v1(values, "")], single=True)
     keys = []
     for index, job_id in enumerate(values.get("training_job_ids") or []):
-        if job_id is None or not str(job_id).strip():
-            raise ConnectionConfigError("training_job_ids[%d] must not be empty" % index)
-        keys.append(v2_key(job_id))
+        keys.append(v2_key(check_job_id(job_id, "training_job_ids[%d]" % index)))
     for index, job in enumerate(values.get("v1_jobs") or []):
         keys.append(_v1(job, "v1_jobs[%d]." % index))
     return Selection(keys)
@@ -391,12 +429,13 @@ class Query(object):
     """One configured query: typed options, one client, and the calls every plugin needs.
 
     ``levels`` are the entry point's option values, highest precedence first (see
-    ``options.resolve``); the environment comes last.  Raises ``ConnectionConfigError`` (a
+    ``options.resolve``); the environment comes last; ``has_wait_for`` is false for an entry point without a
+    ``wait_for`` option (see ``resolve``).  Raises ``ConnectionConfigError`` (a
     :class:`MissingLibraryError` for a missing library) before any request.
     """
 
-    def __init__(self, levels, selection=None, environ=None, clock=time.monotonic, sleeper=time.sleep, **client_kwargs):
-        self.settings = resolve(levels, environ)
+    def __init__(self, levels, selection=None, environ=None, clock=time.monotonic, sleeper=time.sleep, has_wait_for=True, **client_kwargs):
+        self.settings = resolve(levels, environ, has_wait_for=has_wait_for)
         if not HAS_REQUESTS:
             raise MissingLibraryError("requests", REQUESTS_IMPORT_ERROR)
         if self.settings.validate != "off" and not HAS_JSONSCHEMA:
@@ -462,18 +501,66 @@ class Query(object):
 
     # -- what the module and the lookup call ----------------------------------------------------
 
+    def _find_named(self, name, start):
+        """``(keys, found)`` of the jobs named ``name`` (see :meth:`search`).
+
+        Without ``wait``, one search.  With it, a name no job has yet is not an answer (a misspelt name
+        must never open a gate): the search is repeated on the waiter's schedule until a job has the
+        name, and a :class:`ModelArtsError` saying no job had it ends the call at the deadline.  As for
+        the jobs' own polls, the search at the deadline (the only one when ``wait_timeout`` is 0) may
+        run one ``request_timeout`` past it, and transient errors are tolerated until then.
+        """
+        settings = self.settings
+        if not settings.wait:
+            return self.search(name, None)
+        waiter = _waiter()
+        deadline = start + settings.wait_timeout
+        grace = float(self.client.params["request_timeout"])
+        interval, cap = settings.wait_sleep, max(settings.wait_sleep, settings.wait_sleep_max)
+        last = settings.wait_timeout <= 0
+        searches, failure = 0, None
+        while True:
+            searches += 1
+            try:
+                keys, found = self.search(name, deadline + grace if last else deadline)
+                failure = None
+            except ModelArtsError as error:
+                if not error.transient:
+                    raise
+                keys, found, failure = [], {}, error
+            if keys:
+                return keys, found
+            now = self.clock()
+            remaining = deadline - now
+            if last or remaining <= 0:
+                text = "no training job named '%s' was found after waiting %.1fs (wait_timeout %s, %d search%s)" % (
+                    label(name),
+                    now - start,
+                    settings.wait_timeout,
+                    searches,
+                    "" if searches == 1 else "es",
+                )
+                if failure is not None:
+                    text += "; the last search failed: %s" % failure
+                raise ModelArtsError(text, operation="search training jobs named '%s'" % label(name))
+            nap = waiter.nap_length(interval, now, deadline)
+            self.sleeper(nap)
+            last = nap >= remaining
+            interval = waiter.next_interval(interval, cap)
+
     def run(self):
         """Query the selected jobs, waiting when asked, and return a :class:`QueryResult` (never raises for the service's answers)."""
         settings = self.settings
         selection = self.selection
         start = self.clock()
-        deadline = start + settings.wait_timeout if settings.wait else None
         keys, initial = selection.keys, None
+        warnings = list(self.warnings)
         if selection.name is not None:
             try:
-                keys, initial = self.search(selection.name, deadline)
+                keys, initial = self._find_named(selection.name, start)
             except ModelArtsError as error:
-                return QueryResult([], False, str(error), {"search": error}, warnings=list(self.warnings), single=selection.single)
+                return QueryResult([], False, str(error), {"search": error}, warnings=warnings, single=selection.single)
+            warnings.extend(str(value) for value in initial.values() if isinstance(value, UnidentifiedJobError))
         result = query_jobs(
             self.client,
             keys,
@@ -492,7 +579,7 @@ class Query(object):
             include_tokens=settings.include_endpoint_tokens,
         )
         result.single = selection.single
-        result.warnings = list(self.warnings)
+        result.warnings = warnings
         if settings.details_paths is not None:
             for item in result.items:
                 if "details" in item:

@@ -143,6 +143,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.query import ( 
     ModelArtsError,
     Query,
     SchemaValidationError,
+    check_job_id,
     describe,
     unseen_item,
     v2_key,
@@ -193,12 +194,15 @@ def _id_list(value):
     if not isinstance(value, (list, tuple)):
         raise SourceConfigError("%s: %s must be a list of job ids or a comma-separated string" % (NAME, where("training_job_ids", LEVEL_ARGUMENT)))
     ids = []
-    for entry in value:
+    for index, entry in enumerate(value):
         if not isinstance(entry, (str, int)) or isinstance(entry, bool):
             raise SourceConfigError("%s: %s must hold job id strings, got a %s" % (NAME, where("training_job_ids", LEVEL_ARGUMENT), type(entry).__name__))
         text = str(entry).strip()
         if text:
-            ids.append(text)
+            try:
+                ids.append(check_job_id(text, "training_job_ids[%d] (argument)" % index))
+            except ConnectionConfigError as error:
+                raise SourceConfigError("%s: %s" % (NAME, error)) from None
     return list(dict.fromkeys(ids))
 
 
@@ -371,17 +375,20 @@ class Watcher(object):
         return event
 
     def invalid(self, key, error):
-        """Record a document that breaks the JSON schema (``validate: strict``); return its event once per change, else None."""
+        """Record a document that cannot be trusted (it breaks the JSON schema under ``validate: strict``, or has no
+        readable id); return its event once per change, else None."""
         state = self.jobs.setdefault(key, JobState(self.clock()))
         state.polls += 1
         item = unseen_item(key, error)
-        problems = list(getattr(error, "errors", None) or [])
-        self._report(
-            key,
-            state,
-            _signature(problems),
-            "training job %s: the answer breaks the JSON schema (validate: strict), so it gives no phase-change event: %s" % (describe(key), _paths(problems)),
-        )
+        problems = list(getattr(error, "errors", None) or item.get("schema_errors") or [])
+        if isinstance(error, SchemaValidationError):
+            text = "training job %s: the answer breaks the JSON schema (validate: strict), so it gives no phase-change event: %s" % (
+                describe(key),
+                _paths(problems),
+            )
+        else:
+            text = "%s; it gives no phase-change event" % error
+        self._report(key, state, _signature(problems) or (str(error),), text)
         observed = (item.get("phase"), _signature(problems))
         if observed == state.invalid:
             return None
@@ -464,7 +471,8 @@ class Watcher(object):
             if key in self.finished:
                 continue
             result = found[key]
-            event = self.invalid(key, result) if isinstance(result, SchemaValidationError) else self.observe(key, result)
+            # An exception here is one document's: a schema failure, or (any validate mode) a job with no readable id.
+            event = self.invalid(key, result) if isinstance(result, Exception) else self.observe(key, result)
             if event:
                 events.append(event)
         for key in [key for key in self.jobs if key not in found]:
@@ -581,7 +589,8 @@ def build_watcher(args, environ=None, clock=time.monotonic, **query_kwargs):
     door = dict((key, value) for key, value in args.items() if key in DOOR_ARGUMENTS)
     try:
         # The door sizes the HTTP pool to max_concurrency; nothing smaller is passed here.
-        query = Query([(LEVEL_ARGUMENT, door)], environ=environ, clock=clock, **query_kwargs)
+        # The source has no wait_for: it follows every job to a final phase, and fail_on only says which count as failed.
+        query = Query([(LEVEL_ARGUMENT, door)], environ=environ, clock=clock, has_wait_for=False, **query_kwargs)
     except ConnectionConfigError as error:
         raise SourceConfigError("%s: %s" % (NAME, error)) from None
     return Watcher(arguments, query, clock=clock), query

@@ -211,7 +211,16 @@ def test_documentation_lists_exactly_the_accepted_arguments():
         assert options[name].get("default") == spec["default"], name
     for example in yaml.safe_load(source.EXAMPLES):
         assert list(example) == ["modelarts.training.training_job_phase"]
-        source.Arguments(example["modelarts.training.training_job_phase"])
+        source.Arguments(_rendered(example["modelarts.training.training_job_phase"]))
+
+
+def _rendered(value):
+    # ansible-rulebook renders the rulebook's variables before the source sees its arguments.
+    if isinstance(value, dict):
+        return dict((key, _rendered(entry)) for key, entry in value.items())
+    if isinstance(value, list):
+        return [_rendered(entry) for entry in value]
+    return "a1000000-0000-4000-8000-000000000001" if isinstance(value, str) and "{{" in value else value
 
 
 # -- change detection and the waiter's verdicts (fake clock, no I/O) -----------------------------

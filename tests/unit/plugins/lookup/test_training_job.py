@@ -30,7 +30,9 @@ def test_term_keys(term, key):
 @pytest.mark.parametrize(
     "term,fragment",
     [
-        ("", "term 3: the training job id is empty"),
+        ("", "term 3 must not be empty"),
+        ("..", "term 3: '..' is not a training job id"),
+        ("a/../b", "term 3: 'a/../b' is not a training job id"),
         (5, "got int"),
         (None, "got NoneType"),
         ({"job_id": 1}, "exactly the keys job_id and version_id"),

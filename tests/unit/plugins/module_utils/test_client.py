@@ -10,7 +10,7 @@ import pytest
 import requests
 
 from ansible_collections.modelarts.training.plugins.module_utils import client as client_mod
-from ansible_collections.modelarts.training.plugins.module_utils.client import ModelArtsClient, escape, parse_retry_after
+from ansible_collections.modelarts.training.plugins.module_utils.client import ModelArtsClient, escape, iam_endpoint, modelarts_endpoint, parse_retry_after
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError
 from ansible_collections.modelarts.training.tests.unit.plugins.module_utils.fakes import FakeClock, FakeResponse, FakeSession
@@ -47,8 +47,7 @@ def test_get_training_job_signs_and_returns_json():
     "job_id,escaped",
     [
         ("a/b", "a%2Fb"),
-        ("..", "%2E%2E"),
-        (".", "%2E"),
+        ("a..", "a.."),
         ("x?y=1", "x%3Fy%3D1"),
         ("100%", "100%25"),
         ("j\u00f6b", "j%C3%B6b"),
@@ -60,6 +59,29 @@ def test_ids_are_path_escaped(job_id, escaped):
     client, _clock = make(session)
     client.get_training_job(job_id)
     assert session.calls[0]["url"].endswith("/training-jobs/" + escaped)
+
+
+@pytest.mark.parametrize("job_id", [".", "..", "..."])
+def test_dot_segments_are_refused_before_any_request(job_id):
+    # %2E%2E is no protection: requests (and servers, proxies) decode it back into a parent path.
+    session = FakeSession(FakeResponse(200, JOB))
+    client, _clock = make(session)
+    with pytest.raises(ConnectionConfigError, match="cannot be a URL path segment"):
+        client.get_training_job(job_id)
+    with pytest.raises(ConnectionConfigError, match="cannot be a URL path segment"):
+        client.get_job_version(job_id, 1)
+    assert not session.calls
+
+
+@pytest.mark.parametrize(
+    "region",
+    ["cn-north-4@other.host/", "x.other.host#", "x/..", "cn-north-4.", "CN-NORTH-4", "cn-north-4\n", "", None],
+)
+def test_a_default_endpoint_is_built_from_a_region_name_only(region):
+    with pytest.raises(ConnectionConfigError, match="region"):
+        modelarts_endpoint(region)
+    with pytest.raises(ConnectionConfigError, match="region"):
+        iam_endpoint(region)
 
 
 def test_endpoint_overrides_and_user_agent():

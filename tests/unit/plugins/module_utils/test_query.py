@@ -210,3 +210,62 @@ def test_run_trims_details_but_not_the_item():
     assert set(whole.items[0]["details"]) == {"metadata", "status", "endpoints"}
     empty = make_query(session, select({"training_job_id": "job-1"}), details_paths=[]).run()
     assert empty.items[0]["details"] == {}
+
+
+# -- waiting by name (issue 20) ------------------------------------------------------------------------
+
+
+def search_page(*documents):
+    return FakeResponse(200, {"total": len(documents), "count": len(documents), "items": list(documents)})
+
+
+def test_waiting_by_a_name_no_job_has_keeps_looking_and_fails_at_the_deadline():
+    """A misspelt name must never open a gate: no job of that name is not "every job completed"."""
+    session = FakeSession(*[search_page() for _ in range(20)])
+    query = make_query(session, Selection(name="nightly-typo"), wait=True, wait_timeout=30, wait_sleep=5)
+    result = query.run()
+    assert not result.ok and result.items == []
+    assert "no training job named 'nightly-typo' was found after waiting 30.0s (wait_timeout 30, " in result.msg
+    assert len(session.calls) > 2, "the search is repeated while waiting"
+    assert query.clock() - 1000.0 == 30.0, "and it ends at the deadline"
+
+
+def test_waiting_by_name_follows_a_job_that_appears_later():
+    session = FakeSession(
+        search_page(), search_page(), search_page(document("j1", "Running", "nightly")), FakeResponse(200, document("j1", "Completed", "nightly"))
+    )
+    result = make_query(session, Selection(name="nightly"), wait=True, wait_timeout=60, wait_sleep=5).run()
+    assert result.ok, result.msg
+    assert [item["id"] for item in result.items] == ["j1"] and result.items[0]["phase"] == "Completed"
+
+
+def test_waiting_by_name_tolerates_a_transient_search_error():
+    session = FakeSession(FakeResponse(503, {"error_code": "ModelArts.0001", "error_msg": "busy"}), search_page(document("j1", "Completed", "nightly")))
+    result = make_query(session, Selection(name="nightly"), wait=True, wait_timeout=60, wait_sleep=5).run()
+    assert result.ok, result.msg
+
+
+@pytest.mark.parametrize("phase,ok", [("Completed", True), ("Running", False), ("Failed", False)])
+def test_wait_timeout_0_by_name_looks_once_like_by_id(phase, ok):
+    session = FakeSession(search_page(document("j1", phase, "nightly")))
+    result = make_query(session, Selection(name="nightly"), wait=True, wait_timeout=0).run()
+    assert result.ok is ok, result.msg
+    assert len(session.calls) == 1 and "deadline passed" not in (result.msg or "")
+
+
+def test_without_wait_a_name_no_job_has_is_an_empty_answer():
+    result = make_query(FakeSession(search_page()), Selection(name="nightly")).run()
+    assert result.ok and result.items == []
+
+
+@pytest.mark.parametrize("validate", ["strict", "warn", "off"])
+def test_a_search_result_without_an_id_is_reported_under_every_validate_mode(validate):
+    anonymous = document("x", "Failed", "nightly")
+    del anonymous["metadata"]["id"]
+    session = FakeSession(search_page(document("j1", "Completed", "nightly"), anonymous))
+    result = make_query(session, Selection(name="nightly"), validate=validate).run()
+    assert not result.ok, "a job that cannot be identified must not vanish from a gate's view"
+    assert len(result.items) == 2 and result.items[1]["phase"] == "Failed" and result.items[1]["error"]
+    assert "search result 1" in result.msg
+    if validate != "strict":
+        assert any("no readable metadata.id" in warning for warning in result.warnings)

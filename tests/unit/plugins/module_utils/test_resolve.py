@@ -141,3 +141,95 @@ def test_query_options_are_checked_with_their_origin():
 )
 def test_proxy_secret(proxy, secret):
     assert proxy_secret(proxy) == secret
+
+
+# -- what becomes a host, a header or a path (issue 20) -----------------------------------------------
+
+
+@pytest.mark.parametrize("region", ["cn-north-4@other.host/", "x.other.host#", "x/..", "x:443", "Cn-North-4", "cn_north_4", "cn-north-4 x"])
+def test_a_region_that_is_not_a_region_name_is_refused_naming_where_it_came_from(region):
+    with pytest.raises(ConnectionConfigError, match=r"region \(task option\) must be a region name") as info:
+        resolve([(LEVEL_OPTION, {"region": region, "auth_token": "t"})], {})
+    assert "endpoint" in str(info.value)
+    with pytest.raises(ConnectionConfigError, match=r"region \(environment variable HUAWEICLOUD_SDK_REGION\) must be a region name"):
+        resolve([(LEVEL_OPTION, {"auth_token": "t"})], {"HUAWEICLOUD_SDK_REGION": region})
+    with pytest.raises(ConnectionConfigError, match=r"region \(variable modelarts_region\) must be a region name"):
+        resolve([(LEVEL_KEYWORD, {}), (LEVEL_VARIABLE, {"region": region, "auth_token": "t"})], {})
+
+
+@pytest.mark.parametrize(
+    "name,env", [("auth_token", "HUAWEICLOUD_SDK_AUTH_TOKEN"), ("security_token", "HUAWEICLOUD_SDK_SECURITY_TOKEN"), ("secret_key", "HUAWEICLOUD_SDK_SK")]
+)
+def test_credentials_lose_surrounding_whitespace(name, env):
+    values = {"auth_token": "tok"} if name == "auth_token" else {"access_key": "ak", "secret_key": "sk", "security_token": "st"}
+    values[name] = "SECRET-VALUE-0123456789\n"
+    environ = dict(
+        ("HUAWEICLOUD_SDK_" + {"access_key": "AK", "secret_key": "SK", "security_token": "SECURITY_TOKEN", "auth_token": "AUTH_TOKEN"}[k], v)
+        for k, v in values.items()
+    )
+    environ["HUAWEICLOUD_SDK_REGION"] = "cn-north-4\n"
+    settings = resolve([(LEVEL_OPTION, {"project_id": "p"})], environ)
+    assert settings.connection[name] == "SECRET-VALUE-0123456789" and settings.connection["region"] == "cn-north-4"
+    assert env in environ
+    settings = resolve([(LEVEL_OPTION, dict(values, project_id="p", region="cn-north-4"))], {})
+    assert settings.connection[name] == "SECRET-VALUE-0123456789"
+
+
+@pytest.mark.parametrize("value", ["SECRET-VALUE\n0123456789", "SECRET\r\nX-Other: 1", "SECRET\x00VALUE", "SECRET\u2028VALUE", "SECRET\tVALUE"])
+@pytest.mark.parametrize("name", ["auth_token", "security_token", "access_key", "secret_key", "project_id"])
+def test_a_control_character_inside_a_credential_is_refused_without_echoing_it(name, value):
+    values = {"auth_token": "tok"} if name in ("auth_token", "project_id") else {"access_key": "ak", "secret_key": "sk", "security_token": "st"}
+    values.update({name: value, "region": "cn-north-4"})
+    values.setdefault("project_id", "p")
+    with pytest.raises(ConnectionConfigError) as info:
+        resolve([(LEVEL_OPTION, values)], {})
+    text = str(info.value)
+    assert ("%s (task option) contains a control character" % name) in text
+    assert "SECRET" not in text and "VALUE" not in text
+
+
+def test_a_task_security_token_with_the_environments_access_key_is_an_error():
+    environ = {
+        "HUAWEICLOUD_SDK_AK": "env-ak",
+        "HUAWEICLOUD_SDK_SK": "env-sk",
+        "HUAWEICLOUD_SDK_SECURITY_TOKEN": "env-OLD-token",
+        "HUAWEICLOUD_SDK_REGION": "cn-north-4",
+    }
+    with pytest.raises(ConnectionConfigError) as info:
+        resolve([(LEVEL_OPTION, {"security_token": "task-NEW-token", "project_id": "p"})], environ)
+    text = str(info.value)
+    assert "security_token (task option) is set without access_key at the same level" in text
+    assert "from HUAWEICLOUD_* environment variables" in text and "token" in text and "NEW" not in text and "OLD" not in text
+    with pytest.raises(ConnectionConfigError, match=r"security_token \(keyword\) is set without access_key"):
+        resolve(
+            [(LEVEL_KEYWORD, {"security_token": "kw"}), (LEVEL_VARIABLE, {"access_key": "a", "secret_key": "s"})],
+            {"HUAWEICLOUD_SDK_PROJECT_ID": "p", "HUAWEICLOUD_SDK_REGION": "r"},
+        )
+
+
+def test_a_complete_temporary_set_on_the_task_replaces_the_environments():
+    environ = {
+        "HUAWEICLOUD_SDK_AK": "env-ak",
+        "HUAWEICLOUD_SDK_SK": "env-sk",
+        "HUAWEICLOUD_SDK_SECURITY_TOKEN": "env-token",
+        "HUAWEICLOUD_SDK_REGION": "cn-north-4",
+    }
+    settings = resolve([(LEVEL_OPTION, {"access_key": "a", "secret_key": "s", "security_token": "task-token", "project_id": "p"})], environ)
+    assert (settings.connection["access_key"], settings.connection["security_token"]) == ("a", "task-token")
+    settings = resolve([(LEVEL_OPTION, {"access_key": "a", "secret_key": "s", "project_id": "p"})], environ)
+    assert settings.connection["security_token"] is None, "the environment's token belongs to the environment's access key"
+
+
+def test_password_auth_without_region_asks_for_region_or_iam_endpoint():
+    values = {"username": "u", "password": "pw", "domain_name": "d", "endpoint": "https://127.0.0.1:1", "project_id": "p"}
+    with pytest.raises(ConnectionConfigError, match=r"set region \(HUAWEICLOUD_SDK_REGION\), or iam_endpoint \(HUAWEICLOUD_SDK_IAM_ENDPOINT\)"):
+        resolve([(LEVEL_OPTION, values)], {})
+    settings = resolve([(LEVEL_OPTION, dict(values, iam_endpoint="https://127.0.0.1:2"))], {})
+    assert settings.kind == "password"
+
+
+def test_without_wait_for_an_entry_point_may_fail_on_completed():
+    settings = resolve([(LEVEL_ARGUMENT, {"auth_token": "t", "region": "r", "project_id": "p", "fail_on": ["Completed", "Failed"]})], {}, has_wait_for=False)
+    assert settings.fail_on == ["Completed", "Failed"] and settings.wait_for == ["Terminated", "Abnormal"]
+    with pytest.raises(ConnectionConfigError, match="wait_for and fail_on must not share phases"):
+        resolve([(LEVEL_OPTION, {"auth_token": "t", "region": "r", "project_id": "p", "fail_on": ["Completed"]})], {})
