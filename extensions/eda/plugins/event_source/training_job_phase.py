@@ -61,6 +61,7 @@ options:
   fail_on:
     description:
       - Phases that set the item's C(failed) flag and end the watch of that job.
+      - Any phase, C(Completed) included; the source has no O(wait_for) and follows every job to a final phase.
     type: list
     elements: str
     choices: [Creating, Pending, Running, Failed, Completed, Terminating, Terminated, Abnormal]
