@@ -22,7 +22,10 @@ description:
     O(auth_token) replaces AK/SK from C(modelarts_*) variables or E(HUAWEICLOUD_SDK_AK)/E(HUAWEICLOUD_SDK_SK).
 options:
   _terms:
-    description: v2 training job ids, or dicts C({job_id, version_id}) for v1 job versions.
+    description:
+      - v2 training job ids, or dicts C({job_id, version_id}) for v1 job versions.
+      - C(job_id) and C(version_id) are non-negative integers, or text of decimal digits (a templated value), as for the module;
+        a float, a boolean or a negative number is refused, never rounded.
     required: true
     type: list
     elements: raw
@@ -88,7 +91,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.options import 
     ConnectionConfigError,
     variable_names,
 )
-from ansible_collections.modelarts.training.plugins.module_utils.query import Query, Selection, check_job_id, v1_key, v2_key
+from ansible_collections.modelarts.training.plugins.module_utils.query import Query, Selection, check_job_id, v1_selection_key, v2_key
 
 display = Display()
 
@@ -102,9 +105,9 @@ def term_key(term, index):
         if unknown or "job_id" not in term or "version_id" not in term:
             raise AnsibleLookupError("term %d: a v1 term is a dict with exactly the keys job_id and version_id" % index)
         try:
-            return v1_key(term["job_id"], term["version_id"])
-        except (TypeError, ValueError):
-            raise AnsibleLookupError("term %d: job_id and version_id must be integers" % index) from None
+            return v1_selection_key(term, "term %d: " % index)
+        except ConnectionConfigError as error:
+            raise AnsibleLookupError("training_job lookup: %s" % error) from None
     if isinstance(term, (bool, int, float)) or term is None:
         raise AnsibleLookupError("term %d: expected a training job id (string) or a {job_id, version_id} dict, got %s" % (index, type(term).__name__))
     try:

@@ -23,7 +23,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.fanout import D
 from ansible_collections.modelarts.training.plugins.module_utils.jobs import ITEM_KEYS, build_item
 from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError, proxy_secret, resolve
 from ansible_collections.modelarts.training.plugins.module_utils.phases import DEFAULT_FAIL_ON, DEFAULT_WAIT_FOR, TERMINAL_PHASES
-from ansible_collections.modelarts.training.plugins.module_utils.text import MASK, label, name_key, redact
+from ansible_collections.modelarts.training.plugins.module_utils.text import MASK, describe_value, label, name_key, redact
 from ansible_collections.modelarts.training.plugins.module_utils.validation import HAS_JSONSCHEMA, JSONSCHEMA_IMPORT_ERROR, SchemaValidationError
 
 MESSAGE_JOBS_SHOWN = 20
@@ -401,24 +401,42 @@ def select(values):
             raise ConnectionConfigError("name must not be empty")
         return Selection(name=values["name"])
     if values.get("job_id") is not None:
-        return Selection([_v1(values, "")], single=True)
+        return Selection([v1_selection_key(values, "")], single=True)
     keys = []
     for index, job_id in enumerate(values.get("training_job_ids") or []):
         keys.append(v2_key(check_job_id(job_id, "training_job_ids[%d]" % index)))
     for index, job in enumerate(values.get("v1_jobs") or []):
-        keys.append(_v1(job, "v1_jobs[%d]." % index))
+        keys.append(v1_selection_key(job, "v1_jobs[%d]." % index))
     return Selection(keys)
 
 
-def _v1(values, prefix):
+# A v1 id given as text (a templated value is text): decimal digits, an optional minus sign so that "-3" is
+# refused as negative rather than as not a number.  ASCII only: str.isdigit() takes superscripts int() refuses.
+_V1_ID_TEXT = re.compile(r"-?[0-9]+")
+
+
+def v1_selection_key(values, prefix):
+    """The v1 key of ``values['job_id']`` and ``values['version_id']``: the one rule of the module's options and the lookup's terms.
+
+    Each id is an int (never a bool) or a string of decimal digits (templated values are text), and not
+    negative.  Anything else - a float, even ``10.0``, ``true``, ``-3``, any other string - is refused with
+    a ``ConnectionConfigError`` naming ``prefix`` and the option (``term 0: job_id must be an integer, got 10.9``),
+    never coerced: ``int(10.9)`` is 10, another job.
+    """
     key = []
     for option in ("job_id", "version_id"):
         value = values.get(option) if isinstance(values, dict) else None
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ConnectionConfigError("%s%s must be an integer, got %s" % (prefix, option, label(value, 40)))
-        if value < 0:
-            raise ConnectionConfigError("%s%s must not be negative, got %d" % (prefix, option, value))
-        key.append(value)
+        number = value
+        if isinstance(value, str) and _V1_ID_TEXT.fullmatch(value):
+            try:
+                number = int(value)
+            except ValueError:  # over Python's limit on digits: not an id either
+                pass
+        if isinstance(number, bool) or not isinstance(number, int):
+            raise ConnectionConfigError("%s%s must be an integer, got %s" % (prefix, option, describe_value(value, 40)))
+        if number < 0:
+            raise ConnectionConfigError("%s%s must not be negative, got %s" % (prefix, option, describe_value(value, 40)))
+        key.append(number)
     return v1_key(*key)
 
 

@@ -273,7 +273,7 @@ OTHER_ROWS = [
     ("lookup unknown phase", "{{ lookup('modelarts.training.training_job', '%s', wait_for=['Complete']) }}" % COMPLETED, "unknown phase 'Complete'"),
     ("lookup empty term", "{{ lookup('modelarts.training.training_job', '') }}", "empty"),
     ("lookup null term", "{{ lookup('modelarts.training.training_job', None) }}", "expected a training job id"),
-    ("lookup bad v1 term", "{{ lookup('modelarts.training.training_job', {'job_id': 'x', 'version_id': 1}) }}", "must be integers"),
+    ("lookup bad v1 term", "{{ lookup('modelarts.training.training_job', {'job_id': 'x', 'version_id': 1}) }}", "term 0: job_id must be an integer, got 'x'"),
     ("lookup unknown field", "{{ lookup('modelarts.training.training_job', '%s', field='nope') }}" % COMPLETED, "field 'nope'"),
     ("jinja test unknown phase", "{{ 'Complete' is modelarts.training.completed }}", "unknown phase 'Complete'"),
     ("jinja test wrong type", "{{ 5 is modelarts.training.terminal }}", "expected a training job item or a phase string"),

@@ -37,7 +37,10 @@ def test_term_keys(term, key):
         (None, "got NoneType"),
         ({"job_id": 1}, "exactly the keys job_id and version_id"),
         ({"job_id": 1, "version_id": 2, "x": 3}, "exactly the keys"),
-        ({"job_id": "ten", "version_id": 2}, "must be integers"),
+        ({"job_id": "ten", "version_id": 2}, "term 3: job_id must be an integer, got 'ten'"),
+        ({"job_id": 10.9, "version_id": 2}, "term 3: job_id must be an integer, got 10.9"),
+        ({"job_id": 10, "version_id": True}, "term 3: version_id must be an integer, got true"),
+        ({"job_id": -3, "version_id": 2}, "term 3: job_id must not be negative, got -3"),
     ],
 )
 def test_bad_terms(term, fragment):

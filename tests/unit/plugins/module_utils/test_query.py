@@ -18,6 +18,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.query import (
     query_jobs,
     select,
     v1_key,
+    v1_selection_key,
 )
 from ansible_collections.modelarts.training.tests.unit.plugins.module_utils.fakes import FakeClock, FakeResponse, FakeSession
 
@@ -70,6 +71,62 @@ def test_select(values, keys, single, name):
 def test_select_refuses(values, fragment):
     with pytest.raises(ConnectionConfigError, match=fragment):
         select(values)
+
+
+# -- the v1 rule shared by the module and the lookup (issue 20, item 11) ----------------------------
+
+
+@pytest.mark.parametrize(
+    "values,key",
+    [
+        ({"job_id": 10, "version_id": 2}, ("v1", 10, 2)),
+        ({"job_id": 0, "version_id": 0}, ("v1", 0, 0)),
+        # templated values are text
+        ({"job_id": "10", "version_id": "2"}, ("v1", 10, 2)),
+        ({"job_id": "007", "version_id": 1}, ("v1", 7, 1)),
+    ],
+)
+def test_v1_selection_key_takes_ints_and_decimal_text(values, key):
+    assert v1_selection_key(values, "term 0: ") == key
+
+
+@pytest.mark.parametrize(
+    "values,message",
+    [
+        ({"job_id": 10.9, "version_id": 1}, "term 0: job_id must be an integer, got 10.9"),
+        ({"job_id": 10.0, "version_id": 1}, "term 0: job_id must be an integer, got 10.0"),
+        ({"job_id": True, "version_id": 1}, "term 0: job_id must be an integer, got true"),
+        ({"job_id": 10, "version_id": False}, "term 0: version_id must be an integer, got false"),
+        ({"job_id": -3, "version_id": 1}, "term 0: job_id must not be negative, got -3"),
+        ({"job_id": "-3", "version_id": 1}, "term 0: job_id must not be negative, got '-3'"),
+        ({"job_id": "10.9", "version_id": 1}, "term 0: job_id must be an integer, got '10.9'"),
+        ({"job_id": " 10", "version_id": 1}, "term 0: job_id must be an integer, got ' 10'"),
+        ({"job_id": "1e3", "version_id": 1}, "term 0: job_id must be an integer, got '1e3'"),
+        ({"job_id": "\u00b2", "version_id": 1}, "term 0: job_id must be an integer, got '\u00b2'"),
+        ({"job_id": "", "version_id": 1}, "term 0: job_id must be an integer, got ''"),
+        ({"job_id": None, "version_id": 1}, "term 0: job_id must be an integer, got null"),
+        ({"job_id": [1], "version_id": 1}, "term 0: job_id must be an integer, got an array of 1 item"),
+        ({"job_id": float("nan"), "version_id": 1}, "term 0: job_id must be an integer, got nan"),
+    ],
+)
+def test_v1_selection_key_refuses_without_coercing(values, message):
+    with pytest.raises(ConnectionConfigError) as info:
+        v1_selection_key(values, "term 0: ")
+    assert str(info.value) == message
+
+
+def test_v1_selection_key_refuses_text_past_the_digit_limit():
+    with pytest.raises(ConnectionConfigError, match=r"^job_id must be an integer, got '1111.*\(5000 characters\)$"):
+        v1_selection_key({"job_id": "1" * 5000, "version_id": 1}, "")
+
+
+@pytest.mark.parametrize("value", [10.9, True, -3])
+def test_select_applies_the_same_rule_as_the_lookup(value):
+    with pytest.raises(ConnectionConfigError) as info:
+        select({"v1_jobs": [{"job_id": value, "version_id": 1}]})
+    with pytest.raises(ConnectionConfigError) as direct:
+        v1_selection_key({"job_id": value, "version_id": 1}, "v1_jobs[0].")
+    assert str(info.value) == str(direct.value)
 
 
 # -- endpoint tokens --------------------------------------------------------------------------------
