@@ -11,6 +11,7 @@ import requests
 
 from modelarts_emulator import routes
 from modelarts_emulator.app import Emulator
+from modelarts_emulator.client import ControlError
 
 from .helpers import V2_JOB, SignedClient
 
@@ -138,6 +139,17 @@ def test_v1_document(client):
     assert set(FIELDS["v1_fields"]) <= set(doc)
     failed = client.v1_job(1002, 4).json()
     assert failed["status"] == 11 and json.loads(failed["model_metric_list"]) == {}
+
+
+def test_v1_model_metric_list_from_the_scenario_is_served_as_given(emu, client):
+    # A loss that went to NaN: the text reaches the client unchanged (json.dumps would write NaN too).
+    text = '{"total_metric": {"total_metric_values": {"loss": NaN, "grad_norm": Infinity}}}'
+    emu.add_job(name="legacy-nan", api="v1", job_id=1901, version_id=1, phase="Completed", model_metric_list=text)
+    emu.add_job(name="legacy-nan-running", api="v1", job_id=1902, version_id=1, phase="Running", model_metric_list="{}")
+    assert client.v1_job(1901, 1).json()["model_metric_list"] == text
+    assert client.v1_job(1902, 1).json()["model_metric_list"] == "{}"
+    with pytest.raises(ControlError, match="model_metric_list is the v1 document's JSON text, a string"):
+        emu.add_job(name="legacy-bad", api="v1", job_id=1903, version_id=1, model_metric_list={"loss": 1})
 
 
 def test_v1_twin_matches_v2(client):

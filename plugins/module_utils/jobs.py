@@ -319,11 +319,10 @@ def normalise_v2(doc, fail_on=DEFAULT_FAIL_ON, schema_errors=None):
     return _finish(item, phase, fail_on, reader, schema_errors)
 
 
-def _reject_constant(name):
-    raise ValueError("non-standard JSON constant %s" % name)
-
-
 def _parse_metrics(reader, doc):
+    # What Python's json parses is parsed, NaN, Infinity and -Infinity included: a loss that went to NaN is
+    # what a training framework writes, the schema asks only for a string, and Ansible carries float NaN
+    # through a module result, a registered variable and the lookup unchanged (docs/module.md).
     if "model_metric_list" not in doc or doc["model_metric_list"] is None:
         return None
     raw = doc["model_metric_list"]
@@ -336,7 +335,7 @@ def _parse_metrics(reader, doc):
     if not raw.strip():
         return None
     try:
-        return json.loads(raw, parse_constant=_reject_constant)
+        return json.loads(raw)
     except RecursionError:
         reader.note(["model_metric_list"], "not parsed: the JSON is nested too deeply")
     except ValueError as exc:

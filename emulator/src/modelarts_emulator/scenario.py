@@ -70,6 +70,7 @@ JOB_KEYS = {
     "workspace_id",
     "user_name",
     "search_counts_as_poll",
+    "model_metric_list",
 }
 _NAMESPACE = uuid.UUID("6f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f")
 # Shipped scenarios live in the package. The ones a bare start needs (demo, empty) are JSON, so the
@@ -222,6 +223,9 @@ def build_job(spec, directory, origin, ordinal):
     algorithm = spec.get("algorithm", "code")
     if algorithm not in ("code", "managed", "subscription"):
         raise ScenarioError("%s: algorithm must be code, managed or subscription" % where)
+    model_metric_list = spec.get("model_metric_list")
+    if model_metric_list is not None and not isinstance(model_metric_list, str):
+        raise ScenarioError("%s: model_metric_list is the v1 document's JSON text, a string" % where)
     failure = spec.get("failure") or {}
     if not isinstance(failure, dict):
         raise ScenarioError("%s: failure must be a mapping {exit_code, message, task}" % where)
@@ -273,6 +277,7 @@ def build_job(spec, directory, origin, ordinal):
         failure={"exit_code": failure.get("exit_code"), "message": failure.get("message"), "task": failure.get("task")},
         not_found_status=int(spec.get("not_found_status", 400)),
         search_counts_as_poll=spec.get("search_counts_as_poll"),
+        model_metric_list=model_metric_list,
         lifecycle=lifecycle,
         job_faults=list(spec.get("faults") or []),
     )
