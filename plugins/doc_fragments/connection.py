@@ -61,6 +61,76 @@ options:
       - IAM account (domain) name of O(username).
       - If not set, the value of the E(HUAWEICLOUD_DOMAIN_NAME) environment variable is used.
     type: str
+  credentials_file:
+    description:
+      - The official SDK's credentials file (INI, section C([basic])) with C(ak), C(sk) and optional C(security_token), C(project_id),
+        C(iam_endpoint); or C(idp_id) and C(id_token_file) for a federated identity, whose temporary credentials are renewed.
+      - Given here, it is a credential kind like the others. When no credential is given anywhere, the file named by
+        E(HUAWEICLOUD_SDK_CREDENTIALS_FILE), else C(~/.huaweicloud/credentials) when it exists, is the first source tried,
+        then CCE pod identity, then the ECS/BMS instance metadata (see the notes).
+    type: path
+  idp_id:
+    description:
+      - ID of the IAM identity provider that trusts the id token in O(id_token_file) (a CI job's OIDC token).
+      - The token is exchanged at IAM (C(POST /v3.0/OS-AUTH/id-token/tokens)), then for temporary AK/SK
+        (C(POST /v3.0/OS-CREDENTIAL/securitytokens)); they are renewed before they expire, reading the file again each time.
+      - If not set, the value of the E(HUAWEICLOUD_SDK_IDP_ID) environment variable is used.
+    type: str
+  id_token_file:
+    description:
+      - File holding the id token of O(idp_id); read again at every exchange, so a CI system may rotate it.
+      - If not set, the value of the E(HUAWEICLOUD_SDK_ID_TOKEN_FILE) environment variable is used.
+    type: path
+  oidc_provider_urn:
+    description:
+      - URN of the OIDC identity provider for STS v5 C(assume-with-oidc); needs O(oidc_agency_urn) and an id token
+        (O(oidc_token_file) or O(oidc_id_token)). The temporary credentials are renewed before they expire.
+      - If not set, the value of the E(HUAWEICLOUD_OIDC_PROVIDER_URN) environment variable is used.
+    type: str
+  oidc_agency_urn:
+    description:
+      - URN of the agency assumed with the OIDC id token.
+      - If not set, the value of the E(HUAWEICLOUD_OIDC_AGENCY_URN) environment variable is used.
+    type: str
+  oidc_token_file:
+    description:
+      - File holding the OIDC id token; read again at every renewal.
+      - If not set, the value of the E(HUAWEICLOUD_OIDC_TOKEN_FILE) environment variable is used.
+    type: path
+  oidc_id_token:
+    description:
+      - The OIDC id token itself; wins over O(oidc_token_file) given at the same level. Never logged nor shown.
+      - If not set, the value of the E(HUAWEICLOUD_OIDC_ID_TOKEN) environment variable is used.
+    type: str
+  oidc_session_name:
+    description:
+      - Session name of the assumed agency (default C(oidc-sts-session)).
+      - If not set, the value of the E(HUAWEICLOUD_OIDC_SESSION_NAME) environment variable is used.
+    type: str
+  oidc_duration_seconds:
+    description:
+      - Lifetime asked for the OIDC temporary credentials, 900 to 43200 seconds (default 3600).
+      - If not set, the value of the E(HUAWEICLOUD_OIDC_DURATION_SECONDS) environment variable is used.
+    type: int
+  agency_name:
+    description:
+      - An agency to assume on top of any credentials (IAM C(assume_role)); needs O(agency_domain_name).
+      - The assumed credentials are renewed before they expire.
+    type: str
+  agency_domain_name:
+    description:
+      - Name of the account that created O(agency_name).
+    type: str
+  agency_duration:
+    description:
+      - Lifetime asked for the agency's credentials, 900 to 86400 seconds (default 3600).
+    type: int
+  sts_endpoint:
+    description:
+      - STS endpoint URL for O(oidc_provider_urn). Defaults to C(https://sts.<region>.myhuaweicloud.com) for the regions
+        of the official SDK's region map, and cn-north-4's for the others.
+      - If not set, the value of the E(HUAWEICLOUD_SDK_STS_ENDPOINT) environment variable is used.
+    type: str
   endpoint:
     description:
       - ModelArts endpoint URL. Defaults to C(https://modelarts.<region>.myhuaweicloud.com).
@@ -132,8 +202,15 @@ notes:
     the same level conflict. O(security_token) is only taken from where O(access_key) came from."
   - Credentials are checked before any request is sent; conflicting or incomplete credentials fail the task and name the options
     and environment variables involved.
-  - Secrets (O(secret_key), O(security_token), O(auth_token), O(password) and tokens obtained from IAM) never appear in results,
-    error messages or logs.
+  - "When no level names any credential option, credentials are looked for where hosts keep them: the SDK credentials file
+    (E(HUAWEICLOUD_SDK_CREDENTIALS_FILE), else C(~/.huaweicloud/credentials)), then CCE pod identity
+    (E(HC_CONTAINER_CREDENTIALS_FULL_URI) and E(HC_CONTAINER_AUTHORIZATION_TOKEN_FILE)), then the ECS/BMS instance metadata
+    (E(HUAWEICLOUD_METADATA_ENDPOINT), default C(http://169.254.169.254)) with a short connect timeout. If none serves, one
+    error names every source tried and why it was skipped."
+  - Credentials the collection obtains (federated, OIDC, pod identity, instance metadata, agency, IAM password tokens) are renewed
+    when less than 5 minutes or a third of their lifetime remains, and once when the service refuses them.
+  - Secrets (O(secret_key), O(security_token), O(auth_token), O(password), O(oidc_id_token), id and pod tokens, and credentials
+    or tokens obtained from IAM, STS or the metadata service) never appear in results, error messages or logs.
 requirements:
   - requests
 """
@@ -216,6 +293,111 @@ options:
       - name: HUAWEICLOUD_DOMAIN_NAME
     vars:
       - name: modelarts_domain_name
+  credentials_file:
+    description:
+      - The official SDK's credentials file (INI, section C([basic])) with C(ak), C(sk) and optional C(security_token), C(project_id),
+        C(iam_endpoint); or C(idp_id) and C(id_token_file) for a federated identity, whose temporary credentials are renewed.
+      - Given here, it is a credential kind like the others. When no credential is given anywhere, the file named by
+        E(HUAWEICLOUD_SDK_CREDENTIALS_FILE), else C(~/.huaweicloud/credentials) when it exists, is the first source tried,
+        then CCE pod identity, then the ECS/BMS instance metadata (see the notes).
+    type: path
+    vars:
+      - name: modelarts_credentials_file
+  idp_id:
+    description:
+      - ID of the IAM identity provider that trusts the id token in O(id_token_file) (a CI job's OIDC token).
+      - The token is exchanged at IAM (C(POST /v3.0/OS-AUTH/id-token/tokens)), then for temporary AK/SK
+        (C(POST /v3.0/OS-CREDENTIAL/securitytokens)); they are renewed before they expire, reading the file again each time.
+    type: str
+    env:
+      - name: HUAWEICLOUD_SDK_IDP_ID
+    vars:
+      - name: modelarts_idp_id
+  id_token_file:
+    description:
+      - File holding the id token of O(idp_id); read again at every exchange, so a CI system may rotate it.
+    type: path
+    env:
+      - name: HUAWEICLOUD_SDK_ID_TOKEN_FILE
+    vars:
+      - name: modelarts_id_token_file
+  oidc_provider_urn:
+    description:
+      - URN of the OIDC identity provider for STS v5 C(assume-with-oidc); needs O(oidc_agency_urn) and an id token
+        (O(oidc_token_file) or O(oidc_id_token)). The temporary credentials are renewed before they expire.
+    type: str
+    env:
+      - name: HUAWEICLOUD_OIDC_PROVIDER_URN
+    vars:
+      - name: modelarts_oidc_provider_urn
+  oidc_agency_urn:
+    description:
+      - URN of the agency assumed with the OIDC id token.
+    type: str
+    env:
+      - name: HUAWEICLOUD_OIDC_AGENCY_URN
+    vars:
+      - name: modelarts_oidc_agency_urn
+  oidc_token_file:
+    description:
+      - File holding the OIDC id token; read again at every renewal.
+    type: path
+    env:
+      - name: HUAWEICLOUD_OIDC_TOKEN_FILE
+    vars:
+      - name: modelarts_oidc_token_file
+  oidc_id_token:
+    description:
+      - The OIDC id token itself; wins over O(oidc_token_file) given at the same level. Never logged nor shown.
+    type: str
+    env:
+      - name: HUAWEICLOUD_OIDC_ID_TOKEN
+    vars:
+      - name: modelarts_oidc_id_token
+  oidc_session_name:
+    description:
+      - Session name of the assumed agency (default C(oidc-sts-session)).
+    type: str
+    env:
+      - name: HUAWEICLOUD_OIDC_SESSION_NAME
+    vars:
+      - name: modelarts_oidc_session_name
+  oidc_duration_seconds:
+    description:
+      - Lifetime asked for the OIDC temporary credentials, 900 to 43200 seconds (default 3600).
+    type: int
+    env:
+      - name: HUAWEICLOUD_OIDC_DURATION_SECONDS
+    vars:
+      - name: modelarts_oidc_duration_seconds
+  agency_name:
+    description:
+      - An agency to assume on top of any credentials (IAM C(assume_role)); needs O(agency_domain_name).
+      - The assumed credentials are renewed before they expire.
+    type: str
+    vars:
+      - name: modelarts_agency_name
+  agency_domain_name:
+    description:
+      - Name of the account that created O(agency_name).
+    type: str
+    vars:
+      - name: modelarts_agency_domain_name
+  agency_duration:
+    description:
+      - Lifetime asked for the agency's credentials, 900 to 86400 seconds (default 3600).
+    type: int
+    vars:
+      - name: modelarts_agency_duration
+  sts_endpoint:
+    description:
+      - STS endpoint URL for O(oidc_provider_urn). Defaults to C(https://sts.<region>.myhuaweicloud.com) for the regions
+        of the official SDK's region map, and cn-north-4's for the others.
+    type: str
+    env:
+      - name: HUAWEICLOUD_SDK_STS_ENDPOINT
+    vars:
+      - name: modelarts_sts_endpoint
   endpoint:
     description:
       - ModelArts endpoint URL. Defaults to C(https://modelarts.<region>.myhuaweicloud.com).
@@ -305,6 +487,8 @@ notes:
   - A boolean option given anything but a boolean fails, naming the option and where the value came from.
   - Credentials are checked before any request is sent; conflicting or incomplete credentials fail and name the options and
     environment variables involved.
+  - "When no level names any credential option: the SDK credentials file, then CCE pod identity, then the ECS/BMS instance
+    metadata; see the module's notes. Obtained credentials are renewed before they expire."
   - Secrets never appear in results, error messages or logs.
 requirements:
   - requests

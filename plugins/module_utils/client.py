@@ -23,6 +23,7 @@ import warnings
 from urllib.parse import quote, urlsplit
 
 from ansible_collections.modelarts.training.plugins.module_utils import auth
+from ansible_collections.modelarts.training.plugins.module_utils import credentials as credentials_mod
 from ansible_collections.modelarts.training.plugins.module_utils.errors import (
     ModelArtsError,
     RETRYABLE_STATUS,
@@ -137,6 +138,19 @@ def _metadata_name(document):
     return metadata.get("name") if isinstance(metadata, dict) else None
 
 
+def _metadata_id(document):
+    """The readable ``metadata.id`` of a search result (a non-empty string), or None."""
+    metadata = document.get("metadata") if isinstance(document, dict) else None
+    job_id = metadata.get("id") if isinstance(metadata, dict) else None
+    return job_id if isinstance(job_id, str) and job_id else None
+
+
+def _repeats_most_of(items, ids):
+    """Whether most of the identifiable documents of ``items`` are among ``ids``: a page read at an item offset."""
+    known = [job_id for job_id in (_metadata_id(item) for item in items) if job_id is not None]
+    return bool(known) and 2 * sum(1 for job_id in known if job_id in ids) > len(known)
+
+
 def _no_netrc_auth(prepared):
     """Leave the request as it is: the signature or the token is the only credential a ModelArts call carries."""
     return prepared
@@ -183,11 +197,19 @@ class Response(object):
 
 
 class Call(object):
-    """One API call as it goes through retries and attempts: what to send, where, and by when."""
+    """One API call as it goes through retries and attempts: what to send, where, and by when.
 
-    __slots__ = ("method", "url", "headers", "payload", "operation", "service", "deadline", "authenticate")
+    ``authenticate``: sign with the client's current credentials; ``sign_with``: sign with these
+    credentials instead (a credential exchange); neither: an anonymous call.  ``connect_timeout``
+    replaces the client's for this call, ``retries`` its ``backoff_retries``, and ``expect`` is
+    ``json`` (parsed) or ``text``.
+    """
 
-    def __init__(self, method, url, headers, payload, operation, service, deadline, authenticate):
+    __slots__ = ("method", "url", "headers", "payload", "operation", "service", "deadline", "authenticate", "sign_with", "connect_timeout", "retries", "expect")
+
+    def __init__(
+        self, method, url, headers, payload, operation, service, deadline, authenticate, sign_with=None, connect_timeout=None, retries=None, expect="json"
+    ):
         # pylint: disable=too-many-arguments
         self.method = method
         self.url = url
@@ -197,6 +219,54 @@ class Call(object):
         self.service = service
         self.deadline = deadline
         self.authenticate = authenticate
+        self.sign_with = sign_with
+        self.connect_timeout = connect_timeout
+        self.retries = retries
+        self.expect = expect
+
+
+class _Transport(credentials_mod.Transport):
+    """What credential providers ask of a client: calls to absolute URLs through its retries, deadline,
+    TLS, proxy and error model, and its secrets to mask."""
+
+    def __init__(self, client):
+        self._client = client
+
+    @property
+    def iam_endpoint(self):
+        return self._client.iam_endpoint
+
+    @property
+    def sts_endpoint(self):
+        return self._client.sts_endpoint
+
+    def call(self, method, url, headers=None, body=None, operation=None, deadline=None, sign_with=None, connect_timeout=None, retry=True, expect="json"):
+        # pylint: disable=too-many-arguments
+        client = self._client
+        payload = json.dumps(body, separators=(",", ":")).encode("utf-8") if body is not None else None
+        sent = {"Content-Type": "application/json;charset=UTF-8"} if payload is not None else {}
+        sent.update(headers or {})
+        call = Call(
+            method,
+            url,
+            sent,
+            payload,
+            operation or "%s %s" % (method, url.split("?", 1)[0]),
+            "credentials",
+            client._bounded(deadline),  # pylint: disable=protected-access
+            False,
+            sign_with=sign_with,
+            connect_timeout=connect_timeout,
+            retries=None if retry else 0,
+            expect=expect,
+        )
+        return client._with_retries(call)  # pylint: disable=protected-access
+
+    def remember_secret(self, value):
+        self._client._remember_secret(value)  # pylint: disable=protected-access
+
+    def utcnow(self):
+        return self._client._utcnow()  # pylint: disable=protected-access
 
 
 class ModelArtsClient(object):
@@ -212,7 +282,8 @@ class ModelArtsClient(object):
     a ``requests.Session``-like ``request()`` method.
     """
 
-    def __init__(self, params, session=None, clock=time.monotonic, sleep=time.sleep, rand=random.random, utcnow=None, pool_size=16, trace=None):
+    def __init__(self, params, session=None, clock=time.monotonic, sleep=time.sleep, rand=random.random, utcnow=None, pool_size=16, trace=None, environ=None):
+        # pylint: disable=too-many-arguments
         # An empty string (a blank environment variable or AWX credential field)
         # means "not set", as it does for the credential rules.
         self.params = dict((name, None if params.get(name) == "" else params.get(name)) for name in CONNECTION_OPTIONS)
@@ -227,6 +298,7 @@ class ModelArtsClient(object):
         self.endpoint = (self.params["endpoint"] or modelarts_endpoint(region)).rstrip("/")
         # Without a region the IAM endpoint is needed only when it is given (check_credentials asks for it then).
         self.iam_endpoint = (self.params["iam_endpoint"] or (iam_endpoint(region) if region else "")).rstrip("/")
+        self.sts_endpoint = (self.params["sts_endpoint"] or (credentials_mod.sts_endpoint(region) if region else "")).rstrip("/")
         self._secrets = tuple(self.params[name] for name in SECRET_OPTIONS if self.params.get(name))
         self._clock = clock
         self._sleep = sleep
@@ -234,7 +306,12 @@ class ModelArtsClient(object):
         self._utcnow = utcnow or (lambda: datetime.datetime.now(datetime.timezone.utc))
         self._trace = trace
         self._lock = threading.Lock()
-        self.iam = IamSession(self.params, self.kind, self.request, self._utcnow, self._remember_secret)
+        self.transport = _Transport(self)
+        # One provider for the kind (options.resolve decided it); renewal is the provider's business, not the client's.
+        self.credentials = credentials_mod.Renewing(credentials_mod.provider_for(self.kind, self.params, environ))
+        self._refused_after_success = False
+        self._succeeded = False
+        self.iam = IamSession(self.params, self.request, self.current_credentials)
         self._verify = self._tls_verify()
         if self._verify is False:
             self._quiet_insecure_warnings()
@@ -296,8 +373,19 @@ class ModelArtsClient(object):
         return self.iam.project_id(self._bounded(deadline))
 
     def _remember_secret(self, value):
+        if not value:
+            return
         with self._lock:
-            self._secrets = self._secrets + (value,)
+            if value not in self._secrets:
+                self._secrets = self._secrets + (value,)
+
+    def secrets(self):
+        """Every secret value this client knows: the options' and each one obtained or issued since."""
+        return self._secrets
+
+    def current_credentials(self, deadline=None):
+        """The credentials calls are signed with now: obtained the first time, renewed when due."""
+        return self.credentials.current(self.transport, self._bounded(deadline))
 
     def request_budget(self):
         """The longest one call may take without a deadline: every attempt's timeouts and every backoff sleep.
@@ -312,22 +400,25 @@ class ModelArtsClient(object):
         return deadline if deadline is not None else self._clock() + self.request_budget()
 
     def _auth_headers(self, call):
-        """Return ``(url, headers)`` ready to send, authenticated with this client's credential kind."""
-        if self.kind == "aksk":
+        """Return ``(url, headers)`` ready to send: signed with the call's own credentials, the client's current ones, or none."""
+        signer = call.sign_with or (self.current_credentials(call.deadline) if call.authenticate else None)
+        if signer is None:
+            return call.url, dict(call.headers)
+        if signer.kind == "aksk":
             project = self.iam.known_project if call.service == "modelarts" else None
             return auth.sign_request(
                 call.method,
                 call.url,
                 call.headers,
                 call.payload,
-                self.params["access_key"],
-                self.params["secret_key"],
+                signer.access_key,
+                signer.secret_key,
                 project_id=project,
-                security_token=self.params["security_token"],
+                security_token=signer.security_token,
                 now=self._utcnow(),
             )
         headers = dict(call.headers)
-        headers["X-Auth-Token"] = self.iam.token(call.deadline)
+        headers["X-Auth-Token"] = signer.auth_token
         return call.url, headers
 
     # -- requests ----------------------------------------------------------
@@ -342,30 +433,56 @@ class ModelArtsClient(object):
         and a slowly arriving body alike).  Without one, the call is bounded by :meth:`request_budget`.  Retries 429, 500, 502, 503, 504,
         connection errors, timeouts and unreadable 2xx bodies up to
         ``backoff_retries`` times with full-jitter exponential backoff,
-        honouring ``Retry-After``.  A 401 with a password-issued token renews
-        the token once.
+        honouring ``Retry-After``.  A 401 renews credentials the collection obtained (a password
+        token, federated or metadata credentials...) once; user-given temporary credentials refused
+        after earlier successes are reported as expired.
         """
         operation = operation or "%s %s" % (method, path)
         deadline = self._bounded(deadline)
-        base = self.endpoint if service == "modelarts" else self.iam_endpoint
+        base = self.endpoint if service == "modelarts" else self._iam_base(deadline)
         url = base + path
         if query:
             url += "?" + auth.canonical_query(query)
         payload = json.dumps(body, separators=(",", ":")).encode("utf-8") if body is not None else None
         headers = {"Content-Type": "application/json;charset=UTF-8"} if payload is not None else {}
         call = Call(method, url, headers, payload, operation, service, deadline, authenticate)
-        renewable = authenticate and self.kind == "password"
-        used = self.iam.token(deadline) if renewable else None
-        try:
+        if not authenticate:
             return self._with_retries(call)
+        used = self.current_credentials(deadline)
+        try:
+            response = self._with_retries(call)
         except ModelArtsError as error:
-            if not (renewable and error.status == 401):
+            if error.status != 401:
                 raise
-        self.iam.token(deadline, stale=used)
-        return self._with_retries(call)
+            if self.credentials.refused(self.transport, used, deadline) is used:
+                raise self._refusal(error, used)
+            response = self._with_retries(call)
+        self._succeeded = True
+        return response
+
+    def _iam_base(self, deadline):
+        # Without iam_endpoint or region, the credentials may name IAM (a credentials file's iam_endpoint).
+        if self.iam_endpoint:
+            return self.iam_endpoint
+        hint = (self.current_credentials(deadline).iam_endpoint or "").rstrip("/")
+        if not hint:
+            raise ConnectionConfigError("set %s, or %s to say which IAM endpoint to call" % (describe("region"), describe("iam_endpoint")))
+        return hint
+
+    def _refusal(self, error, used):
+        """The error for a 401 that renewal could not cure: temporary credentials given by the user expire, and say so."""
+        if self._succeeded and used.security_token and not self.credentials.provider.refreshable:
+            # Judged by the refusal after success, not by the gateway's wording.
+            error.args = (
+                "%s (the temporary credentials given as access_key, secret_key and security_token worked earlier in this task and are now "
+                "refused: they have expired. Temporary credentials given as options are not renewed; let the collection obtain and renew "
+                "them instead: idp_id and id_token_file, oidc_provider_urn and oidc_agency_urn with an id token, a credentials file, "
+                "CCE pod identity or ECS instance metadata (docs/authentication.md))" % error.args[0],
+            )
+        return error
 
     def _with_retries(self, call):
-        retries = max(0, int(self.params["backoff_retries"]))
+        retries = max(0, int(self.params["backoff_retries"] if call.retries is None else call.retries))
         deadline = call.deadline
         attempt = 0
         while True:
@@ -398,16 +515,17 @@ class ModelArtsClient(object):
         ceiling = min(float(self.params["backoff_max_delay"]), float(self.params["backoff_delay"]) * (2**attempt))
         return self._rand() * ceiling
 
-    def _timeouts(self, deadline):
+    def _timeouts(self, deadline, connect_timeout=None):
         remaining = max(0.001, deadline - self._clock())
-        return min(float(self.params["connect_timeout"]), remaining), min(float(self.params["request_timeout"]), remaining)
+        connect = float(self.params["connect_timeout"] if connect_timeout is None else connect_timeout)
+        return min(connect, remaining), min(float(self.params["request_timeout"]), remaining)
 
     def _attempt(self, call):
         """One HTTP exchange, ended by the call's deadline. Returns ``(Response, None)`` or ``(ModelArtsError, retry_after)``."""
         operation, deadline = call.operation, call.deadline
         if self._clock() >= deadline:
             return ModelArtsError("%s: the deadline passed before the request could be sent" % operation, operation=operation, transient=True), None
-        send_url, send_headers = self._auth_headers(call) if call.authenticate else (call.url, dict(call.headers))
+        send_url, send_headers = self._auth_headers(call)
         started = self._clock()
         try:
             raw = self._session.request(
@@ -415,7 +533,7 @@ class ModelArtsClient(object):
                 send_url,
                 headers=send_headers,
                 data=call.payload,
-                timeout=self._timeouts(deadline),
+                timeout=self._timeouts(deadline, call.connect_timeout),
                 verify=self._verify,
                 proxies=self._proxies,
                 stream=True,
@@ -441,7 +559,8 @@ class ModelArtsClient(object):
             retry_after = parse_retry_after(raw.headers.get("Retry-After"), self._utcnow()) if status in RETRYABLE_STATUS else None
             return error_from_response(operation, status, raw.headers, content, self._secrets), retry_after
         try:
-            data = json.loads(content.decode("utf-8")) if content else None
+            text = content.decode("utf-8") if content else ""
+            data = text if call.expect == "text" else json.loads(text) if text else None
         except (ValueError, RecursionError, UnicodeDecodeError):
             # A complete 2xx with an unreadable body is what a gateway or a cut
             # connection produces; a read-only call can safely try again.
@@ -537,17 +656,27 @@ class ModelArtsClient(object):
         path = "/v1/%s/training-jobs/%s/versions/%s" % (escape(self.resolve_project_id(deadline)), escape(job_id), escape(version_id))
         return self.request("GET", path, operation="get training job %s version %s" % (label(job_id), label(version_id)), deadline=deadline)
 
-    def search_training_jobs(self, name, deadline=None, page_size=50):
+    def search_training_jobs(self, name, deadline=None, page_size=50, max_pages=200):
         """All v2 jobs whose name is exactly ``name``, following every page of the search API.
 
-        The API's ``name`` filter matches substrings, so the exact match is
-        applied here.  ``offset`` is a page index, not an item offset.
+        The API's ``name`` filter matches substrings, so the exact match is applied here.  ``offset``
+        is a page index in the SDK's model (0 = first page); an older edition of the API reference
+        calls it an item offset.  Either reading gives every job once: the second request
+        (``offset`` 1) tells them apart - read as an item offset it repeats all but the first job of
+        the first page - and the offsets that follow are page indexes or item offsets accordingly.
+        Documents are de-duplicated by ``metadata.id`` (jobs created while paging shift the pages);
+        a document without a readable id is kept (``query.keys_for_name`` reports it), and under the
+        item reading skipped where its position was seen already.  Paging stops at an empty or short page,
+        once ``total`` documents were seen, or at a page that adds nothing new; a search still going
+        after ``max_pages`` requests is an error, never a silently partial answer.
         """
         found = []
-        page = 0
-        while True:
+        ids = set()
+        seen = 0  # documents seen: distinct ids, plus documents without one
+        offset, item_offsets, covered = 0, False, 0  # covered: where the item reading's next unseen document is
+        for request in range(max_pages):
             body = {
-                "offset": page,
+                "offset": offset,
                 "limit": page_size,
                 "sort_by": "create_time",
                 "order": "desc",
@@ -557,7 +686,7 @@ class ModelArtsClient(object):
                 "POST",
                 "/v2/%s/training-job-searches" % escape(self.resolve_project_id(deadline)),
                 body=body,
-                operation="search training jobs named '%s' (page %d)" % (label(name), page),
+                operation="search training jobs named '%s' (offset %d)" % (label(name), offset),
                 deadline=deadline,
             )
             items = response.data.get("items", False) if isinstance(response.data, dict) else False
@@ -565,9 +694,31 @@ class ModelArtsClient(object):
             items = [] if items is None else items
             if not isinstance(items, list):
                 raise ModelArtsError("search training jobs named '%s': the answer has no 'items' list" % label(name), request_id=response.request_id)
-            found.extend(item for item in items if isinstance(item, dict) and _metadata_name(item) == name)
+            if request == 1 and _repeats_most_of(items, ids):
+                item_offsets = True
+            # Read at an item offset, the page starts inside what was seen: by id, and by position for id-less documents.
+            repeated = covered - offset if item_offsets else 0
+            fresh = 0
+            for position, document in enumerate(items):
+                job_id = _metadata_id(document)
+                if (job_id is None and position < repeated) or (job_id is not None and job_id in ids):
+                    continue
+                if job_id is not None:
+                    ids.add(job_id)
+                fresh += 1
+                if isinstance(document, dict) and _metadata_name(document) == name:
+                    found.append(document)
+            seen += fresh
+            covered = max(covered, offset + len(items))
             total = response.data.get("total")
-            seen = page * page_size + len(items)
-            if not items or len(items) < page_size or (isinstance(total, int) and seen >= total):
+            if isinstance(total, bool) or not isinstance(total, int):
+                total = None
+            # The page that told the readings apart may hold nothing new (jobs created meanwhile shift it).
+            stale = fresh == 0 and not (item_offsets and request == 1)
+            if not items or len(items) < page_size or stale or (total is not None and seen >= total):
                 return found
-            page += 1
+            offset = covered if item_offsets else offset + 1
+        raise ModelArtsError(
+            "search training jobs named '%s': more than %d pages of %d results (the service's name filter matches substrings; %d jobs seen), "
+            "so the search was stopped rather than answer with part of the jobs" % (label(name), max_pages, page_size, seen)
+        )

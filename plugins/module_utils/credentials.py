@@ -941,10 +941,9 @@ def _required(values, kind, names):
 def provider_for(kind, values, environ=None, home=None):
     """The provider of credential ``kind`` (one of :data:`KINDS`) from resolved option ``values``, wrapped in :class:`Agency` when ``agency_name`` is set.
 
-    ``values`` holds option values by name (``access_key``, ``idp_id``, ``oidc_token_file``, ``agency_name``...);
-    ``environ`` gives what has no option: ``HUAWEICLOUD_OIDC_ID_TOKEN`` (an inline token, which wins over
-    ``oidc_token_file``), ``HUAWEICLOUD_OIDC_SESSION_NAME``, ``HUAWEICLOUD_OIDC_DURATION_SECONDS``, and the
-    default chain's variables.
+    ``values`` holds option values by name (``access_key``, ``idp_id``, ``oidc_token_file``, ``oidc_id_token``,
+    ``agency_name``...), as ``options.resolve`` merged them with the environment; ``environ`` gives the default
+    chain's variables (the credentials file, pod identity, the metadata endpoint).
     """
     environ = os.environ if environ is None else environ
     if kind == "aksk":
@@ -964,15 +963,16 @@ def provider_for(kind, values, environ=None, home=None):
         base = Federated(idp_id, token_file)
     elif kind == "oidc":
         provider_urn, agency_urn = _required(values, "OIDC", ("oidc_provider_urn", "oidc_agency_urn"))
-        inline = _value(values, "oidc_id_token") or _value(environ, ENV_OIDC_ID_TOKEN)
-        duration = _value(values, "oidc_duration_seconds") or _value(environ, ENV_OIDC_DURATION)
+        # options.resolve has read the HUAWEICLOUD_OIDC_* variables below the user's levels, and paired the
+        # inline token with the token file by level; the inline token wins over a file of the same level.
+        duration = _value(values, "oidc_duration_seconds")
         base = OidcSts(
             provider_urn,
             agency_urn,
-            id_token=inline,
+            id_token=_value(values, "oidc_id_token"),
             token_file=_value(values, "oidc_token_file"),
-            session_name=_value(values, "oidc_session_name") or _value(environ, ENV_OIDC_SESSION_NAME),
-            duration=_positive_int(duration, ENV_OIDC_DURATION, OIDC_DURATION_RANGE) if duration is not None else OIDC_DURATION,
+            session_name=_value(values, "oidc_session_name") or OIDC_SESSION_NAME,
+            duration=_positive_int(duration, describe("oidc_duration_seconds"), OIDC_DURATION_RANGE) if duration is not None else OIDC_DURATION,
         )
     elif kind == "default":
         base = default_chain(environ, home)

@@ -45,8 +45,25 @@ CONNECTION_OPTIONS = {
     "username": ({"type": "str"}, "HUAWEICLOUD_USERNAME"),
     "password": ({"type": "str", "no_log": True}, "HUAWEICLOUD_PASSWORD"),
     "domain_name": ({"type": "str"}, "HUAWEICLOUD_DOMAIN_NAME"),
+    # Sources the collection obtains credentials from and renews (credentials.py).  The SDK's credentials
+    # file sits below every level, the environment included: HUAWEICLOUD_SDK_CREDENTIALS_FILE is read by
+    # the default chain (credentials.default_chain), so the option has no environment variable here.
+    "credentials_file": ({"type": "path"}, None),
+    "idp_id": ({"type": "str"}, "HUAWEICLOUD_SDK_IDP_ID"),
+    "id_token_file": ({"type": "path"}, "HUAWEICLOUD_SDK_ID_TOKEN_FILE"),
+    "oidc_provider_urn": ({"type": "str"}, "HUAWEICLOUD_OIDC_PROVIDER_URN"),
+    "oidc_agency_urn": ({"type": "str"}, "HUAWEICLOUD_OIDC_AGENCY_URN"),
+    "oidc_token_file": ({"type": "path"}, "HUAWEICLOUD_OIDC_TOKEN_FILE"),
+    "oidc_id_token": ({"type": "str", "no_log": True}, "HUAWEICLOUD_OIDC_ID_TOKEN"),
+    "oidc_session_name": ({"type": "str"}, "HUAWEICLOUD_OIDC_SESSION_NAME"),
+    "oidc_duration_seconds": ({"type": "int"}, "HUAWEICLOUD_OIDC_DURATION_SECONDS"),
+    # An agency assumed on top of any source; agency_duration defaults to 3600 s where it is used.
+    "agency_name": ({"type": "str"}, None),
+    "agency_domain_name": ({"type": "str"}, None),
+    "agency_duration": ({"type": "int"}, None),
     "endpoint": ({"type": "str"}, "HUAWEICLOUD_MODELARTS_ENDPOINT"),
     "iam_endpoint": ({"type": "str"}, "HUAWEICLOUD_SDK_IAM_ENDPOINT"),
+    "sts_endpoint": ({"type": "str"}, "HUAWEICLOUD_SDK_STS_ENDPOINT"),
     "validate_certs": ({"type": "bool", "default": True}, "HUAWEICLOUD_VALIDATE_CERTS"),
     "ca_bundle": ({"type": "path"}, "HUAWEICLOUD_CA_BUNDLE"),
     # Shown in results for debugging; its user:password part is masked everywhere (see proxy_secret).
@@ -59,12 +76,29 @@ CONNECTION_OPTIONS = {
     "max_response_bytes": ({"type": "int", "default": DEFAULT_MAX_RESPONSE_BYTES}, None),
 }
 
-SECRET_OPTIONS = ("secret_key", "security_token", "auth_token", "password")
+SECRET_OPTIONS = ("secret_key", "security_token", "auth_token", "password", "oidc_id_token")
 # Values that become part of a header, a URL or a request body: surrounding whitespace is dropped (a
 # YAML "|" block or a file read into a variable ends in a newline; every SDK strips it) and any
 # control character left is refused, so no value can split a header or reach a message escaped
 # where masking would not recognise it.
-CREDENTIAL_TEXT_OPTIONS = ("region", "project_id", "access_key", "secret_key", "security_token", "auth_token", "username", "password", "domain_name")
+CREDENTIAL_TEXT_OPTIONS = (
+    "region",
+    "project_id",
+    "access_key",
+    "secret_key",
+    "security_token",
+    "auth_token",
+    "username",
+    "password",
+    "domain_name",
+    "idp_id",
+    "oidc_provider_urn",
+    "oidc_agency_urn",
+    "oidc_id_token",
+    "oidc_session_name",
+    "agency_name",
+    "agency_domain_name",
+)
 # A region is a name, never a host: it is spliced into default endpoint host names.
 REGION_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -170,49 +204,65 @@ CREDENTIAL_KINDS = (
     ("aksk", ("access_key", "secret_key", "security_token"), ("access_key", "secret_key")),
     ("auth_token", ("auth_token",), ("auth_token",)),
     ("password", ("username", "password", "domain_name"), ("username", "password", "domain_name")),
+    ("credentials_file", ("credentials_file",), ("credentials_file",)),
+    ("federated", ("idp_id", "id_token_file"), ("idp_id", "id_token_file")),
+    (
+        "oidc",
+        ("oidc_provider_urn", "oidc_agency_urn", "oidc_token_file", "oidc_id_token", "oidc_session_name", "oidc_duration_seconds"),
+        ("oidc_provider_urn", "oidc_agency_urn"),
+    ),
 )
+# Kinds whose exchanges go to IAM (the endpoint must be known), and kinds that may learn the project and
+# the IAM endpoint from what they read (the credentials file, the default chain).
+IAM_KINDS = ("password", "federated")
+SELF_DESCRIBING_KINDS = ("credentials_file", "default")
+# With no credential option at any level, the collection looks for credentials where hosts keep them.
+DEFAULT_KIND = "default"
+AGENCY_OPTIONS = ("agency_name", "agency_domain_name", "agency_duration")
+OIDC_TOKEN_OPTIONS = ("oidc_id_token", "oidc_token_file")
 CREDENTIAL_OPTIONS = tuple(name for _kind, names, _required in CREDENTIAL_KINDS for name in names)
 
 
-def check_credentials(params, level=None):
-    """Return the credential kind of ``params``: ``aksk``, ``auth_token`` or ``password``.
+KINDS_HELP = (
+    "access_key and secret_key (HUAWEICLOUD_SDK_AK, HUAWEICLOUD_SDK_SK), or auth_token (HUAWEICLOUD_SDK_AUTH_TOKEN), or username, password and "
+    "domain_name (HUAWEICLOUD_USERNAME, HUAWEICLOUD_PASSWORD, HUAWEICLOUD_DOMAIN_NAME), or credentials_file, or idp_id and id_token_file "
+    "(HUAWEICLOUD_SDK_IDP_ID, HUAWEICLOUD_SDK_ID_TOKEN_FILE), or oidc_provider_urn, oidc_agency_urn and oidc_token_file (HUAWEICLOUD_OIDC_*)"
+)
 
-    Raises :class:`ConnectionConfigError` when no kind or more than one kind is set, when a kind is
-    incomplete, when ``security_token`` comes without an AK/SK pair, or when neither ``region`` nor
-    the endpoints allow finding the service.  ``level`` says where the credentials came from, for
-    the messages.  Messages name options and environment variables only.
+
+def check_credentials(params, level=None):
+    """Return the credential kind of ``params``: one of :data:`CREDENTIAL_KINDS`, or :data:`DEFAULT_KIND` when none is named.
+
+    Raises :class:`ConnectionConfigError` when more than one kind is set, when a kind is incomplete, or
+    when neither ``region`` nor the endpoints allow finding the services.  ``level`` says where the
+    credentials came from, for the messages.  Messages name options and environment variables only.
     """
     present = [kind for kind, names, _required in CREDENTIAL_KINDS if any(params.get(name) for name in names)]
     source = " (%s)" % _level_text(level) if level else ""
-    if not present:
-        raise ConnectionConfigError(
-            "no credentials: set access_key and secret_key (HUAWEICLOUD_SDK_AK, HUAWEICLOUD_SDK_SK), "
-            "or auth_token (HUAWEICLOUD_SDK_AUTH_TOKEN), or username, password and domain_name "
-            "(HUAWEICLOUD_USERNAME, HUAWEICLOUD_PASSWORD, HUAWEICLOUD_DOMAIN_NAME)"
-        )
     if len(present) > 1:
         groups = ["/".join(n for n in names if params.get(n)) for kind, names, _required in CREDENTIAL_KINDS if kind in present]
         raise ConnectionConfigError(
-            "conflicting credentials%s: %s are set together; use exactly one kind at one level: access_key and secret_key "
-            "(HUAWEICLOUD_SDK_AK, HUAWEICLOUD_SDK_SK), or auth_token (HUAWEICLOUD_SDK_AUTH_TOKEN), or username, password and "
-            "domain_name (HUAWEICLOUD_USERNAME, HUAWEICLOUD_PASSWORD, HUAWEICLOUD_DOMAIN_NAME)" % (source, " and ".join(groups))
+            "conflicting credentials%s: %s are set together; use exactly one kind at one level: %s" % (source, " and ".join(groups), KINDS_HELP)
         )
-    kind = present[0]
-    names, required = [(names, required) for each, names, required in CREDENTIAL_KINDS if each == kind][0]
-    missing = [name for name in required if not params.get(name)]
-    if missing:
-        given = [name for name in names if params.get(name)]
-        raise ConnectionConfigError("incomplete credentials%s: %s set but %s missing" % (source, _describe_all(given), _describe_all(missing)))
+    kind = present[0] if present else DEFAULT_KIND
+    if present:
+        names, required = [(names, required) for each, names, required in CREDENTIAL_KINDS if each == kind][0]
+        missing = [name for name in required if not params.get(name)]
+        if kind == "oidc" and not params.get("oidc_token_file") and not params.get("oidc_id_token"):
+            missing.append("oidc_token_file")
+        if missing:
+            given = [name for name in names if params.get(name)]
+            raise ConnectionConfigError("incomplete credentials%s: %s set but %s missing" % (source, _describe_all(given), _describe_all(missing)))
     for name in CREDENTIAL_TEXT_OPTIONS:
         check_text(name, params.get(name))
     if not params.get("region") and not params.get("endpoint"):
         raise ConnectionConfigError("set %s or %s to say which ModelArts endpoint to call" % (describe("region"), describe("endpoint")))
-    if not params.get("project_id") and not params.get("region"):
+    if kind not in SELF_DESCRIBING_KINDS and not params.get("project_id") and not params.get("region"):
         raise ConnectionConfigError("set %s, or %s so that the project can be looked up in IAM" % (describe("project_id"), describe("region")))
-    if kind == "password" and not params.get("region") and not params.get("iam_endpoint"):
-        raise ConnectionConfigError(
-            "password authentication asks IAM for a token: set %s, or %s to say which IAM endpoint to call" % (describe("region"), describe("iam_endpoint"))
-        )
+    needs_iam = kind in IAM_KINDS or params.get("agency_name")
+    if needs_iam and not params.get("region") and not params.get("iam_endpoint"):
+        what = "password authentication asks IAM for a token" if kind == "password" else "these credentials are obtained from IAM"
+        raise ConnectionConfigError("%s: set %s, or %s to say which IAM endpoint to call" % (what, describe("region"), describe("iam_endpoint")))
     _check_numbers(params)
     _check_urls(params)
     return kind
@@ -256,6 +306,7 @@ def _check_urls(params):
     schemes = {
         "endpoint": ("https://", "http://"),
         "iam_endpoint": ("https://", "http://"),
+        "sts_endpoint": ("https://", "http://"),
         "proxy": ("https://", "http://", "socks5://", "socks5h://", "socks4://"),
     }
     for name, allowed in schemes.items():
@@ -438,6 +489,14 @@ def resolve(levels, environ=None, has_wait_for=True):
             connection[name] = pick(name, spec)
         elif name not in kind_names:
             connection[name] = None
+        elif name in OIDC_TOKEN_OPTIONS:
+            # The id token inline or in a file, as a pair from the highest level that gives either: a task's
+            # token file is never replaced by a runner's inline HUAWEICLOUD_OIDC_ID_TOKEN.  Inline wins within a level.
+            source = next((level for level, values in levels if any(not _blank(values.get(each)) for each in OIDC_TOKEN_OPTIONS)), None)
+            value = dict(levels).get(source, {}).get(name) if source else None
+            connection[name] = None if _blank(value) else convert(name, spec, value, source)
+            if connection[name] is not None:
+                origins[name] = source
         elif name == "security_token":
             source = origins.get("access_key", credential_level)
             _check_token_level(levels, source)

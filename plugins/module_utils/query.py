@@ -462,7 +462,7 @@ class Query(object):
         self.clock = clock
         self.sleeper = sleeper
         client_kwargs.setdefault("pool_size", self.settings.max_concurrency)
-        self.client = ModelArtsClient(self.settings.connection, clock=clock, **client_kwargs)
+        self.client = ModelArtsClient(self.settings.connection, clock=clock, environ=environ, **client_kwargs)
         self.warnings = []
         if not self.settings.connection["validate_certs"]:
             self.warnings.append("validate_certs is false: the TLS certificates of %s are not verified" % self.client.endpoint)
@@ -478,8 +478,9 @@ class Query(object):
         self.client.close()
 
     def secrets(self):
-        """Values to hide from every output: the secret options and the proxy's ``user:password``."""
-        values = [self.settings.connection.get(name) for name in ("secret_key", "security_token", "auth_token", "password")]
+        """Values to hide from every output: the secret options, the proxy's ``user:password``, and every
+        credential obtained or token issued so far (ask again after the call)."""
+        values = list(self.client.secrets())
         values.append(proxy_secret(self.settings.connection.get("proxy")))
         return [value for value in values if value]
 

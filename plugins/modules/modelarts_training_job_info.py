@@ -349,6 +349,8 @@ def main():
     module.no_log_values.update(query.secrets())
     with query:
         outcome = query.run()
+    # Credentials obtained during the call (temporary keys, issued tokens) are as secret as no_log options.
+    module.no_log_values.update(query.secrets())
     for warning in outcome.warnings:
         module.warn(warning)
     result = dict(changed=False, training_jobs=outcome.items)

@@ -179,8 +179,13 @@ def test_bad_values_name_the_option_and_where_it_came_from_never_the_value():
 def test_credential_problems_end_the_source_with_the_option_names(monkeypatch):
     for name in [name for name in os.environ if name.startswith("HUAWEICLOUD_")]:
         monkeypatch.delenv(name)
-    with pytest.raises(source.SourceConfigError, match="no credentials.*HUAWEICLOUD_SDK_AK"):
-        asyncio.run(source.main(asyncio.Queue(), {"training_job_ids": ["a"], "region": "cn-north-4"}))
+    # Nothing given anywhere: the default chain looks (a closed loopback port stands in for the metadata service).
+    monkeypatch.setenv("HOME", os.path.join(os.sep, "nonexistent-home"))
+    monkeypatch.setenv("HUAWEICLOUD_METADATA_ENDPOINT", "http://127.0.0.1:9")
+    for name in ("HC_CONTAINER_CREDENTIALS_FULL_URI", "HC_CONTAINER_AUTHORIZATION_TOKEN_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(source.SourceError, match="no credentials were given and none were found.*credentials file.*CCE pod identity.*instance metadata"):
+        asyncio.run(source.main(asyncio.Queue(), {"training_job_ids": ["a"], "region": "cn-north-4", "project_id": "p"}))
     secret = "Conflicting-Secret-Value-1234"
     with pytest.raises(source.SourceConfigError) as caught:
         source.build_watcher(

@@ -377,8 +377,8 @@ def test_password_token_second_401_fails():
 
 
 def test_password_token_renewed_near_expiry():
-    # The fake wall clock starts at 2024-05-01T12:00:00Z; this token lives 1000 s,
-    # so it is renewed 100 s (10 %) before it expires.
+    # The fake wall clock starts at 2024-05-01T12:00:00Z; this token lives 1000 s, so it is renewed
+    # 300 s before it expires (less than 5 minutes or a third of its lifetime left, whichever is shorter).
     session = FakeSession(
         _token_response("tok-1", "2024-05-01T12:16:40Z"),
         FakeResponse(200, JOB),
@@ -388,9 +388,9 @@ def test_password_token_renewed_near_expiry():
     )
     client, clock = make(session, PASSWORD_PARAMS)
     client.get_training_job("job-1")
-    clock.now += 800
+    clock.now += 650
     client.get_training_job("job-1")
-    clock.now += 150
+    clock.now += 100
     client.get_training_job("job-1")
     assert [c["headers"].get("X-Auth-Token") for c in session.calls if "training-jobs" in c["url"]] == ["tok-1", "tok-1", "tok-2"]
 
@@ -443,6 +443,103 @@ def test_search_follows_pages_and_matches_exactly():
     offsets = [json.loads(c["data"])["offset"] for c in session.calls]
     assert offsets == [0, 1, 2]
     assert json.loads(session.calls[0]["data"])["filters"] == [{"key": "name", "operator": "like", "value": ["train"]}]
+
+
+# -- name search paging: either reading of offset (issue 20, item 15) -------------------------------
+
+
+class SearchService(object):
+    """A search API over ``documents`` (newest first) that reads ``offset`` as a page index, an item offset, or not at all."""
+
+    def __init__(self, documents, reading="page", total=True):
+        self.documents = list(documents)
+        self.reading = reading
+        self.total = total
+        self.offsets = []
+        self.before_answer = None
+
+    def __call__(self, _method, _url, kwargs):
+        body = json.loads(kwargs["data"])
+        offset, limit = body["offset"], body["limit"]
+        self.offsets.append(offset)
+        if self.before_answer:
+            self.before_answer(self)
+        start = {"page": offset * limit, "item": offset, "ignore": 0}[self.reading]
+        items = self.documents[start : start + limit]
+        answer = {"count": len(items), "limit": limit, "offset": offset, "items": items}
+        if self.total:
+            answer["total"] = len(self.documents)
+        return FakeResponse(200, answer)
+
+
+def search_jobs(count, name="nightly", prefix="j"):
+    return [{"metadata": {"id": "%s%03d" % (prefix, index), "name": name}} for index in range(count)]
+
+
+def searched(service, name="nightly", **kwargs):
+    client, _clock = make(FakeSession(**{"training-job-searches": service}))
+    return [document["metadata"].get("id") for document in client.search_training_jobs(name, **kwargs)]
+
+
+@pytest.mark.parametrize("reading,offsets", [("page", [0, 1, 2]), ("item", [0, 1, 51, 101])])
+@pytest.mark.parametrize("total", [True, False])
+def test_search_gives_every_job_once_under_either_reading_of_offset(reading, offsets, total):
+    service = SearchService(search_jobs(120), reading, total=total)
+    ids = searched(service)
+    assert ids == ["j%03d" % index for index in range(120)]
+    assert service.offsets == offsets
+
+
+@pytest.mark.parametrize("reading", ["page", "item"])
+def test_search_stops_at_total_on_a_full_last_page(reading):
+    service = SearchService(search_jobs(100), reading)
+    assert len(searched(service)) == 100
+    assert service.offsets == ([0, 1] if reading == "page" else [0, 1, 51])
+
+
+@pytest.mark.parametrize("reading", ["page", "item"])
+def test_search_keeps_documents_without_a_readable_id_once(reading):
+    documents = search_jobs(120)
+    for index in (10, 60, 110):
+        documents[index] = {"metadata": {"name": "nightly", "id": None if index == 10 else 7}, "status": {"phase": "Failed"}}
+    ids = searched(SearchService(documents, reading))
+    assert len(ids) == 120 and ids.count(None) == 1 and ids.count(7) == 2
+    assert sorted(job_id for job_id in ids if isinstance(job_id, str)) == ["j%03d" % index for index in range(120) if index not in (10, 60, 110)]
+
+
+@pytest.mark.parametrize("reading", ["page", "item"])
+def test_search_drops_the_repeats_of_jobs_created_while_paging(reading):
+    service = SearchService(search_jobs(120), reading)
+
+    def create_two_after_the_first_page(fake):
+        if len(fake.offsets) == 2:
+            fake.documents[:0] = search_jobs(2, prefix="new")
+
+    service.before_answer = create_two_after_the_first_page
+    ids = searched(service)
+    assert len(ids) == len(set(ids))
+    assert set("j%03d" % index for index in range(120)) <= set(ids)
+
+
+def test_search_stops_when_a_page_adds_nothing_new():
+    # A service that ignores offset answers the first page again and again: a few requests, not a loop.
+    service = SearchService(search_jobs(120), "ignore")
+    assert searched(service) == ["j%03d" % index for index in range(50)]
+    assert service.offsets == [0, 1, 51]
+
+
+def test_search_matches_the_name_exactly_over_every_page():
+    documents = [{"metadata": {"id": "j%03d" % index, "name": "nightly" if index % 3 else "nightly-2"}} for index in range(130)]
+    for reading in ("page", "item"):
+        assert searched(SearchService(documents, reading)) == ["j%03d" % index for index in range(130) if index % 3]
+
+
+def test_search_is_bounded_and_says_so():
+    service = SearchService(search_jobs(400), "page")
+    client, _clock = make(FakeSession(**{"training-job-searches": service}))
+    with pytest.raises(ModelArtsError, match=r"search training jobs named 'nightly': more than 3 pages of 50 results .*150 jobs seen"):
+        client.search_training_jobs("nightly", max_pages=3)
+    assert service.offsets == [0, 1, 2]
 
 
 def test_v1_job_version_path():

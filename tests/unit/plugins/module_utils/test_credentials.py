@@ -44,8 +44,8 @@ from ansible_collections.modelarts.training.plugins.module_utils.credentials imp
     sts_endpoint,
 )
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError, error_from_response
-from ansible_collections.modelarts.training.plugins.module_utils.iam import IamSession
-from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError
+
+from ansible_collections.modelarts.training.plugins.module_utils.options import LEVEL_OPTION, ConnectionConfigError, resolve
 
 UTC = datetime.timezone.utc
 START = datetime.datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
@@ -315,18 +315,15 @@ def test_password_scoped_to_a_given_project_keeps_it(transport):
     assert result.project_id == "p1"
 
 
-def test_password_sends_what_iam_py_sends_today(transport):
+def test_password_sends_the_body_iam_expects(transport):
+    # The body the collection has always sent (and the SDK's IAM client sends): a project-scoped password token.
     transport.answer("POST", IAM + "/v3/auth/tokens", password_answer())
     Password("alice", PASSWORD, "acme", region="cn-north-4").obtain(transport, DEADLINE)
-    seen = []
-
-    def request(method, path, body=None, **kwargs):
-        seen.append((method, path, body))
-        return FakeResponse(password_answer()[1], 201, {"X-Subject-Token": IAM_TOKEN}, None)
-
-    params = {"project_id": None, "region": "cn-north-4", "username": "alice", "password": PASSWORD, "domain_name": "acme", "auth_token": None}
-    IamSession(params, "password", request, lambda: START, lambda value: None).token(DEADLINE)
-    assert seen == [("POST", "/v3/auth/tokens", transport.calls[0]["body"])]
+    user = {"name": "alice", "password": PASSWORD, "domain": {"name": "acme"}}
+    expected = {"auth": {"identity": {"methods": ["password"], "password": {"user": user}}, "scope": {"project": {"name": "cn-north-4"}}}}
+    assert (transport.calls[0]["method"], transport.calls[0]["body"]) == ("POST", expected)
+    Password("alice", PASSWORD, "acme", project_id="p1", region="cn-north-4").obtain(transport, DEADLINE)
+    assert transport.calls[1]["body"]["auth"]["scope"] == {"project": {"id": "p1"}}
 
 
 def test_password_without_header_or_endpoint(transport):
@@ -754,10 +751,6 @@ def test_bad_answers_never_show_secrets(transport, pod_token_file, answer, messa
         assert answer["credential"]["secret"] in transport.secrets
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="iam.parse_iso8601 drops the zone of a timestamp with fractional seconds (and raises for one on Python < 3.11); remove this mark once it is fixed",
-)
 def test_expiry_with_fraction_and_offset(transport, pod_token_file):
     transport.answer("POST", POD_URI, ok({"access": "AK", "secret": TEMP_SK, "expires_at": "2024-05-01T20:00:00.000+08:00"}))
     assert PodIdentity(POD_URI, str(pod_token_file)).obtain(transport, DEADLINE).expires_at == datetime.datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
@@ -1056,22 +1049,34 @@ def test_provider_for_each_kind(tmp_path, id_token_file):
     assert isinstance(provider_for("default", {}, {}, str(tmp_path)), Probing)
 
 
+def oidc_provider(levels, environ):
+    """The provider the door builds for these option levels over this environment."""
+    settings = resolve(levels, dict(environ, HUAWEICLOUD_SDK_REGION="cn-north-4", HUAWEICLOUD_SDK_PROJECT_ID="p"))
+    return provider_for(settings.kind, settings.connection, environ)
+
+
 def test_provider_for_oidc_reads_its_environment(id_token_file):
-    values = {"oidc_provider_urn": "iam::1234:oidc-provider:github", "oidc_agency_urn": "iam::1234:agency:ci", "oidc_token_file": str(id_token_file)}
-    provider = provider_for("oidc", values, {"HUAWEICLOUD_OIDC_SESSION_NAME": "deploy", "HUAWEICLOUD_OIDC_DURATION_SECONDS": "1800"})
+    env = {"HUAWEICLOUD_OIDC_PROVIDER_URN": "iam::1234:oidc-provider:github", "HUAWEICLOUD_OIDC_AGENCY_URN": "iam::1234:agency:ci"}
+    env_file = dict(env, HUAWEICLOUD_OIDC_TOKEN_FILE=str(id_token_file))
+    provider = oidc_provider([], dict(env_file, HUAWEICLOUD_OIDC_SESSION_NAME="deploy", HUAWEICLOUD_OIDC_DURATION_SECONDS="1800"))
     transport = FakeTransport().answer("POST", STS + "/v5/agencies/assume-with-oidc", ok(STS_ANSWER))
     provider.obtain(transport, DEADLINE)
     assert transport.calls[0]["body"] == oidc_body(ID_TOKEN, "deploy", 1800)
-    # The inline token wins over the token file.
-    provider = provider_for("oidc", values, {"HUAWEICLOUD_OIDC_ID_TOKEN": ID_TOKEN_2})
-    provider.obtain(transport, DEADLINE)
+    # The inline token wins over the token file of the same level...
+    oidc_provider([], dict(env_file, HUAWEICLOUD_OIDC_ID_TOKEN=ID_TOKEN_2)).obtain(transport, DEADLINE)
     assert transport.calls[1]["body"] == oidc_body(ID_TOKEN_2)
-    with pytest.raises(CredentialsConfigError, match="HUAWEICLOUD_OIDC_DURATION_SECONDS must be a whole number"):
-        provider_for("oidc", values, {"HUAWEICLOUD_OIDC_DURATION_SECONDS": "an hour"})
+    # ...but never over a token file the task gives: options win over the environment.
+    task = [(LEVEL_OPTION, {"oidc_token_file": str(id_token_file)})]
+    oidc_provider(task, dict(env, HUAWEICLOUD_OIDC_ID_TOKEN=ID_TOKEN_2)).obtain(transport, DEADLINE)
+    assert transport.calls[2]["body"] == oidc_body(ID_TOKEN)
+    with pytest.raises(ConnectionConfigError, match=r"oidc_duration_seconds \(environment variable HUAWEICLOUD_OIDC_DURATION_SECONDS\) must be an integer"):
+        oidc_provider([], dict(env_file, HUAWEICLOUD_OIDC_DURATION_SECONDS="an hour"))
     with pytest.raises(CredentialsConfigError, match="between 900 and 43200"):
-        provider_for("oidc", values, {"HUAWEICLOUD_OIDC_DURATION_SECONDS": "60"})
-    with pytest.raises(CredentialsConfigError, match=r"OIDC credentials need oidc_agency_urn \(HUAWEICLOUD_OIDC_AGENCY_URN\)"):
-        provider_for("oidc", {"oidc_provider_urn": "p", "oidc_token_file": "/t"}, {})
+        oidc_provider([], dict(env_file, HUAWEICLOUD_OIDC_DURATION_SECONDS="60"))
+    with pytest.raises(ConnectionConfigError, match=r"incomplete credentials.*oidc_agency_urn \(HUAWEICLOUD_OIDC_AGENCY_URN\) missing"):
+        oidc_provider([(LEVEL_OPTION, {"oidc_provider_urn": "p", "oidc_token_file": "/t"})], {})
+    with pytest.raises(ConnectionConfigError, match=r"incomplete credentials.*oidc_token_file \(HUAWEICLOUD_OIDC_TOKEN_FILE\) missing"):
+        oidc_provider([(LEVEL_OPTION, {"oidc_provider_urn": "p", "oidc_agency_urn": "a"})], {})
     with pytest.raises(CredentialsConfigError, match="needs an id token"):
         provider_for("oidc", {"oidc_provider_urn": "p", "oidc_agency_urn": "a"}, {})
 

@@ -30,10 +30,14 @@ def test_each_credential_kind(params, kind):
     assert check_credentials(dict(BASE, **params)) == kind
 
 
+def test_no_credential_option_is_the_default_chain():
+    # Where hosts keep credentials is looked at when the client first needs them (credentials.default_chain).
+    assert check_credentials(dict(BASE)) == "default"
+
+
 @pytest.mark.parametrize(
     "params,fragments",
     [
-        ({}, ["no credentials", "HUAWEICLOUD_SDK_AK", "HUAWEICLOUD_SDK_AUTH_TOKEN", "HUAWEICLOUD_USERNAME"]),
         ({"access_key": "ak"}, ["incomplete credentials", "access_key (HUAWEICLOUD_SDK_AK) set", "secret_key (HUAWEICLOUD_SDK_SK) missing"]),
         ({"secret_key": SECRETS["secret_key"]}, ["access_key (HUAWEICLOUD_SDK_AK) missing"]),
         ({"username": "u", "password": SECRETS["password"]}, ["domain_name (HUAWEICLOUD_DOMAIN_NAME) missing"]),
