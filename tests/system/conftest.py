@@ -10,7 +10,7 @@
 * ``collection_root``: a staged copy of this checkout at ``<tmp>/ansible_collections/modelarts/training``,
   so the tests use the checkout and never a stray installed copy.
 * ``ansible_env``: the environment for subprocesses (collections path, venv on PATH, no colour,
-  no retry files, no inherited HUAWEICLOUD_* variables).
+  no retry files, no inherited HUAWEICLOUD_* variables, the metadata endpoint on a closed port).
 * ``run_playbook(text, extra_vars=None, env=None, verbosity=0, check=False)``: writes the playbook to a
   temporary file, runs ansible-playbook, returns the ``subprocess.CompletedProcess`` (stdout and
   stderr captured as text).
@@ -73,6 +73,9 @@ def ansible_env(collection_root, tmp_path_factory):
             "ANSIBLE_PYTHON_INTERPRETER": sys.executable,
             "ANSIBLE_LOCALHOST_WARNING": "0",
             "ANSIBLE_INVENTORY_UNPARSED_WARNING": "0",
+            # A play with no credentials looks at the instance metadata last: a closed loopback port
+            # here, never whatever answers 169.254.169.254 on the machine running the tests.
+            "HUAWEICLOUD_METADATA_ENDPOINT": "http://127.0.0.1:9",
         }
     )
     return env
