@@ -184,6 +184,34 @@ def test_search_pages_by_page_index(client):
     assert [j["metadata"]["create_time"] for j in ascending["items"]] == sorted(times)[:5]
 
 
+def _shared_name_ids(client, offset, limit=50):
+    name = [{"key": "name", "operator": "like", "value": ["shared-name"]}]
+    return [j["metadata"]["id"] for j in _search(client, offset=offset, limit=limit, filters=name)["items"]]
+
+
+def test_search_offset_item_reads_offset_as_an_item_offset(emu, client):
+    by_page = _shared_name_ids(client, 0) + _shared_name_ids(client, 1)
+    assert len(by_page) == 60 and emu.settings()["search_offset"] == "page"
+    assert emu.settings(search_offset="item")["search_offset"] == "item"
+    assert _shared_name_ids(client, 0) == by_page[:50]
+    assert _shared_name_ids(client, 1) == by_page[1:51]
+    assert _shared_name_ids(client, 55, limit=10) == by_page[55:]
+    assert _shared_name_ids(client, 60) == []
+    emu.settings(search_offset="page")
+    assert _shared_name_ids(client, 1) == by_page[50:]
+
+
+def test_search_offset_setting_is_checked_and_comes_from_a_scenario_too(emu, client):
+    with pytest.raises(ControlError, match="search_offset must be page or item"):
+        emu.settings(search_offset="row")
+    emu.reset(scenario={"settings": {"search_offset": "item"}, "jobs": [{"name": "shared-name", "count": 3}]})
+    assert emu.settings()["search_offset"] == "item"
+    ids = _shared_name_ids(client, 0)
+    assert len(ids) == 3 and _shared_name_ids(client, 1, limit=2) == ids[1:]
+    with pytest.raises(ControlError, match="search_offset must be page or item"):
+        emu.reset(scenario={"settings": {"search_offset": "rows"}})
+
+
 def test_search_defaults_and_limits(client):
     everything = _search(client)
     assert everything["count"] == 10 and everything["total"] > 280

@@ -87,6 +87,23 @@ def test_ready_and_pid_files_for_makefiles(tmp_path):
     assert not ready.exists() and not pid.exists()
 
 
+def test_search_offset_flag(emulator_session):
+    with running_emulator(scenario="integration", extra_args=["--search-offset", "item"]) as emu:
+        assert emu.settings()["search_offset"] == "item"
+        name = [{"key": "name", "operator": "like", "value": ["shared-name"]}]
+        with SignedClient(emu.url, emu.ak, emu.sk, emu.project_id) as client:
+            first = client.search({"offset": 0, "limit": 50, "filters": name}).json()["items"]
+            second = client.search({"offset": 1, "limit": 50, "filters": name}).json()["items"]
+        assert [j["metadata"]["id"] for j in second] == [j["metadata"]["id"] for j in first[1:]] + [second[-1]["metadata"]["id"]]
+        emu.reset()
+        assert emu.settings()["search_offset"] == "item", "the flag outlives a reset"
+    assert emulator_session.settings()["search_offset"] == "page", "page is the default"
+    help_text = subprocess.run(server_command() + ["--help"], capture_output=True, text=True, env=server_env(), check=True).stdout
+    assert "--search-offset {page,item}" in help_text and "(default: page)" in help_text
+    refused = subprocess.run(server_command() + ["--search-offset", "rows"], capture_output=True, text=True, env=server_env(), check=False)
+    assert refused.returncode == 2 and "invalid choice: 'rows'" in refused.stderr
+
+
 def test_no_secrets_in_output_even_verbose(tmp_path):
     args = ["--verbose", "--secret-key", "CustomSecretKey0000000000000000000000001", "--password", "Custom-Passw0rd", "--admin-token", "custom-admin-token"]
     with running_emulator(extra_args=args, admin_token="custom-admin-token") as emu:

@@ -34,7 +34,8 @@ API (one port serves everything; use the URL as both endpoint and iam_endpoint):
   POST /v3/auth/tokens                                   IAM password token (X-Subject-Token)
   GET  /v3/projects?name=<region>                        IAM project lookup (AK/SK or token)
   GET  /v2/{project_id}/training-jobs/{id}               job details
-  POST /v2/{project_id}/training-job-searches            search (offset = page index, limit 1-50, filters)
+  POST /v2/{project_id}/training-job-searches            search (offset = page index, or item offset with
+                                                         --search-offset item; limit 1-50, filters)
   GET  /v1/{project_id}/training-jobs/{job_id}/versions/{version_id}
   /_emulator/...                                         control API (X-Emulator-Admin-Token header):
        health, state, reset, jobs, faults, requests, settings, tokens/expire, clock/advance
@@ -101,6 +102,13 @@ def build_parser(prog=None):
     auth.add_argument(
         "--search-counts-as-poll", action="store_true", help="a job returned by a search counts as one poll of that job (default: only GETs count)"
     )
+    search = parser.add_argument_group("search behaviour")
+    search.add_argument(
+        "--search-offset",
+        choices=("page", "item"),
+        help="how POST .../training-job-searches reads offset: page (a page index, 0 = first page, as the SDK's model says) "
+        "or item (an item offset, as an older edition of the API reference says) (default: page)",
+    )
     cred = parser.add_argument_group("credentials of the primary account (override the defaults below)")
     cred.add_argument("--region", help="region (project name) of the primary project")
     cred.add_argument("--project-id", help="id of the primary project")
@@ -150,6 +158,7 @@ def main(argv=None, prog=None):
         "clock_skew_tolerance": args.clock_skew_tolerance,
         "signature_check": False if args.no_signature_check else None,
         "search_counts_as_poll": True if args.search_counts_as_poll else None,
+        "search_offset": args.search_offset,
     }
     try:
         emulator = Emulator(

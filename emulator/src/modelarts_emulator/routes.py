@@ -223,8 +223,10 @@ def v2_search(state, exchange, match):
         matched.sort(key=lambda js: (documents.v2_status(js[0], js[1])["duration"], js[0].v2_id), reverse=reverse)
     else:
         matched.sort(key=lambda js: (js[1].created_ms, js[0].v2_id), reverse=reverse)
+    # offset is a page index (the SDK's model); an older edition of the API reference calls it an item offset.
+    first = offset if state.settings["search_offset"] == "item" else offset * limit
     items = []
-    for job, snapshot in matched[offset * limit : (offset + 1) * limit]:
+    for job, snapshot in matched[first : first + limit]:
         counts = job.search_counts_as_poll if job.search_counts_as_poll is not None else state.settings["search_counts_as_poll"]
         if counts:
             snapshot = job.lifecycle.poll(now) or snapshot

@@ -18,6 +18,7 @@ DEFAULT_SETTINGS = {
     "signature_check": True,  # verify AK/SK signatures (off only for experiments)
     "search_counts_as_poll": False,  # whether a job appearing in a search result counts as a poll
     "max_search_limit": 50,
+    "search_offset": "page",  # how the search reads offset: "page" (a page index, the SDK's model) or "item" (an item offset)
 }
 
 
@@ -31,12 +32,22 @@ def _boolean(value):
     return bool(value)
 
 
+SEARCH_OFFSET_READINGS = ("page", "item")
+
+
+def _search_offset(value):
+    if value not in SEARCH_OFFSET_READINGS:
+        raise ValueError("search_offset must be page or item, got %r" % (value,))
+    return value
+
+
 SETTING_TYPES = {
     "token_lifetime": float,
     "clock_skew_tolerance": float,
     "signature_check": _boolean,
     "search_counts_as_poll": _boolean,
     "max_search_limit": int,
+    "search_offset": _search_offset,
 }
 
 
