@@ -202,7 +202,11 @@ def test_a_failed_job_without_a_readable_id_does_not_vanish_from_a_name_search(m
     emu.add_job(id=str(uuid.uuid4()), name=name, phase="Failed")
     emu.add_fault(type="drift", mode="missing", paths=["metadata.id"], target="search", count=-1)
     task = dict(emu.connection("aksk"), name=name, validate=validate)
-    result = repo.play(module_play(task, rescue=True))
+    try:
+        result = repo.play(module_play(task, rescue=True))
+    finally:
+        # The session's emulator serves the tests that follow: no fault may outlive this one.
+        emu.clear_faults()
     assert "GATE=open" not in result.stdout, result.stdout[-3000:]
     assert "search result 0 for the name '%s' (phase Failed) has no readable metadata.id" % name in result.stdout, result.stdout[-3000:]
     assert "[WARNING]" in result.stdout + result.stderr
