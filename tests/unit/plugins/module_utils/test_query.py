@@ -278,7 +278,7 @@ def search_page(*documents):
 
 def test_waiting_by_a_name_no_job_has_keeps_looking_and_fails_at_the_deadline():
     """A misspelt name must never open a gate: no job of that name is not "every job completed"."""
-    session = FakeSession(*[search_page() for _ in range(20)])
+    session = FakeSession(*[search_page() for _round in range(20)])
     query = make_query(session, Selection(name="nightly-typo"), wait=True, wait_timeout=30, wait_sleep=5)
     result = query.run()
     assert not result.ok and result.items == []
