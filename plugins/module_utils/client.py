@@ -133,6 +133,20 @@ def _as_requests_error(exc):
     return exc
 
 
+# The headers requests sends (its own rules): a name without ':' or leading whitespace, a value without a line break or leading whitespace.
+_HEADER_NAME = re.compile(r"[^:\s][^:\r\n]*")
+_HEADER_VALUE = re.compile(r"(?:\S[^\r\n]*)?")
+
+
+def _sendable_header(name, value):
+    """Whether requests would send this header (a value it refuses makes it raise InvalidHeader, quoting the value)."""
+    if isinstance(name, bytes):
+        name = name.decode("latin-1")
+    if isinstance(value, bytes):
+        value = value.decode("latin-1")
+    return isinstance(name, str) and isinstance(value, str) and bool(_HEADER_NAME.fullmatch(name)) and bool(_HEADER_VALUE.fullmatch(value))
+
+
 def _metadata_name(document):
     metadata = document.get("metadata")
     return metadata.get("name") if isinstance(metadata, dict) else None
@@ -550,7 +564,7 @@ class ModelArtsClient(object):
         except Exception as exc:  # pylint: disable=broad-except
             # Any transport failure (connection refused or reset, TLS, timeout,
             # proxy) is reported by type and a redacted message, never a traceback.
-            return self._transport_error(exc, operation), None
+            return self._transport_error(exc, operation, send_headers), None
         finally:
             self._note(call.method, call.url, started)
         status = raw.status_code
@@ -590,7 +604,7 @@ class ModelArtsClient(object):
                 raise ModelArtsError(
                     "the response body is over the max_response_bytes limit of %d (more than %d bytes received, "
                     "Content-Type %s); raise max_response_bytes if documents this large are expected"
-                    % (limit, limit, label(raw.headers.get("Content-Type"), 60))
+                    % (limit, limit, label(raw.headers.get("Content-Type"), 60, self._secrets))
                 )
             chunks.append(chunk)
         return b"".join(chunks)
@@ -623,7 +637,7 @@ class ModelArtsClient(object):
             received += len(piece)
             yield piece
 
-    def _transport_error(self, exc, operation):
+    def _transport_error(self, exc, operation, headers=None):
         reason = exc
         # requests wraps urllib3 errors, which wrap the socket error; the
         # innermost one says what happened in the fewest words.
@@ -633,6 +647,12 @@ class ModelArtsClient(object):
                 break
             reason = inner
         name = type(exc).__name__
+        if name == "InvalidHeader" or (isinstance(exc, ValueError) and str(exc).startswith("Invalid header")):
+            # requests (or http.client) quotes the refused value, escaped: name the header only.
+            bad = [label(key, 60) for key, value in (headers or {}).items() if not _sendable_header(key, value)]
+            which = "the header %s" % bad[0] if len(bad) == 1 else "the headers %s" % ", ".join(bad) if bad else "a header"
+            text = "%s cannot be sent: leading whitespace, a line break or not text (the value is not shown)" % which
+            return ModelArtsError("%s: %s: %s" % (operation, name, text), operation=operation, transient=False)
         text = excerpt(str(reason), self._secrets, length=200)
         if "CERTIFICATE_VERIFY_FAILED" in text or name == "SSLError":
             text += " (the server certificate is not trusted: set ca_bundle (HUAWEICLOUD_CA_BUNDLE) to its CA file, or validate_certs: false)"

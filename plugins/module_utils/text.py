@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 MASK = "********"
@@ -19,35 +20,149 @@ EXCERPT_LENGTH = 160
 LABEL_LENGTH = 120
 VALUE_CHARS = 60
 
-_USERINFO = re.compile(r"(?<=//)[^/@\s]+@")
+# The user-info of a URL: everything from ``//`` to the LAST ``@`` of the URL, since a password written
+# raw may hold ``/``, ``@``, ``#``, ``?`` or ``:`` (``http://user:pa/ss@proxy:3128``). A ``@`` later in a
+# URL's path masks more than the user-info: the price of never showing part of a password.
+_URL_START = re.compile(r"//|\\/\\/")
+_URL_END = re.compile(r"[\s'\"<>]")
+# Characters percent-encoding leaves as they are whatever the encoder (RFC 3986 unreserved).
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _WHITESPACE = re.compile(r"\s+")
+# A percent sign, maybe itself percent-encoded (up to three times); a backslash as it is, percent-encoded or an HTML reference.
+_PERCENT = "%(?:25){0,3}"
+_BACKSLASH = r"(?:\\|%(?:25){0,3}5[cC]|&#0{0,6}92;|&#[xX]0{0,6}5[cC];)"
 _JSON_TYPE_NAMES = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"), (list, "array"), (tuple, "array"), (dict, "object"))
 
 
+def _hex(number, width):
+    """``number`` in hexadecimal as a pattern that accepts either case of its letter digits."""
+    return "".join("[%s%s]" % (digit, digit.lower()) if digit.isalpha() else digit for digit in "%0*X" % (width, number))
+
+
+def _char_pattern(ch):
+    """Every way an encoder may write ``ch``: as it is, percent-encoded (``+`` for a space) or as an HTML character
+    reference, each maybe behind backslashes (JSON, ``repr``), or as a ``\\uXXXX``/``\\xXX``/``\\UXXXXXXXX`` escape;
+    the backslashes themselves maybe encoded too (JSON inside a URL or a page). Quantifiers are bounded, so
+    matching stays linear whatever the text."""
+    if ch in _UNRESERVED:
+        return re.escape(ch)
+    code = ord(ch)
+    data = ch.encode("utf-8", "surrogatepass")
+    named = {"&": "|amp", "<": "|lt", ">": "|gt", '"': "|quot", "'": "|apos"}.get(ch, "")
+    plain = [re.escape(ch), "".join(_PERCENT + _hex(byte, 2) for byte in data), "&(?:amp;){0,3}(?:#0{0,6}%d|#[xX]0{0,6}%s%s);" % (code, _hex(code, 1), named)]
+    if ch == " ":
+        plain.append(r"\+")
+    escape = _BACKSLASH + "{1,8}"
+    escapes = ["".join(escape + "x" + _hex(byte, 2) for byte in data)]
+    if code <= 0xFF:
+        escapes.append(escape + "x" + _hex(code, 2))
+    if code <= 0xFFFF:
+        escapes.append(escape + "u" + _hex(code, 4))
+    else:
+        high, low = divmod(code - 0x10000, 0x400)
+        escapes.append(escape + "u" + _hex(0xD800 + high, 4) + escape + "u" + _hex(0xDC00 + low, 4))
+        escapes.append(escape + "U" + _hex(code, 8))
+    return "(?:%s{0,8}(?:%s)|%s)" % (_BACKSLASH, "|".join(plain), "|".join(escapes))
+
+
+@functools.lru_cache(maxsize=64)
+def _masking(secrets):
+    """For ``secrets``: the values (longest first), a pattern per value that has a character some encoder escapes,
+    and the longest text one of them may match (an escaped character takes at most 400 characters)."""
+    values = tuple(sorted(set(secrets), key=len, reverse=True))
+    patterns = tuple(re.compile("".join(_char_pattern(ch) for ch in value)) for value in values if not all(ch in _UNRESERVED for ch in value))
+    longest = max(sum(1 if ch in _UNRESERVED else 400 for ch in value) for value in values)
+    return values, patterns, longest
+
+
+def _secret_spans(text, secrets):
+    """The ``(start, end)`` of every secret in ``text``, in any form, and of every URL's user-info; merged and in order."""
+    spans = []
+    if secrets:
+        values, patterns, _longest = _masking(secrets)
+        for value in values:
+            found = text.find(value)
+            while found >= 0:
+                spans.append((found, found + len(value)))
+                found = text.find(value, found + len(value))
+        for pattern in patterns:
+            spans.extend(match.span() for match in pattern.finditer(text) if match.end() > match.start())
+    scan = 0
+    while True:
+        # A URL's user-info: from "//" (JSON's "\\/\\/" too) to the last "@" before the URL ends.
+        start = _URL_START.search(text, scan)
+        if start is None:
+            break
+        end = _URL_END.search(text, start.end())
+        scan = end.start() if end is not None else len(text)
+        at = text.rfind("@", start.end(), scan)
+        if at >= 0:
+            spans.append((start.end(), at))
+    merged = []
+    for start, end in sorted(spans):
+        if merged and start < merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _masked(text, spans, limit=None):
+    """``text`` with each span replaced by :data:`MASK`; with ``limit``, only what lies before it (a span that
+    starts before it is masked whole)."""
+    pieces = []
+    kept = 0
+    for start, end in spans:
+        if limit is not None and start >= limit:
+            break
+        pieces.extend((text[kept:start], MASK))
+        kept = end
+    pieces.append(text[kept:] if limit is None else text[kept : max(kept, limit)])
+    return "".join(pieces)
+
+
+def _wanted(secrets):
+    return tuple(str(secret) for secret in secrets if secret)
+
+
 def redact(text, secrets=()):
-    """Mask each non-empty secret value and any ``user:password@`` in URLs inside ``text``."""
-    text = _USERINFO.sub(MASK + "@", str(text))
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, MASK)
-    return text
+    """Mask each non-empty secret value, in every form a server or a library may echo it, and any ``user:password@`` in URLs.
+
+    The forms: the value as it is, backslash-escaped (JSON, ``repr``, once or more, ASCII or not),
+    percent-encoded (any safe set, either case, once or more) and HTML-escaped, or a mix of these.
+    Mask before cutting a text to length, never after: a secret cut in two is no longer found (see
+    :func:`excerpt` and :func:`label`).
+    """
+    text = str(text)
+    return _masked(text, _secret_spans(text, _wanted(secrets)))
 
 
-def label(value, length=LABEL_LENGTH):
-    """``value`` as one bounded, printable line for messages: control characters escaped, long values cut.
+def label(value, length=LABEL_LENGTH, secrets=()):
+    """``value`` as one bounded, printable line for messages: secrets masked, control characters escaped, long values cut.
 
     A job id is the user's (or another system's) input: a newline in it must not forge a line of
-    Ansible's output, and a 5,000-character id must not make a 5,000-character message.
+    Ansible's output, and a 5,000-character id must not make a 5,000-character message.  Masking
+    comes first, so the part of a secret that a cut would leave is never shown.
     """
-    text = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in str(value))
+    text = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in redact(value, secrets))
     return text if len(text) <= length else text[:length] + "..."
 
 
 def excerpt(body, secrets=(), length=EXCERPT_LENGTH):
-    """A one-line, bounded, redacted excerpt of a response body for error messages."""
+    """A one-line, bounded, redacted excerpt of a response body for error messages.
+
+    Secrets are masked before anything is cut: cut first, the part of a secret before the cut no
+    longer matches it and would be shown.  Only the body's start is read: ``8 * length`` characters,
+    and as many more as the longest form of a secret takes, so that a secret starting there is masked whole.
+    """
+    window = length * 8
+    wanted = _wanted(secrets)
+    scanned = window + (_masking(wanted)[2] if wanted else 0) + 1024
     if isinstance(body, bytes):
-        body = body[: length * 4].decode("utf-8", "replace")
-    text = _WHITESPACE.sub(" ", redact(body, secrets)).strip()
+        body = body[: scanned * 4].decode("utf-8", "replace")
+    head = str(body)[:scanned]
+    text = _masked(head, _secret_spans(head, wanted), window)
+    text = _WHITESPACE.sub(" ", text).strip()
     if len(text) > length:
         text = text[:length] + "..."
     return text

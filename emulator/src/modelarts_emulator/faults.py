@@ -4,7 +4,7 @@
 
 A fault is a dict (from a scenario file or ``POST /_emulator/faults``)::
 
-    {type: throttle|error|reset|delay|truncate|html|drift|nulls,
+    {type: throttle|error|reset|delay|truncate|html|drift|nulls|echo,
      count: 1,            # how many matching requests it hits; -1 or "always" = every one
      after: 0,            # let this many matching requests through first
      target: modelarts,   # modelarts (v2, v1 and search), v2, v1, search, iam or all
@@ -13,19 +13,32 @@ A fault is a dict (from a scenario file or ``POST /_emulator/faults``)::
      retry_after: 1,      # throttle: Retry-After seconds
      seconds: 5,          # delay: how long to stall before answering
      mode: ...,           # truncate: body|short_read; drift: extra|missing|wrong_types
-     paths: [...]}        # drift: dotted JSON paths to change (defaults per API)
+     paths: [...],        # drift: dotted JSON paths to change (defaults per API)
+     encoding: raw,       # echo: raw|json|repr|percent|html, how the echoed request is written
+     pad: 0,              # echo: blank lines before the echo (an indented error page's whitespace)
+     headers: [...]}      # echo: only these request headers (names, any case); default all of them
 
 ``nulls`` answers the job documents (v2 details, v1 versions, each item of a search) with JSON
 ``null`` for every key that is not required: only ``metadata.id`` and ``status.phase`` (v2) or
 ``job_id``, ``version_id`` and ``status`` (v1) keep their values, as an API that sends every optional
 field as ``null`` would.
+
+``echo`` answers with an error page (``status``, 400 by default) that quotes the whole request - its
+line, every header (``X-Auth-Token``, ``X-Security-Token``, ``Authorization``...) and its body (the
+IAM password) - written as a careless gateway or framework would: as it is (``raw``), as a JSON
+string (``json``), as a Python ``repr`` (``repr``), percent-encoded (``percent``) or HTML-escaped
+(``html``). It is how a client's handling of secrets echoed in error bodies is tested.
 """
 
 import copy
+import html
 import itertools
+import json
 import threading
+from urllib.parse import quote_plus
 
-FAULT_TYPES = ("throttle", "error", "reset", "delay", "truncate", "html", "drift", "nulls")
+FAULT_TYPES = ("throttle", "error", "reset", "delay", "truncate", "html", "drift", "nulls", "echo")
+ECHO_ENCODINGS = ("raw", "json", "repr", "percent", "html")
 TARGETS = ("modelarts", "v2", "v1", "search", "iam", "all")
 DRIFT_MODES = ("extra", "missing", "wrong_types")
 DEFAULT_DRIFT_PATHS = {
@@ -88,6 +101,22 @@ def normalise(spec, job_key=None):
         fault.setdefault("mode", "body")
         if fault["mode"] not in ("body", "short_read"):
             raise FaultError("truncate mode must be body or short_read")
+    elif kind == "echo":
+        fault["status"] = int(fault.get("status", 400))
+        if not 400 <= fault["status"] <= 599:
+            raise FaultError("echo faults take a status from 400 to 599")
+        fault.setdefault("encoding", "raw")
+        if fault["encoding"] not in ECHO_ENCODINGS:
+            raise FaultError("echo encoding must be one of %s" % ", ".join(ECHO_ENCODINGS))
+        try:
+            fault["pad"] = int(fault.get("pad", 0))
+        except (TypeError, ValueError):
+            raise FaultError("echo pad must be an integer") from None
+        if not 0 <= fault["pad"] <= 100000:
+            raise FaultError("echo pad must be from 0 to 100000")
+        names = fault.get("headers")
+        if names is not None and (not isinstance(names, list) or not all(isinstance(name, str) for name in names)):
+            raise FaultError("echo headers must be a list of header names")
     elif kind == "drift":
         fault.setdefault("mode", "extra")
         if fault["mode"] not in DRIFT_MODES:
@@ -236,3 +265,28 @@ def _nulled(node, keep):
 def apply_nulls(doc, api):
     """Return a copy of a job document (``api`` ``v2`` or ``v1``) with every key but the required ones set to null."""
     return _nulled(copy.deepcopy(doc), NULLS_KEEP[api])
+
+
+def echo_response(fault, method, target, headers, body):
+    """``(content type, body bytes)`` of an ``echo`` fault: the request, quoted in the fault's encoding."""
+    wanted = fault.get("headers")
+    wanted = None if wanted is None else set(name.lower() for name in wanted)
+    lines = ["%s %s" % (method, target)] + ["%s: %s" % (name, value) for name, value in headers.items() if wanted is None or name.lower() in wanted]
+    request = "\r\n".join(lines) + "\r\n\r\n" + (body or b"").decode("utf-8", "replace")
+    encoding = fault.get("encoding", "raw")
+    content_type = "text/plain; charset=utf-8"
+    if encoding == "json":
+        content_type = "application/json"
+        text = json.dumps({"echo": request})
+    elif encoding == "repr":
+        text = repr(request)
+    elif encoding == "percent":
+        text = quote_plus(request)
+    elif encoding == "html":
+        content_type = "text/html; charset=utf-8"
+        text = "<html><body><h1>Bad request</h1><pre>%s</pre></body></html>" % html.escape(request)
+    else:
+        text = request
+    # JSON allows leading whitespace: a padded JSON echo is still JSON (in a shape no error parser knows).
+    text = "\n" * fault.get("pad", 0) + (text if encoding == "json" else "the request was:\n" + text)
+    return content_type, text.encode("utf-8")

@@ -89,13 +89,19 @@ def draw_fault(state, exchange, fault_family, body_family):
         raise errors.ApiError(504, "APIG.0201", "Backend timeout.", errors.APIGW)
     if kind == "delay":
         time.sleep(fault["seconds"])
+    if kind == "echo":
+        target = exchange.path + ("?" + exchange.query if exchange.query else "")
+        fault["echo"] = faults_mod.echo_response(fault, exchange.method, target, exchange.headers, exchange.body)
     return fault
 
 
 def finish(response, fault):
-    """Apply body-level faults (HTML page, schema drift, nulls) to a successful response."""
+    """Apply body-level faults (HTML page, echo, schema drift, nulls) to a successful response."""
     if fault is None:
         return response
+    if fault["type"] == "echo":
+        content_type, body = fault["echo"]
+        return Response(fault["status"], body, content_type=content_type)
     if fault["type"] == "html":
         status = fault["status"]
         page = faults_mod.HTML_PAGE.format(status=status, reason=HTTP_REASONS.get(status, "Error"))

@@ -87,3 +87,22 @@ def test_configuration_errors_are_not_retried(exc):
         client.get_training_job("job-1")
     assert len(session.calls) == 1 and not info.value.transient
     assert type(exc).__name__ in str(info.value)
+
+
+@pytest.mark.parametrize("token", ["MIIsecret\nvalue-DO-NOT-LEAK", " MIIsecret-leading-DO-NOT-LEAK", "MIIsecret\r-DO-NOT-LEAK"])
+def test_a_header_requests_refuses_is_named_never_quoted(token):
+    """requests' InvalidHeader quotes the value (escaped, so masking the raw value missed it): the message names the header only."""
+    client = ModelArtsClient(dict(PARAMS, backoff_retries=0))
+
+    class Refused(object):  # pylint: disable=too-few-public-methods
+        kind = "auth_token"
+        auth_token = token
+
+    client.current_credentials = lambda deadline=None: Refused()
+    with pytest.raises(ModelArtsError) as info:
+        client.get_training_job("job-1")
+    message = str(info.value)
+    assert "InvalidHeader" in message and "X-Auth-Token" in message, message
+    for piece in ("MIIsecret", "value-", "leading-", "DO-NOT-LEAK"):
+        assert piece not in message, message
+    assert not info.value.transient

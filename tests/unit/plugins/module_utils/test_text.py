@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from ansible_collections.modelarts.training.plugins.module_utils.text import (
@@ -46,3 +48,78 @@ def test_label_and_describe_typed():
     assert label("a\tb") == "a\\tb" and label("y" * 500, 10) == "y" * 10 + "..."
     assert describe_typed("abc") == "string 'abc'" and describe_typed({"a": 1}) == "an object with 1 key"
     assert describe_typed(None) == "null" and describe_typed(True) == "boolean true"
+
+
+# -- issue 20, item 3: mask first, then cut; every escaped form of a secret -------------------------
+
+ECHOED = 'PW-echo "q\\u0/te" \u00e9+%3e x&<y>\'\U0001f600'
+
+
+def _forms(secret):
+    import html  # pylint: disable=import-outside-toplevel
+    import json  # pylint: disable=import-outside-toplevel
+    from urllib.parse import quote, quote_plus  # pylint: disable=import-outside-toplevel
+
+    once = json.dumps(secret)
+    return [
+        secret,
+        once,
+        json.dumps(secret, ensure_ascii=False),
+        json.dumps(once),
+        repr(secret),
+        ascii(secret),
+        repr(secret.encode("utf-8")),
+        repr(once),
+        quote(secret),
+        quote(secret, safe=""),
+        quote_plus(secret),
+        re.sub("%[0-9A-F]{2}", lambda match: match.group().lower(), quote(secret)),
+        quote(quote(secret, safe=""), safe=""),
+        quote_plus(once),
+        html.escape(secret),
+        html.escape(once),
+        html.escape(repr(once)),
+    ]
+
+
+@pytest.mark.parametrize("form", range(17))
+def test_redact_masks_a_secret_in_every_form_it_is_echoed_in(form):
+    shown = _forms(ECHOED)[form]
+    text = redact("before %s after" % shown, ["unrelated", ECHOED])
+    assert text.startswith("before ") and text.endswith(" after") and text.count(MASK) == 1, (shown, text)
+    left = text[len("before ") : -len(" after")].replace(MASK, "")
+    assert not any(piece in left for piece in ("PW", "echo", "u0", "te", "3e", "y", "\u00e9", "%C3")), (shown, text)
+
+
+def test_excerpt_masks_before_it_cuts():
+    """A secret across the cut was shown in part: the old excerpt cut the body at 640 bytes first, then masked."""
+    token = "MII" + "Qx7/+Zk9" * 40
+    for pad in (0, 300, 500, 600, 630, 700):
+        body = b"\n" * pad + b"the request was:\nGET /v2/p/training-jobs/j\r\nx-auth-token: " + token.encode() + b"\r\n"
+        text = excerpt(body, [token])
+        assert "Qx7/" not in text and "MII" not in text and len(text) <= 163, (pad, text)
+    long_token = "ST" + "a1B2c3D4" * 300  # a real STS security token is 1-3 KB
+    text = excerpt(b"X-Security-Token: " + long_token.encode(), [long_token])
+    assert text == "X-Security-Token: %s" % MASK
+
+
+def test_excerpt_reads_a_bounded_start_of_a_huge_body():
+    secret = "/+=secret"
+    text = excerpt(b"\\" * (8 * 1024 * 1024) + secret.encode(), [secret])
+    assert len(text) == 163 and secret not in text
+
+
+def test_label_masks_before_it_cuts():
+    secret = "sk-" + "z" * 200
+    assert label("prefix " + secret, 40, [secret]) == "prefix " + MASK
+    assert "zzzz" not in label("x" * 30 + secret, 40, [secret])
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["http://user:pa/ss@proxy:3128", "http://user:p@ss@proxy:3128", "http://user:p#ss@proxy:3128", "http://user:p?s/s@proxy", "socks5h://u:p:w@proxy:1080"],
+)
+def test_redact_masks_userinfo_up_to_the_last_at(url):
+    text = redact("Cannot connect to proxy %s: refused" % url)
+    assert text == "Cannot connect to proxy %s://%s@%s: refused" % (url.split("://")[0], MASK, url.rpartition("@")[2])
+    assert redact('{"proxy": "%s"}' % url.replace("/", "\\/")).count(MASK) == 1
