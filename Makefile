@@ -146,8 +146,13 @@ docs-lint: venv
 changelog-lint: venv
 	$(BIN)/antsibull-changelog lint
 
-# The execution environment: metadata consistent, and ansible-builder makes a build context.
-ee: venv
+$(VENV)/.installed-ee: $(STAMP) requirements/ee.txt
+	$(BIN)/python -m pip install --quiet -r requirements/ee.txt
+	touch $@
+
+# The execution and decision environments, built with ansible-builder and Podman and run against the
+# emulator (docs/execution_environment.md); installs Podman, runc and debootstrap as root if missing.
+ee: $(VENV)/.installed-ee
 	hacking/check_ee.sh $(BIN)/python
 
 clean:
