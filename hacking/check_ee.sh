@@ -15,7 +15,7 @@
 #    are built from definitions derived from the user-facing ones (hacking/ee/local_definition.py).
 # 6. tests/ee (pytest) runs inside them: the demo through ansible-navigator, ansible-doc for every
 #    plugin, the AWX credential type's injectors, the event source under ansible-rulebook.
-# 7. The image sizes and build times are printed.
+# 7. The image sizes and build times are printed; untagged build stages older than a day are removed.
 #
 # Work files go to .cache/ee (build logs included); the emulator runs on 127.0.0.1 only and every
 # container a test starts is removed.
@@ -113,6 +113,9 @@ build() {  # $1: ee or de, $2: source definition, $3: tag
 build ee tests/ee/execution-environment.yml "$ee_image"
 build de tests/ee/decision-environment.yml "$de_image"
 build_seconds=$(( $(now) - started ))
+# Each rebuild leaves the stages of the last one untagged. Those of the last day stay as Podman's layer
+# cache (what makes a second run fast); older ones are removed.
+podman image prune -f --filter until=24h >/dev/null 2>&1 || true
 summary() {
     echo "ee: $ee_image: $(size_of "$ee_image"), built in ${ee_seconds} s"
     echo "ee: $de_image: $(size_of "$de_image"), built in ${de_seconds} s"
