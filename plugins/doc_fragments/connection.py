@@ -158,6 +158,9 @@ options:
       - Proxy URL for all requests, for example C(http://proxy.example.com:3128).
       - When not set, the standard E(HTTPS_PROXY), E(HTTP_PROXY) and E(NO_PROXY) environment variables are honoured.
       - Its C(user:password) part is masked everywhere (results, invocation, messages); the rest stays visible for debugging.
+      - Percent-encode the reserved characters of the user name and password (C(/) as C(%2F), C(@) as C(%40), C(#) as C(%23),
+        C(?) as C(%3F), C(%) as C(%25)), for example C(http://user:pa%2Fss@proxy:3128); a URL the HTTP library would read
+        otherwise is refused before any request, without being quoted.
     type: str
   connect_timeout:
     description:
@@ -434,6 +437,7 @@ options:
   proxy:
     description:
       - Proxy URL for all requests. When not set, E(HTTPS_PROXY), E(HTTP_PROXY) and E(NO_PROXY) are honoured.
+      - Percent-encode the reserved characters of the user name and password, for example C(http://user:pa%2Fss@proxy:3128).
     type: str
     vars:
       - name: modelarts_proxy

@@ -38,6 +38,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.options import 
     SECRET_OPTIONS,
     check_credentials,
     describe,
+    proxy_secrets,
 )
 from ansible_collections.modelarts.training.plugins.module_utils.text import excerpt, label, redact
 
@@ -170,7 +171,36 @@ def _no_netrc_auth(prepared):
     return prepared
 
 
-def _new_requests_session():
+# What to do about a proxy URL that requests reads otherwise than it is written (never the URL itself: it holds a password).
+PROXY_ENCODING_HINT = (
+    "it cannot be read as scheme://user:password@host:port: percent-encode the reserved characters of its user name and password "
+    "('/' as %2F, '@' as %40, '#' as %23, '?' as %3F, '%' as %25), e.g. http://user:pa%2Fss@proxy:3128 (the URL is not shown: it holds a password)"
+)
+
+
+def proxy_misread(proxy):
+    """Whether requests would read another host than the one after the URL's last ``@``: a user name or password
+    holding a raw ``/``, ``#`` or ``?`` ends the host part early (``http://user:pa/ss@proxy:3128`` names host
+    ``user`` and port ``pa``, and its error message quotes them).  A raw ``@`` is read right, so it passes."""
+    text = str(proxy)
+    if "@" not in text or "://" not in text:
+        return False
+    scheme, _sep, rest = text.partition("://")
+    meant = urlsplit("%s://%s" % (scheme, rest.rpartition("@")[2]))
+    read = urlsplit(text)
+    try:
+        same = (read.hostname, read.port) == (meant.hostname, meant.port)
+        if same and HAS_REQUESTS:
+            import urllib3.util  # pylint: disable=import-outside-toplevel  # requests' own dependency
+
+            parsed, expected = urllib3.util.parse_url(text), urllib3.util.parse_url("%s://%s" % (scheme, rest.rpartition("@")[2]))
+            same = ((parsed.host or "").lower(), parsed.port) == ((expected.host or "").lower(), expected.port)
+    except ValueError:  # urllib3's LocationParseError is a ValueError, as is a bad port for urlsplit
+        return True
+    return not same
+
+
+def _new_requests_session(on_proxies=None):
     """A ``requests.Session`` whose ``request()`` reads the environment once per host and never ``.netrc``.
 
     ``Session.request`` looks the environment up on every call: ``.netrc`` (two file checks, and a
@@ -178,6 +208,7 @@ def _new_requests_session():
     credential beside the token), then the proxy and CA variables. Here the proxy, ``no_proxy`` and
     CA variables still apply, resolved once per scheme and host (they do not change while a task
     runs): about 15% less CPU per sequential GET, 17% for 200 concurrent ones (docs/performance.md).
+    ``on_proxies`` is given each set of proxy URLs resolved (``HTTPS_PROXY`` and the like included) before use.
     """
 
     class _Session(requests.Session):  # pylint: disable=too-few-public-methods
@@ -192,6 +223,8 @@ def _new_requests_session():
             settings = self._settings.get(key)
             if settings is None:
                 merged = self.merge_environment_settings(prepared.url, dict(proxies or {}), stream, verify, None)
+                if on_proxies is not None:
+                    on_proxies(merged["proxies"])
                 settings = self._settings[key] = dict(proxies=merged["proxies"], verify=merged["verify"], cert=merged["cert"])
             return self.send(prepared, timeout=timeout, allow_redirects=allow_redirects, stream=stream, **settings)
 
@@ -329,8 +362,12 @@ class ModelArtsClient(object):
         self._verify = self._tls_verify()
         if self._verify is False:
             self._quiet_insecure_warnings()
-        self._proxies = {"http": self.params["proxy"], "https": self.params["proxy"]} if self.params["proxy"] else None
-        self._session = session if session is not None else self._new_session(pool_size)
+        proxy = self.params["proxy"]
+        if proxy and proxy_misread(proxy):
+            raise ConnectionConfigError("%s: %s" % (describe("proxy"), PROXY_ENCODING_HINT))
+        self._secrets += tuple(value for value in proxy_secrets(proxy) if value not in self._secrets)
+        self._proxies = {"http": proxy, "https": proxy} if proxy else None
+        self._session = session if session is not None else self._new_session(pool_size, self._proxies_resolved)
 
     # -- set-up ---------------------------------------------------------
 
@@ -354,11 +391,22 @@ class ModelArtsClient(object):
             if host:
                 warnings.filterwarnings("ignore", message=r"Unverified HTTPS request is being made to host '%s'" % re.escape(host))
 
+    def _proxies_resolved(self, proxies):
+        # The environment's proxies (HTTPS_PROXY...) as requests resolved them: their credentials are as secret as the option's.
+        for name, url in sorted((proxies or {}).items()):
+            if not url or url == self.params["proxy"]:
+                continue
+            for value in proxy_secrets(url):
+                self._remember_secret(value)
+            if proxy_misread(url):
+                where = "the %s proxy from the environment (HTTPS_PROXY, HTTP_PROXY or ALL_PROXY)" % label(name, 20)
+                raise requests.exceptions.InvalidProxyURL("%s: %s" % (where, PROXY_ENCODING_HINT))
+
     @staticmethod
-    def _new_session(pool_size):
+    def _new_session(pool_size, on_proxies=None):
         if not HAS_REQUESTS:
             raise ConnectionConfigError("the Python library 'requests' is required")
-        session = _new_requests_session()
+        session = _new_requests_session(on_proxies)
         adapter = requests.adapters.HTTPAdapter(pool_connections=4, pool_maxsize=max(1, pool_size), max_retries=0)
         session.mount("https://", adapter)
         session.mount("http://", adapter)

@@ -327,12 +327,40 @@ def _check_numbers(params):
 
 
 def proxy_secret(proxy):
-    """The ``user:password`` part of a proxy URL (to be masked wherever it could show), or None."""
+    """The ``user:password`` part of a proxy URL (to be masked wherever it could show), or None.
+
+    It is everything between ``://`` and the LAST ``@``: a password written raw may hold ``/``, ``@``,
+    ``#``, ``?`` or ``:`` (``http://user:pa/ss@proxy:3128``).
+    """
     if not proxy or "@" not in str(proxy):
         return None
-    rest = str(proxy).split("://", 1)[-1]
-    userinfo = rest.split("/", 1)[0].rpartition("@")[0]
+    userinfo = str(proxy).split("://", 1)[-1].rpartition("@")[0]
     return userinfo or None
+
+
+# A password this short is not masked on its own (its user:password still is): it would mask common words.
+PROXY_PASSWORD_MASKED_FROM = 4
+
+
+def proxy_secrets(proxy):
+    """Every form of a proxy URL's credentials to mask: ``user:password`` as written and percent-decoded, the
+    password alone (when at least 4 characters) both ways, and the ``Proxy-Authorization`` value sent."""
+    userinfo = proxy_secret(proxy)
+    if not userinfo:
+        return []
+    import base64  # pylint: disable=import-outside-toplevel  # only proxies with credentials need it
+    from urllib.parse import unquote  # pylint: disable=import-outside-toplevel
+
+    values = [userinfo, unquote(userinfo)]
+    password = userinfo.partition(":")[2]
+    values.extend(value for value in (password, unquote(password)) if len(value) >= PROXY_PASSWORD_MASKED_FROM)
+    user, _sep, secret = unquote(userinfo).partition(":")
+    values.append(base64.b64encode(("%s:%s" % (user, secret)).encode("latin-1", "replace")).decode("ascii"))
+    unique = []
+    for value in values:
+        if value not in unique:
+            unique.append(value)
+    return unique
 
 
 # -- reading values ------------------------------------------------------------------------------

@@ -309,7 +309,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.options import 
     LEVEL_OPTION,
     ConnectionConfigError,
     connection_argument_spec,
-    proxy_secret,
+    proxy_secrets,
     query_argument_spec,
 )
 from ansible_collections.modelarts.training.plugins.module_utils.query import MissingLibraryError, Query, select
@@ -337,8 +337,8 @@ def main():
         required_together=[("job_id", "version_id")],
         supports_check_mode=True,
     )
-    # The proxy URL stays visible for debugging; its user:password never is.
-    module.no_log_values.update(value for value in (proxy_secret(module.params["proxy"]),) if value)
+    # The proxy URL stays visible for debugging; its user:password never is, however it is written (a raw '/' or '@' too).
+    module.no_log_values.update(proxy_secrets(module.params["proxy"]))
     try:
         query = Query([(LEVEL_OPTION, module.params)], select(module.params))
     except MissingLibraryError as error:

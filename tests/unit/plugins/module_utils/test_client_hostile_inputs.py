@@ -106,3 +106,30 @@ def test_a_header_requests_refuses_is_named_never_quoted(token):
     for piece in ("MIIsecret", "value-", "leading-", "DO-NOT-LEAK"):
         assert piece not in message, message
     assert not info.value.transient
+
+
+@pytest.mark.parametrize("proxy", ["http://u:Pa/ss-word@proxy:3128", "http://u:Pa#ss-word@proxy:3128", "http://u:Pa?ss-word@proxy", "http://u/ss-word@proxy:1"])
+def test_a_proxy_url_requests_would_misread_is_refused_without_quoting_it(proxy):
+    """Issue 20, item 4: requests would take 'u' for the host and quote 'u:Pa' in its error; the message says to percent-encode."""
+    with pytest.raises(ConnectionConfigError) as info:
+        make(FakeSession(), proxy=proxy)
+    message = str(info.value)
+    assert "percent-encode" in message and "%2F" in message
+    assert "Pa" not in message.replace("Pa%2Fss", "") and "ss-word" not in message and "u:" not in message, message
+
+
+@pytest.mark.parametrize(
+    "proxy,masked",
+    [
+        ("http://u:Pa@ss-word@proxy:3128", ["u:Pa@ss-word", "Pa@ss-word"]),
+        ("http://u:Pa%2Fss-word@proxy:3128", ["u:Pa%2Fss-word", "u:Pa/ss-word", "Pa%2Fss-word", "Pa/ss-word"]),
+        ("http://u:Pa:ss-word@proxy:3128", ["u:Pa:ss-word", "Pa:ss-word"]),
+    ],
+)
+def test_a_proxy_url_read_right_is_used_and_its_credentials_masked_in_every_form(proxy, masked):
+    client = make(FakeSession(FakeResponse(200, {"metadata": {"id": "j"}, "status": {"phase": "Running"}})), proxy=proxy)
+    for value in masked:
+        assert value in client.secrets()
+        assert client.redact("proxy said %s" % value) == "proxy said ********"
+    assert client.redact(proxy) == "http://********@proxy:3128"
+    client.get_training_job("j")
