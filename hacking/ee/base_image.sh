@@ -121,7 +121,7 @@ printf '%s\n' "$pip_conf" >"$rootfs/etc/pip.conf"
 tar -C "$rootfs" -c . | podman import \
     --change 'CMD ["/bin/bash"]' \
     --change "LABEL org.opencontainers.image.description=\"Debian $suite for the local modelarts.training EE build (hacking/ee/base_image.sh)\"" \
-    - "$image" >>"$log"
+    - "$image" >>"$log" 2>&1
 rm -rf "$rootfs"
 # Earlier base images (other inputs) are no longer used by `make ee`.
 for old in $(podman images --format '{{.Repository}}:{{.Tag}}' --filter "reference=$repository" | grep -v -x -F "$image" || true); do
