@@ -1,0 +1,133 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Credentials where runners keep them (issue 21), used the way a user's repository uses them.
+
+The SDK's credentials file in a temporary HOME, ``HUAWEICLOUD_SDK_CREDENTIALS_FILE`` as a CI system sets
+it, ``credentials_file`` in ``module_defaults``, the lookup with ``modelarts_*`` variables, the gate role
+and the event source; and, with nothing given anywhere, one error naming every source tried.
+"""
+
+import asyncio
+import time
+
+import pytest
+
+from eda_helpers import load_source
+from test_user_patterns import COMPLETED, Repo
+
+SOURCES = ("credentials file", "CCE pod identity", "instance metadata")
+
+
+@pytest.fixture
+def repo(tmp_path, ansible_env):
+    return Repo(tmp_path, ansible_env)
+
+
+def credentials_file(path, emulator, **extra):
+    """The SDK's INI credentials file: section [basic], keys ak, sk, project_id (and others)."""
+    lines = ["[basic]", "ak = %s" % emulator.ak, "sk = %s" % emulator.sk, "project_id = %s" % emulator.project_id]
+    lines += ["%s = %s" % item for item in extra.items()]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def endpoints(emulator):
+    """What a user sets besides credentials: the region and, for the emulator, its URL and CA."""
+    return {"region": emulator.region, "endpoint": emulator.url, "iam_endpoint": emulator.url, "ca_bundle": emulator.ca_file}
+
+
+def phase_play(module_defaults=None, **task):
+    play = {
+        "hosts": "localhost",
+        "gather_facts": False,
+        "tasks": [
+            {"name": "read", "modelarts.training.modelarts_training_job_info": dict(task, training_job_id=COMPLETED), "register": "job"},
+            {"name": "show", "ansible.builtin.debug": {"msg": "PHASE={{ job.training_job.phase }}"}},
+        ],
+    }
+    if module_defaults:
+        play["module_defaults"] = {"group/modelarts.training.modelarts": module_defaults}
+    return [play]
+
+
+def test_the_sdk_credentials_file_in_home_is_found_when_nothing_is_given(emulator, repo, tmp_path):
+    home = tmp_path / "home"
+    credentials_file(home / ".huaweicloud" / "credentials", emulator)
+    result = repo.play(phase_play(module_defaults=endpoints(emulator)), env={"HOME": str(home)}, verbosity=4)
+    out = result.stdout + result.stderr
+    assert result.returncode == 0 and "PHASE=Completed" in result.stdout, out[-3000:]
+    assert emulator.sk not in out
+
+
+def test_huaweicloud_sdk_credentials_file_as_a_ci_system_sets_it(emulator, repo, tmp_path):
+    path = credentials_file(tmp_path / "ci" / "huaweicloud.ini", emulator)
+    result = repo.play(phase_play(module_defaults=endpoints(emulator)), env={"HUAWEICLOUD_SDK_CREDENTIALS_FILE": str(path), "HOME": str(tmp_path / "empty")})
+    assert result.returncode == 0 and "PHASE=Completed" in result.stdout, result.stdout[-3000:]
+
+
+def test_runner_aksk_in_the_environment_win_over_the_credentials_file(emulator, repo, tmp_path):
+    # The file sits below every level, the environment included: the runner's variables win, as in the SDK.
+    path = tmp_path / "bad.ini"
+    path.write_text("[basic]\nak = WRONGAK\nsk = wrong-secret-0123456789\nproject_id = %s\n" % emulator.project_id)
+    env = {"HUAWEICLOUD_SDK_CREDENTIALS_FILE": str(path), "HUAWEICLOUD_SDK_AK": emulator.ak, "HUAWEICLOUD_SDK_SK": emulator.sk}
+    result = repo.play(phase_play(module_defaults=dict(endpoints(emulator), project_id=emulator.project_id)), env=env)
+    assert result.returncode == 0 and "PHASE=Completed" in result.stdout, result.stdout[-3000:]
+
+
+def test_credentials_file_in_module_defaults_and_the_lookup_with_modelarts_variables(emulator, repo, tmp_path):
+    path = credentials_file(tmp_path / "team.ini", emulator)
+    defaults = dict(endpoints(emulator), credentials_file=str(path))
+    plays = phase_play(module_defaults=defaults)
+    plays[0]["vars"] = dict(("modelarts_%s" % key, value) for key, value in defaults.items())
+    plays[0]["tasks"].append(
+        {"name": "lookup", "ansible.builtin.debug": {"msg": "LOOKUP={{ lookup('modelarts.training.training_job', '%s', field='phase') }}" % COMPLETED}}
+    )
+    result = repo.play(plays)
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert "PHASE=Completed" in result.stdout and "LOOKUP=Completed" in result.stdout
+
+
+def test_the_gate_role_with_a_credentials_file(emulator, repo, tmp_path):
+    path = credentials_file(tmp_path / "team.ini", emulator)
+    plays = [
+        {
+            "hosts": "localhost",
+            "gather_facts": False,
+            "roles": [
+                {
+                    "role": "modelarts.training.training_job_gate",
+                    "vars": {"training_job_gate_ids": [COMPLETED], "training_job_gate_connection": dict(endpoints(emulator), credentials_file=str(path))},
+                }
+            ],
+            "tasks": [{"name": "after the gate", "ansible.builtin.debug": {"msg": "GATE=open"}}],
+        }
+    ]
+    result = repo.play(plays)
+    assert result.returncode == 0 and "GATE=open" in result.stdout, result.stdout[-3000:]
+
+
+def test_the_event_source_with_a_credentials_file(emulator, collection_root, tmp_path, monkeypatch):
+    path = credentials_file(tmp_path / "team.ini", emulator)
+    monkeypatch.setenv("HUAWEICLOUD_SDK_CREDENTIALS_FILE", str(path))
+    src = load_source(collection_root)
+    queue = asyncio.Queue()
+    args = dict(endpoints(emulator), training_job_ids=[COMPLETED], interval=0.2, stop_when_done=True)
+    asyncio.run(asyncio.wait_for(src["main"](queue, args), 30))
+    assert queue.get_nowait()["modelarts"]["phase"] == "Completed"
+
+
+def test_with_no_credentials_anywhere_one_error_names_every_source(emulator, repo, tmp_path):
+    task = dict(endpoints(emulator), project_id=emulator.project_id)
+    plays = phase_play(**task)
+    started = time.monotonic()
+    result = repo.play(plays, env={"HOME": str(tmp_path / "empty-home")})
+    elapsed = time.monotonic() - started
+    out = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "no credentials were given and none were found" in out, out[-3000:]
+    for source in SOURCES:
+        assert source in out
+    assert "Traceback" not in out
+    # Loose: it separates "one quick look" from waiting out timeouts; the measured time is in the closing note.
+    assert elapsed < 30, elapsed
