@@ -71,8 +71,10 @@ def _lookup():
 def test_credentials_checked_before_any_request(monkeypatch):
     for name in ("HUAWEICLOUD_SDK_AK", "HUAWEICLOUD_SDK_SK", "HUAWEICLOUD_SDK_AUTH_TOKEN", "HUAWEICLOUD_USERNAME"):
         monkeypatch.delenv(name, raising=False)
-    with pytest.raises(AnsibleLookupError, match=r"no credentials: set access_key and secret_key \(HUAWEICLOUD_SDK_AK"):
-        _lookup().run(["job"], variables={}, region="cn-north-4", project_id="p")
+    with pytest.raises(AnsibleLookupError, match=r"incomplete credentials \(given as lookup keywords\): access_key \(HUAWEICLOUD_SDK_AK\) set"):
+        _lookup().run(["job"], variables={}, region="cn-north-4", project_id="p", access_key="ak")
+    with pytest.raises(AnsibleLookupError, match=r"conflicting credentials \(given as modelarts_\* variables\)"):
+        _lookup().run(["job"], variables={"modelarts_auth_token": "t", "modelarts_idp_id": "i", "modelarts_id_token_file": "/f"}, region="cn-north-4")
 
 
 def test_options_from_env_vars_and_keywords(monkeypatch):
