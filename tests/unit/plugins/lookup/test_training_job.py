@@ -73,8 +73,8 @@ def test_credentials_checked_before_any_request(monkeypatch):
         monkeypatch.delenv(name, raising=False)
     with pytest.raises(AnsibleLookupError, match=r"incomplete credentials \(given as lookup keywords\): access_key \(HUAWEICLOUD_SDK_AK\) set"):
         _lookup().run(["job"], variables={}, region="cn-north-4", project_id="p", access_key="ak")
-    with pytest.raises(AnsibleLookupError, match=r"conflicting credentials \(given as modelarts_\* variables\)"):
-        _lookup().run(["job"], variables={"modelarts_auth_token": "t", "modelarts_idp_id": "i", "modelarts_id_token_file": "/f"}, region="cn-north-4")
+    with pytest.raises(AnsibleLookupError, match=r"conflicting credentials \(given as lookup keywords\): auth_token and idp_id/id_token_file"):
+        _lookup().run(["job"], variables={}, region="cn-north-4", auth_token="t", idp_id="i", id_token_file="/f")
 
 
 def test_options_from_env_vars_and_keywords(monkeypatch):
