@@ -8,6 +8,7 @@ and the event source; and, with nothing given anywhere, one error naming every s
 """
 
 import asyncio
+import threading
 import time
 
 import pytest
@@ -131,3 +132,79 @@ def test_with_no_credentials_anywhere_one_error_names_every_source(emulator, rep
     assert "Traceback" not in out
     # Loose: it separates "one quick look" from waiting out timeouts; the measured time is in the closing note.
     assert elapsed < 30, elapsed
+
+
+# -- obtained credentials, renewed while a wait lasts ----------------------------------------------------------
+
+LIFETIME = 20  # seconds each issued credential lives in the emulator
+WAIT = 60  # seconds the job stays Running
+
+
+def renewing_source(emu, tmp_path, source):
+    """(task options, environment) for ``source``, as a CI system or a cloud host provides them."""
+    emu.settings(credential_lifetime=LIFETIME)
+    token_file = tmp_path / "id-token"
+    token_file.write_text(emu.id_token(lifetime=3600) + "\n")
+    options = dict(endpoints(emu), project_id=emu.project_id, sts_endpoint=emu.url)
+    if source == "federated":
+        return options, {"HUAWEICLOUD_SDK_IDP_ID": "emulator-idp", "HUAWEICLOUD_SDK_ID_TOKEN_FILE": str(token_file)}, token_file
+    if source == "oidc":
+        env = {"HUAWEICLOUD_OIDC_PROVIDER_URN": "iam::0:identity-provider:ci", "HUAWEICLOUD_OIDC_AGENCY_URN": "iam::0:agency:deployer"}
+        return options, dict(env, HUAWEICLOUD_OIDC_TOKEN_FILE=str(token_file)), token_file
+    if source == "pod":
+        pod_token = tmp_path / "pod-token"
+        pod_token.write_text("emulator-pod-identity-token\n")
+        uri = emu.http_listener() + "/pod-identity/credentials"
+        return options, {"HC_CONTAINER_CREDENTIALS_FULL_URI": uri, "HC_CONTAINER_AUTHORIZATION_TOKEN_FILE": str(pod_token)}, None
+    if source == "metadata":
+        return options, {"HUAWEICLOUD_METADATA_ENDPOINT": emu.http_listener()}, None
+    if source == "agency":
+        options.update(access_key=emu.ak, secret_key=emu.sk, agency_name="deployer", agency_domain_name=emu.domain_name)
+        return options, {}, None
+    raise AssertionError(source)
+
+
+EXCHANGE_PATHS = {
+    "federated": "/v3.0/OS-CREDENTIAL/securitytokens",
+    "oidc": "/v5/agencies/assume-with-oidc",
+    "pod": "/pod-identity/credentials",
+    "metadata": "/openstack/latest/securitykey",
+    "agency": "/v3.0/OS-CREDENTIAL/securitytokens",
+}
+
+
+@pytest.mark.parametrize("source", sorted(EXCHANGE_PATHS))
+def test_a_minute_long_wait_outlives_20_second_credentials(modelarts_emulator, repo, tmp_path, source):
+    emu = modelarts_emulator
+    options, env, token_file = renewing_source(emu, tmp_path, source)
+    job = emu.add_job(name="renewal-%s" % source, timeline=[{"phase": "Running", "seconds": WAIT}, "Completed"])
+    job_id = job if isinstance(job, str) else job["added"][0]["id"]
+    emu.clear_requests()
+    if token_file is not None:
+        # The CI system rotates the id token mid-wait; the old one stops being valid for new exchanges.
+        def rotate():
+            time.sleep(WAIT / 2)
+            token_file.write_text(emu.id_token(subject="rotated", lifetime=3600))
+
+        threading.Thread(target=rotate, daemon=True).start()
+    task = dict(options, training_job_id=job_id, wait=True, wait_timeout=WAIT * 3, wait_sleep=2, wait_sleep_max=5)
+    plays = [
+        {"hosts": "localhost", "gather_facts": False, "tasks": [{"name": "wait", "modelarts.training.modelarts_training_job_info": task, "register": "job"}]}
+    ]
+    result = repo.play(plays, env=dict(env, HOME=str(tmp_path / "home")), verbosity=4)
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out[-4000:]
+    log = emu.requests()
+    issued = [entry for entry in log if entry["path"] == EXCHANGE_PATHS[source] and entry["status"] in (200, 201)]
+    # One obtain at the start, then a renewal every ~13 s (a third of 20 s left): at least 3 in a minute.
+    assert len(issued) >= 4, [entry["path"] for entry in log]
+    refused = [entry for entry in log if entry["path"].startswith("/v2/") and entry["status"] == 401]
+    assert not refused, "no request was made with expired credentials"
+    if token_file is not None:
+        # The file is read again at every exchange: the token written mid-wait is the one used afterwards.
+        subjects = [entry["issued"].get("subject") for entry in log if entry.get("issued") and entry["issued"].get("subject")]
+        assert subjects[0] == "ci-job" and subjects[-1] == "rotated", subjects
+    print("%s: %d credentials issued over the wait" % (source, len(issued)))
+    for secret in (emu.sk, token_file.read_text().strip() if token_file else None):
+        if secret:
+            assert secret not in out

@@ -8,6 +8,7 @@ values (32-hex ids, 20-character AKs, 40-character SKs) but grant nothing anywhe
 
 import copy
 import hashlib
+import secrets
 
 DEFAULT_REGION = "cn-north-4"
 DEFAULT_PROJECT_ID = "c2078239586c89f12689d89fd66e9f9b"
@@ -135,6 +136,14 @@ class Directory:
                     key["expires_at"] = now if key["expires_at"] is None else min(key["expires_at"], now)
                     count += 1
         return count
+
+    def issue_temporary_key(self, account, expires_at):
+        """A new temporary AK/SK with a security token in ``account``, valid until ``expires_at``; return its key dict."""
+        ak = "HST" + secrets.token_hex(10).upper()
+        key = {"ak": ak, "sk": secrets.token_urlsafe(30), "security_token": secrets.token_urlsafe(180), "expires_in": None, "expires_at": expires_at}
+        account.access_keys[ak] = key
+        self._by_ak[ak] = account
+        return key
 
     def account_for_ak(self, ak):
         """Return (account, key dict) for an AK, or (None, None)."""

@@ -51,11 +51,25 @@ class Emulator:
         self.admin_token = admin_token or os.environ.get(ADMIN_TOKEN_ENV) or DEFAULT_ADMIN_TOKEN
         self.server = EmulatorHTTPServer((host, int(port)), self.state, self.admin_token, context, verbose)
         self._thread = None
+        # Instance metadata and pod identity answer on plain HTTP on a real host: a second listener on the
+        # same loopback address and state, started on demand (control POST /_emulator/http-listener).
+        self._host, self._verbose = host, verbose
+        self.http_server = None
+        self._http_lock = threading.Lock()
+        self.state.http_listener = self.http_listener
 
     @property
     def url(self):
         """Base URL, e.g. ``https://127.0.0.1:41234``."""
         return self.server.base_url
+
+    def http_listener(self):
+        """The URL of the plain-HTTP listener (instance metadata, pod identity), started the first time."""
+        with self._http_lock:
+            if self.http_server is None:
+                self.http_server = EmulatorHTTPServer((self._host, 0), self.state, self.admin_token, None, self._verbose)
+                threading.Thread(target=self.http_server.serve_forever, name="modelarts-emulator-http", daemon=True).start()
+            return self.http_server.base_url
 
     def start(self):
         """Serve in a background daemon thread; return self."""
@@ -71,5 +85,8 @@ class Emulator:
         """Stop serving and close the listening socket."""
         self.server.shutdown()
         self.server.server_close()
+        if self.http_server is not None:
+            self.http_server.shutdown()
+            self.http_server.server_close()
         if self._thread is not None:
             self._thread.join(timeout=5)

@@ -216,6 +216,14 @@ class ControlClient(EmulatorCredentials):
         """Remove every pending fault."""
         return self.control("DELETE", "/faults")
 
+    def id_token(self, subject="ci-job", lifetime=600, audience="huaweicloud"):
+        """An id token (JWT) the emulator's IAM and STS trust, as a CI system's OIDC issuer writes it."""
+        return self.control("POST", "/id-tokens", {"subject": subject, "lifetime": lifetime, "audience": audience})["id_token"]
+
+    def http_listener(self):
+        """The plain-HTTP URL serving instance metadata (``/meta-data/...``, ``/openstack/...``) and pod identity."""
+        return self.control("POST", "/http-listener")["url"]
+
     def advance_clock(self, seconds):
         """Move the emulator clock forward (time-driven lifecycles, token expiry); return the total offset."""
         return self.control("POST", "/clock/advance", {"seconds": seconds})["clock_offset"]

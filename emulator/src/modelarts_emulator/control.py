@@ -18,12 +18,15 @@ GET      /_emulator/settings              current settings
 PUT      /_emulator/settings              change settings, e.g. ``{"token_lifetime": 2, "clock_skew_tolerance": 60}``
 POST     /_emulator/tokens/expire         expire every issued IAM token and every temporary AK's security token now
 POST     /_emulator/clock/advance         ``{"seconds": 60}``: move the emulator clock (lifecycles, token expiry)
+POST     /_emulator/id-tokens             ``{"subject", "audience", "lifetime"}``: an id token the emulator trusts (exchanges.py)
+POST     /_emulator/http-listener         start (once) the plain-HTTP listener for instance metadata and pod identity; ``{"url"}``
 =======  ===============================  ==========================================================
 """
 
 import json
 from urllib.parse import parse_qs, unquote
 
+from . import exchanges
 from .faults import FaultError
 from .scenario import ScenarioError
 
@@ -89,6 +92,17 @@ def handle_control(server, method, raw_path, raw_query, body, request_id):
         if route == "tokens" and rest == ["expire"] and method == "POST":
             state.tokens.expire_all(state.now())
             return 200, {"expired": state.tokens.count(), "temporary_keys": state.directory.expire_temporary_keys(state.now())}
+        if route == "id-tokens" and method == "POST":
+            claims = payload if isinstance(payload, dict) else {}
+            token = exchanges.mint_id_token(
+                state,
+                subject=str(claims.get("subject", "ci-job")),
+                audience=str(claims.get("audience", exchanges.AUDIENCE)),
+                lifetime=float(claims.get("lifetime", 600)),
+            )
+            return 200, {"id_token": token}
+        if route == "http-listener" and method == "POST":
+            return 200, {"url": state.http_listener()}
         if route == "clock" and rest == ["advance"] and method == "POST":
             seconds = float(payload.get("seconds", 0)) if isinstance(payload, dict) else 0.0
             if seconds < 0:

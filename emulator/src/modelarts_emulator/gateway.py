@@ -24,6 +24,7 @@ class Exchange:
         self.project_id = None
         self.job = None
         self.fault = None
+        self.issued = None  # what a credential exchange issued (exchanges.py), for the request log; never a secret
 
 
 class Caller:

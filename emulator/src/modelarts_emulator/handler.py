@@ -195,6 +195,7 @@ class EmulatorRequestHandler(BaseHTTPRequestHandler):
                 "project_id": exchange.project_id,
                 "job": exchange.job,
                 "fault": fault["type"] if fault else None,
+                "issued": exchange.issued,
                 "headers": redact_headers(dict(self.headers.items())),
                 "body": redact_body(exchange.body) if exchange.path.startswith("/v3/") or exchange.method != "GET" else None,
                 "duration_ms": round((time.perf_counter() - started) * 1000, 3),

@@ -13,7 +13,7 @@ import re
 import threading
 
 REDACTED = "***"
-SECRET_HEADERS = ("x-auth-token", "x-security-token", "x-subject-token", "x-emulator-admin-token", "cookie")
+SECRET_HEADERS = ("x-auth-token", "x-security-token", "x-subject-token", "x-emulator-admin-token", "x-metadata-token", "cookie")
 _SIGNATURE_RE = re.compile(r"(Signature=)[0-9A-Fa-f]+")
 _SECRET_KEYS = ("password", "secret", "sk", "security_token", "securitytoken", "access_token", "id_token", "token")
 
@@ -39,7 +39,7 @@ def _redact_obj(obj):
         for key, value in obj.items():
             if str(key).lower() in _SECRET_KEYS and not isinstance(value, (dict, list)):
                 out[key] = REDACTED
-            elif str(key).lower() == "token" and isinstance(value, dict):
+            elif str(key).lower() in ("token", "id_token") and isinstance(value, dict):
                 out[key] = {k: (REDACTED if k == "id" else _redact_obj(v)) for k, v in value.items()}
             else:
                 out[key] = _redact_obj(value)

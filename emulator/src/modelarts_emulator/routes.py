@@ -12,7 +12,7 @@ import re
 import time
 from urllib.parse import unquote
 
-from . import documents, errors, faults as faults_mod, iam
+from . import documents, errors, exchanges, faults as faults_mod, iam
 from .gateway import Caller, authenticate, check_project
 
 _V2_JOB = re.compile(r"^/v2/(?P<project>[^/]+)/training-jobs/(?P<job>[^/]+)/?$")
@@ -52,6 +52,9 @@ def error_response(exc, request_id):
 def dispatch(state, exchange):
     """Route a request; return (API family, Response). Unknown routes are a gateway 404."""
     path, method = exchange.path, exchange.method
+    exchange_route = exchanges.ROUTES.get((method, path.rstrip("/")))
+    if exchange_route is not None:
+        return errors.IAM, exchange_route(state, exchange)
     if path.rstrip("/") == "/v3/auth/tokens" and method == "POST":
         return errors.IAM, iam_token(state, exchange)
     if path.rstrip("/") == "/v3/projects" and method == "GET":

@@ -3,6 +3,7 @@
 """The emulator's shared state: accounts, jobs, faults, tokens, settings and the request log."""
 
 import copy
+import secrets
 import threading
 import time
 
@@ -19,6 +20,10 @@ DEFAULT_SETTINGS = {
     "search_counts_as_poll": False,  # whether a job appearing in a search result counts as a poll
     "max_search_limit": 50,
     "search_offset": "page",  # how the search reads offset: "page" (a page index, the SDK's model) or "item" (an item offset)
+    "credential_lifetime": 3600.0,  # seconds every issued temporary credential lives (exchanges.py); short to test renewal
+    "idp_id": "emulator-idp",  # the identity provider trusted for federated id tokens
+    "pod_token": "emulator-pod-identity-token",  # what the pod identity endpoint expects in Authorization
+    "metadata_token_api": True,  # False: PUT /meta-data/latest/api/token answers 404 (older hosts)
 }
 
 
@@ -48,6 +53,10 @@ SETTING_TYPES = {
     "search_counts_as_poll": _boolean,
     "max_search_limit": int,
     "search_offset": _search_offset,
+    "credential_lifetime": float,
+    "idp_id": str,
+    "pod_token": str,
+    "metadata_token_api": _boolean,
 }
 
 
@@ -60,6 +69,9 @@ class EmulatorState:
         self.clock_offset = 0.0
         self.faults = FaultStore()
         self.tokens = TokenStore()
+        # exchanges.py: the secret id tokens are signed with (a new one each run) and the metadata session tokens issued.
+        self.id_token_secret = secrets.token_bytes(32)
+        self.metadata_tokens = set()
         self.log = RequestLog()
         self._overrides = dict(overrides or {})
         self._cli_settings = dict(settings or {})
