@@ -92,3 +92,68 @@ def test_sdk_sees_modelarts_errors(emu):
     with pytest.raises(exceptions.ServerResponseException) as unavailable:
         client.show_training_job_details(ShowTrainingJobDetailsRequest(training_job_id=FAILED))
     assert unavailable.value.status_code == 503
+
+
+# -- credential exchanges: the SDK's own providers against the emulator ------------------------------------------
+
+
+def test_sdk_federated_identity_obtains_credentials_from_the_emulator(tls_emu, tmp_path):
+    """The SDK's FederalAccessor: id token -> IAM token -> temporary AK/SK, then ModelArts calls signed with them."""
+    token_file = tmp_path / "id-token"
+    token_file.write_text(tls_emu.id_token())
+    credentials = BasicCredentials().with_idp_id("emulator-idp").with_id_token_file(str(token_file))
+    credentials = credentials.with_iam_endpoint(tls_emu.url).with_project_id(tls_emu.project_id)
+    _exercise(_client(tls_emu, credentials))
+    issued = [entry for entry in tls_emu.requests() if entry.get("issued")]
+    assert [entry["path"] for entry in issued] == ["/v3.0/OS-AUTH/id-token/tokens", "/v3.0/OS-CREDENTIAL/securitytokens"]
+    assert issued[0]["headers"].get("X-Idp-Id") == "emulator-idp"
+
+
+def test_sdk_instance_metadata_obtains_credentials_from_the_emulator(tls_emu, monkeypatch):
+    """The SDK's MetadataAccessor (its hard-coded 169.254.169.254 pointed at the emulator's plain-HTTP listener)."""
+    from huaweicloudsdkcore.auth import internal  # pylint: disable=import-outside-toplevel
+
+    monkeypatch.setattr(internal.MetadataAccessor, "_METADATA_ENDPOINT", tls_emu.http_listener())
+    _exercise(_client(tls_emu, BasicCredentials(project_id=tls_emu.project_id)))
+    paths = [entry["path"] for entry in tls_emu.requests() if entry.get("issued") or entry["path"].startswith("/meta-data")]
+    assert paths[:2] == ["/meta-data/latest/api/token", "/openstack/latest/securitykey"]
+
+
+def _exchange(emu, path, body, headers=None):
+    import json  # pylint: disable=import-outside-toplevel
+    import ssl  # pylint: disable=import-outside-toplevel
+    import urllib.request  # pylint: disable=import-outside-toplevel
+
+    request = urllib.request.Request(
+        emu.url + path, data=json.dumps(body).encode(), method="POST", headers=dict({"Content-Type": "application/json"}, **(headers or {}))
+    )
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=emu.ca_file)))
+    with opener.open(request, timeout=10) as response:
+        return response.headers, json.loads(response.read())
+
+
+def test_expired_issued_credentials_are_refused_by_the_gateway(tls_emu):
+    tls_emu.settings(credential_lifetime=30)
+    headers, _body = _exchange(tls_emu, "/v3.0/OS-AUTH/id-token/tokens", {"auth": {"id_token": {"id": tls_emu.id_token()}}}, {"X-Idp-Id": "emulator-idp"})
+    _headers, body = _exchange(
+        tls_emu, "/v3.0/OS-CREDENTIAL/securitytokens", {"auth": {"identity": {"methods": ["token"], "token": {"id": headers["X-Subject-Token"]}}}}
+    )
+    issued = body["credential"]
+    assert issued["expires_at"].endswith("Z") and "." in issued["expires_at"]
+    client = _client(tls_emu, BasicCredentials(issued["access"], issued["secret"], tls_emu.project_id).with_security_token(issued["securitytoken"]))
+    client.show_training_job_details(ShowTrainingJobDetailsRequest(training_job_id=FAILED))
+    tls_emu.advance_clock(31)
+    with pytest.raises(exceptions.ClientRequestException) as caught:
+        client.show_training_job_details(ShowTrainingJobDetailsRequest(training_job_id=FAILED))
+    assert caught.value.status_code == 401
+
+
+def test_an_id_token_the_emulator_did_not_issue_is_refused(tls_emu, tmp_path):
+    token_file = tmp_path / "id-token"
+    header, claims, _signature = tls_emu.id_token().split(".")
+    token_file.write_text("%s.%s.%s" % (header, claims, "Zm9yZ2Vk"))
+    credentials = BasicCredentials().with_idp_id("emulator-idp").with_id_token_file(str(token_file))
+    client = _client(tls_emu, credentials.with_iam_endpoint(tls_emu.url).with_project_id(tls_emu.project_id))
+    with pytest.raises(exceptions.SdkException):
+        client.show_training_job_details(ShowTrainingJobDetailsRequest(training_job_id=FAILED))
+    assert [entry["status"] for entry in tls_emu.requests() if entry["path"] == "/v3.0/OS-AUTH/id-token/tokens"] == [400]
