@@ -208,3 +208,32 @@ def test_a_minute_long_wait_outlives_20_second_credentials(modelarts_emulator, r
     for secret in (emu.sk, token_file.read_text().strip() if token_file else None):
         if secret:
             assert secret not in out
+
+
+def test_user_given_temporary_credentials_that_expire_mid_wait_say_so(modelarts_emulator, repo):
+    emu = modelarts_emulator
+    job = emu.add_job(name="expiring-temporary", timeline=[{"phase": "Running", "seconds": 120}, "Completed"])
+    job_id = job if isinstance(job, str) else job["added"][0]["id"]
+    task = dict(emu.connection("temporary"), training_job_id=job_id, wait=True, wait_timeout=60, wait_sleep=1, wait_sleep_max=1)
+    plays = [
+        {
+            "hosts": "localhost",
+            "gather_facts": False,
+            "tasks": [
+                {
+                    "block": [{"name": "wait", "modelarts.training.modelarts_training_job_info": task}],
+                    "rescue": [{"name": "why", "ansible.builtin.debug": {"msg": "RESCUED={{ ansible_failed_result.msg }}"}}],
+                }
+            ],
+        }
+    ]
+    timer = threading.Timer(4.0, emu.expire_tokens)
+    timer.start()
+    try:
+        result = repo.play(plays)
+    finally:
+        timer.cancel()
+    assert "RESCUED=" in result.stdout, result.stdout[-3000:]
+    assert "worked earlier in this task and are now refused: they have expired" in result.stdout, result.stdout[-3000:]
+    assert "idp_id and id_token_file" in result.stdout
+    assert emu.security_token not in result.stdout and emu.temp_sk not in result.stdout
