@@ -85,15 +85,9 @@ STS_REGIONS = frozenset(
 )
 DEFAULT_STS_REGION = "cn-north-4"
 
-# Credential options and their environment variables (the SDK's names).
-ENVIRONMENT = {
-    "credentials_file": "HUAWEICLOUD_SDK_CREDENTIALS_FILE",
-    "idp_id": "HUAWEICLOUD_SDK_IDP_ID",
-    "id_token_file": "HUAWEICLOUD_SDK_ID_TOKEN_FILE",
-    "oidc_provider_urn": "HUAWEICLOUD_OIDC_PROVIDER_URN",
-    "oidc_agency_urn": "HUAWEICLOUD_OIDC_AGENCY_URN",
-    "oidc_token_file": "HUAWEICLOUD_OIDC_TOKEN_FILE",
-}
+# The credentials file has no option-level environment variable (options.CONNECTION_OPTIONS): the
+# default chain reads it, below every level.  The other options' variables live in that table.
+ENV_CREDENTIALS_FILE = "HUAWEICLOUD_SDK_CREDENTIALS_FILE"
 ENV_OIDC_ID_TOKEN = "HUAWEICLOUD_OIDC_ID_TOKEN"
 ENV_OIDC_SESSION_NAME = "HUAWEICLOUD_OIDC_SESSION_NAME"
 ENV_OIDC_DURATION = "HUAWEICLOUD_OIDC_DURATION_SECONDS"
@@ -139,7 +133,7 @@ class NoCredentialsError(ModelArtsError):
 
 def _named(name):
     """An option and its environment variable, for messages: ``idp_id (HUAWEICLOUD_SDK_IDP_ID)``."""
-    return "%s (%s)" % (name, ENVIRONMENT[name]) if name in ENVIRONMENT else describe(name)
+    return "%s (%s)" % (name, ENV_CREDENTIALS_FILE) if name == "credentials_file" else describe(name)
 
 
 def _utc(moment):
@@ -898,19 +892,18 @@ def default_chain(environ=None, home=None):
     environ = os.environ if environ is None else environ
     home = os.path.expanduser("~") if home is None else home
     skipped = []
-    env_file = (environ.get(ENVIRONMENT["credentials_file"]) or "").strip()
+    env_file = (environ.get(ENV_CREDENTIALS_FILE) or "").strip()
     if env_file:
         if not os.path.exists(os.path.expanduser(env_file)):
-            raise CredentialsConfigError("%s names %s, which does not exist" % (ENVIRONMENT["credentials_file"], label(env_file, 300)))
-        return CredentialsFile(env_file, option=ENVIRONMENT["credentials_file"])
+            raise CredentialsConfigError("%s names %s, which does not exist" % (ENV_CREDENTIALS_FILE, label(env_file, 300)))
+        return CredentialsFile(env_file, option=ENV_CREDENTIALS_FILE)
     home_file = os.path.join(home, ".huaweicloud", "credentials") if home and home != "~" else None
     if home_file and os.path.exists(home_file):
         return CredentialsFile(home_file, option="the default credentials file")
     skipped.append(
         (
             "credentials file",
-            "%s is not set and %s"
-            % (ENVIRONMENT["credentials_file"], "%s does not exist" % label(home_file, 300) if home_file else "there is no home directory"),
+            "%s is not set and %s" % (ENV_CREDENTIALS_FILE, "%s does not exist" % label(home_file, 300) if home_file else "there is no home directory"),
         )
     )
     uri = (environ.get(ENV_POD_URI) or "").strip()
