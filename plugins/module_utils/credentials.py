@@ -35,7 +35,7 @@ import threading
 
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.iam import parse_iso8601
-from ansible_collections.modelarts.training.plugins.module_utils.options import REGION_PATTERN, ConnectionConfigError, describe
+from ansible_collections.modelarts.training.plugins.module_utils.options import CONTROL_CHARACTERS, REGION_PATTERN, ConnectionConfigError, describe
 from ansible_collections.modelarts.training.plugins.module_utils.text import label
 
 # Renew when less than this many seconds, or a third of the lifetime, remains (whichever is shorter).
@@ -102,7 +102,6 @@ CREDENTIALS_SECTION = "basic"
 MAX_FILE_BYTES = 1024 * 1024
 JSON_TYPE = "application/json;charset=UTF-8"
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _DIGITS = re.compile(r"[0-9]+")
 _ACCESS_FIELDS = ("access", "accessKeyId", "access_key_id")
 _SECRET_FIELDS = ("secret", "secretAccessKey", "secret_access_key")
@@ -286,14 +285,14 @@ def renew_time(expires_at, now):
 
 
 def _check_url(value, named):
-    if not isinstance(value, str) or not value.lower().startswith(("https://", "http://")) or _CONTROL.search(value):
+    if not isinstance(value, str) or not value.lower().startswith(("https://", "http://")) or CONTROL_CHARACTERS.search(value):
         raise CredentialsConfigError("%s must be a URL starting with https:// or http://" % named)
 
 
 def _one_line(value, what):
     """``value`` stripped; a control character inside refuses it (it would split a header)."""
     text = value.strip()
-    if _CONTROL.search(text):
+    if CONTROL_CHARACTERS.search(text):
         raise CredentialsConfigError("%s contains a control character (such as a line break inside the value); it must be one line of printable text" % what)
     return text
 
@@ -379,7 +378,7 @@ def credentials_from_answer(transport, response, operation, source, project_id=N
         if not found[field]:
             raise _answer_error(operation, response, "the answer has no %s" % field)
     for field, value in found.items():
-        if value is not None and (_CONTROL.search(value) or value != value.strip()):
+        if value is not None and (CONTROL_CHARACTERS.search(value) or value != value.strip()):
             raise _answer_error(operation, response, "the answer's %s contains whitespace or a control character" % field)
     expiry = next((data[name] for name in _EXPIRY_FIELDS if data.get(name) not in (None, "")), None)
     return Credentials(
@@ -655,7 +654,7 @@ class InstanceMetadata(Provider):
         token = response.data.strip() if isinstance(response.data, str) else ""
         if token:
             transport.remember_secret(token)
-            if _CONTROL.search(token):
+            if CONTROL_CHARACTERS.search(token):
                 raise _answer_error(operation, response, "the session token contains a control character")
         self._token = token or None
         self._token_until = now + datetime.timedelta(seconds=METADATA_TOKEN_TTL - RENEW_MARGIN)

@@ -101,7 +101,7 @@ CREDENTIAL_TEXT_OPTIONS = (
 )
 # A region is a name, never a host: it is spliced into default endpoint host names.
 REGION_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 PHASE_CHOICES = list(PHASES)
 # The phases a job never leaves, in the vocabulary's order.
@@ -274,7 +274,7 @@ def check_text(name, value, level=None):
     if not isinstance(value, str):
         return
     named = where(name, level) if level else describe(name)
-    if _CONTROL.search(value):
+    if CONTROL_CHARACTERS.search(value):
         raise ConnectionConfigError(
             "%s contains a control character (such as a line break inside the value); a credential or identifier is one line of printable text" % named
         )
