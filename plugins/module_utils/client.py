@@ -30,6 +30,8 @@ from ansible_collections.modelarts.training.plugins.module_utils.errors import (
     error_from_response,
 )
 from ansible_collections.modelarts.training.plugins.module_utils.iam import IamSession
+from ansible_collections.modelarts.training.plugins.module_utils import search
+from ansible_collections.modelarts.training.plugins.module_utils import watchdog as watchdog_mod
 from ansible_collections.modelarts.training.plugins.module_utils.options import (
     CONNECTION_OPTIONS,
     ConnectionConfigError,
@@ -146,24 +148,6 @@ def _sendable_header(name, value):
     if isinstance(value, bytes):
         value = value.decode("latin-1")
     return isinstance(name, str) and isinstance(value, str) and bool(_HEADER_NAME.fullmatch(name)) and bool(_HEADER_VALUE.fullmatch(value))
-
-
-def _metadata_name(document):
-    metadata = document.get("metadata")
-    return metadata.get("name") if isinstance(metadata, dict) else None
-
-
-def _metadata_id(document):
-    """The readable ``metadata.id`` of a search result (a non-empty string), or None."""
-    metadata = document.get("metadata") if isinstance(document, dict) else None
-    job_id = metadata.get("id") if isinstance(metadata, dict) else None
-    return job_id if isinstance(job_id, str) and job_id else None
-
-
-def _repeats_most_of(items, ids):
-    """Whether most of the identifiable documents of ``items`` are among ``ids``: a page read at an item offset."""
-    known = [job_id for job_id in (_metadata_id(item) for item in items) if job_id is not None]
-    return bool(known) and 2 * sum(1 for job_id in known if job_id in ids) > len(known)
 
 
 def _no_netrc_auth(prepared):
@@ -329,7 +313,19 @@ class ModelArtsClient(object):
     a ``requests.Session``-like ``request()`` method.
     """
 
-    def __init__(self, params, session=None, clock=time.monotonic, sleep=time.sleep, rand=random.random, utcnow=None, pool_size=16, trace=None, environ=None):
+    def __init__(
+        self,
+        params,
+        session=None,
+        clock=time.monotonic,
+        sleep=time.sleep,
+        rand=random.random,
+        utcnow=None,
+        pool_size=16,
+        trace=None,
+        environ=None,
+        watchdog=None,
+    ):
         # pylint: disable=too-many-arguments
         # An empty string (a blank environment variable or AWX credential field)
         # means "not set", as it does for the credential rules.
@@ -368,6 +364,8 @@ class ModelArtsClient(object):
         self._secrets += tuple(value for value in proxy_secrets(proxy) if value not in self._secrets)
         self._proxies = {"http": proxy, "https": proxy} if proxy else None
         self._session = session if session is not None else self._new_session(pool_size, self._proxies_resolved)
+        # Attempts are watched when the client made its own session (or when asked).
+        self._watchdog = watchdog_mod.Watchdog(clock) if (session is None if watchdog is None else watchdog) else None
 
     # -- set-up ---------------------------------------------------------
 
@@ -407,14 +405,16 @@ class ModelArtsClient(object):
         if not HAS_REQUESTS:
             raise ConnectionConfigError("the Python library 'requests' is required")
         session = _new_requests_session(on_proxies)
-        adapter = requests.adapters.HTTPAdapter(pool_connections=4, pool_maxsize=max(1, pool_size), max_retries=0)
+        adapter = watchdog_mod.watched_adapter(pool_size)
         session.mount("https://", adapter)
         session.mount("http://", adapter)
         session.headers["User-Agent"] = USER_AGENT
         return session
 
     def close(self):
-        """Close the pooled connections."""
+        """Close the pooled connections and let the watchdog thread end."""
+        if self._watchdog is not None:
+            self._watchdog.close()
         closer = getattr(self._session, "close", None)
         if closer:
             closer()
@@ -590,21 +590,8 @@ class ModelArtsClient(object):
         send_url, send_headers = self._auth_headers(call)
         started = self._clock()
         try:
-            raw = self._session.request(
-                call.method,
-                send_url,
-                headers=send_headers,
-                data=call.payload,
-                timeout=self._timeouts(deadline, call.connect_timeout),
-                verify=self._verify,
-                proxies=self._proxies,
-                stream=True,
-                allow_redirects=False,
-            )
-            try:
-                content = self._read_body(raw, deadline)
-            finally:
-                raw.close()
+            with watchdog_mod.watching(self._watchdog, call.deadline) as watch:
+                raw, content = self._exchange(call, send_url, send_headers, watch)
         except ModelArtsError as error:
             error.operation = operation
             error.args = ("%s: %s" % (operation, error.args[0]),)
@@ -635,7 +622,27 @@ class ModelArtsClient(object):
             return error_from_response(operation, status, raw.headers, content, self._secrets), None
         return Response(data, status, request_id, raw.headers), None
 
-    def _read_body(self, raw, deadline):
+    def _exchange(self, call, url, headers, watch):
+        """Send the request and read the whole response: ``(raw response, body bytes)``."""
+        raw = self._session.request(
+            call.method,
+            url,
+            headers=headers,
+            data=call.payload,
+            timeout=self._timeouts(call.deadline, call.connect_timeout),
+            verify=self._verify,
+            proxies=self._proxies,
+            stream=True,
+            allow_redirects=False,
+        )
+        try:
+            watch.enter("while the body was still arriving")
+            content = self._read_body(raw, call.deadline, watch)
+        finally:
+            watchdog_mod.hand_back(watch, raw)
+        return raw, content
+
+    def _read_body(self, raw, deadline, watch=None):
         """The whole body, read in pieces so that neither its size nor a slow trickle can pass the limits."""
         limit = int(self.params["max_response_bytes"])
         declared = raw.headers.get("Content-Length")
@@ -646,7 +653,7 @@ class ModelArtsClient(object):
             )
         chunks = []
         size = 0
-        for chunk in self._body_pieces(raw, deadline):
+        for chunk in self._body_pieces(raw, deadline, watch):
             size += len(chunk)
             if size > limit:
                 raise ModelArtsError(
@@ -657,7 +664,7 @@ class ModelArtsClient(object):
             chunks.append(chunk)
         return b"".join(chunks)
 
-    def _body_pieces(self, raw, deadline):
+    def _body_pieces(self, raw, deadline, watch=None):
         # With urllib3's response, each piece is one socket read whose timeout is cut to the time
         # left, so a body that trickles in ends at the deadline; other transports (test fakes) give
         # their own pieces, checked against the deadline in between.
@@ -683,6 +690,8 @@ class ModelArtsClient(object):
             if not piece:
                 return
             received += len(piece)
+            if watch is not None:
+                watch.received = received
             yield piece
 
     def _transport_error(self, exc, operation, headers=None):
@@ -725,68 +734,10 @@ class ModelArtsClient(object):
         return self.request("GET", path, operation="get training job %s version %s" % (label(job_id), label(version_id)), deadline=deadline)
 
     def search_training_jobs(self, name, deadline=None, page_size=50, max_pages=200):
-        """All v2 jobs whose name is exactly ``name``, following every page of the search API.
+        """All v2 jobs whose name is exactly ``name``, from every page of the search API (see :mod:`.search`)."""
+        path = "/v2/%s/training-job-searches" % escape(self.resolve_project_id(deadline))
 
-        The API's ``name`` filter matches substrings, so the exact match is applied here.  ``offset``
-        is a page index in the SDK's model (0 = first page); an older edition of the API reference
-        calls it an item offset.  Either reading gives every job once: the second request
-        (``offset`` 1) tells them apart - read as an item offset it repeats all but the first job of
-        the first page - and the offsets that follow are page indexes or item offsets accordingly.
-        Documents are de-duplicated by ``metadata.id`` (jobs created while paging shift the pages);
-        a document without a readable id is kept (``query.keys_for_name`` reports it), and under the
-        item reading skipped where its position was seen already.  Paging stops at an empty or short page,
-        once ``total`` documents were seen, or at a page that adds nothing new; a search still going
-        after ``max_pages`` requests is an error, never a silently partial answer.
-        """
-        found = []
-        ids = set()
-        seen = 0  # documents seen: distinct ids, plus documents without one
-        offset, item_offsets, covered = 0, False, 0  # covered: where the item reading's next unseen document is
-        for request in range(max_pages):
-            body = {
-                "offset": offset,
-                "limit": page_size,
-                "sort_by": "create_time",
-                "order": "desc",
-                "filters": [{"key": "name", "operator": "like", "value": [name]}],
-            }
-            response = self.request(
-                "POST",
-                "/v2/%s/training-job-searches" % escape(self.resolve_project_id(deadline)),
-                body=body,
-                operation="search training jobs named '%s' (offset %d)" % (label(name), offset),
-                deadline=deadline,
-            )
-            items = response.data.get("items", False) if isinstance(response.data, dict) else False
-            # A null list is an empty one (optional fields may be null); no list at all is an error.
-            items = [] if items is None else items
-            if not isinstance(items, list):
-                raise ModelArtsError("search training jobs named '%s': the answer has no 'items' list" % label(name), request_id=response.request_id)
-            if request == 1 and _repeats_most_of(items, ids):
-                item_offsets = True
-            # Read at an item offset, the page starts inside what was seen: by id, and by position for id-less documents.
-            repeated = covered - offset if item_offsets else 0
-            fresh = 0
-            for position, document in enumerate(items):
-                job_id = _metadata_id(document)
-                if (job_id is None and position < repeated) or (job_id is not None and job_id in ids):
-                    continue
-                if job_id is not None:
-                    ids.add(job_id)
-                fresh += 1
-                if isinstance(document, dict) and _metadata_name(document) == name:
-                    found.append(document)
-            seen += fresh
-            covered = max(covered, offset + len(items))
-            total = response.data.get("total")
-            if isinstance(total, bool) or not isinstance(total, int):
-                total = None
-            # The page that told the readings apart may hold nothing new (jobs created meanwhile shift it).
-            stale = fresh == 0 and not (item_offsets and request == 1)
-            if not items or len(items) < page_size or stale or (total is not None and seen >= total):
-                return found
-            offset = covered if item_offsets else offset + 1
-        raise ModelArtsError(
-            "search training jobs named '%s': more than %d pages of %d results (the service's name filter matches substrings; %d jobs seen), "
-            "so the search was stopped rather than answer with part of the jobs" % (label(name), max_pages, page_size, seen)
-        )
+        def post(body, operation):
+            return self.request("POST", path, body=body, operation=operation, deadline=deadline)
+
+        return search.jobs_named(post, name, page_size=page_size, max_pages=max_pages)

@@ -1,0 +1,92 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The search API (``POST /v2/{project_id}/training-job-searches``): every job with a name, whatever the paging.
+
+The client sends each page's request (signing, retries, deadline: the ``post(body, operation)`` it passes);
+this module decides what to ask next and what the pages add up to.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
+from ansible_collections.modelarts.training.plugins.module_utils.text import label
+
+
+def _metadata_name(document):
+    metadata = document.get("metadata")
+    return metadata.get("name") if isinstance(metadata, dict) else None
+
+
+def _metadata_id(document):
+    """The readable ``metadata.id`` of a search result (a non-empty string), or None."""
+    metadata = document.get("metadata") if isinstance(document, dict) else None
+    job_id = metadata.get("id") if isinstance(metadata, dict) else None
+    return job_id if isinstance(job_id, str) and job_id else None
+
+
+def _repeats_most_of(items, ids):
+    """Whether most of the identifiable documents of ``items`` are among ``ids``: a page read at an item offset."""
+    known = [job_id for job_id in (_metadata_id(item) for item in items) if job_id is not None]
+    return bool(known) and 2 * sum(1 for job_id in known if job_id in ids) > len(known)
+
+
+def jobs_named(post, name, page_size=50, max_pages=200):
+    """All v2 jobs whose name is exactly ``name``, following every page of the search API.
+
+    The API's ``name`` filter matches substrings, so the exact match is applied here.  ``offset``
+    is a page index in the SDK's model (0 = first page); an older edition of the API reference
+    calls it an item offset.  Either reading gives every job once: the second request
+    (``offset`` 1) tells them apart - read as an item offset it repeats all but the first job of
+    the first page - and the offsets that follow are page indexes or item offsets accordingly.
+    Documents are de-duplicated by ``metadata.id`` (jobs created while paging shift the pages);
+    a document without a readable id is kept (``query.keys_for_name`` reports it), and under the
+    item reading skipped where its position was seen already.  Paging stops at an empty or short page,
+    once ``total`` documents were seen, or at a page that adds nothing new; a search still going
+    after ``max_pages`` requests is an error, never a silently partial answer.
+    """
+    found = []
+    ids = set()
+    seen = 0  # documents seen: distinct ids, plus documents without one
+    offset, item_offsets, covered = 0, False, 0  # covered: where the item reading's next unseen document is
+    for request in range(max_pages):
+        body = {
+            "offset": offset,
+            "limit": page_size,
+            "sort_by": "create_time",
+            "order": "desc",
+            "filters": [{"key": "name", "operator": "like", "value": [name]}],
+        }
+        response = post(body, "search training jobs named '%s' (offset %d)" % (label(name), offset))
+        items = response.data.get("items", False) if isinstance(response.data, dict) else False
+        # A null list is an empty one (optional fields may be null); no list at all is an error.
+        items = [] if items is None else items
+        if not isinstance(items, list):
+            raise ModelArtsError("search training jobs named '%s': the answer has no 'items' list" % label(name), request_id=response.request_id)
+        if request == 1 and _repeats_most_of(items, ids):
+            item_offsets = True
+        # Read at an item offset, the page starts inside what was seen: by id, and by position for id-less documents.
+        repeated = covered - offset if item_offsets else 0
+        fresh = 0
+        for position, document in enumerate(items):
+            job_id = _metadata_id(document)
+            if (job_id is None and position < repeated) or (job_id is not None and job_id in ids):
+                continue
+            if job_id is not None:
+                ids.add(job_id)
+            fresh += 1
+            if isinstance(document, dict) and _metadata_name(document) == name:
+                found.append(document)
+        seen += fresh
+        covered = max(covered, offset + len(items))
+        total = response.data.get("total")
+        if isinstance(total, bool) or not isinstance(total, int):
+            total = None
+        # The page that told the readings apart may hold nothing new (jobs created meanwhile shift it).
+        stale = fresh == 0 and not (item_offsets and request == 1)
+        if not items or len(items) < page_size or stale or (total is not None and seen >= total):
+            return found
+        offset = covered if item_offsets else offset + 1
+    raise ModelArtsError(
+        "search training jobs named '%s': more than %d pages of %d results (the service's name filter matches substrings; %d jobs seen), "
+        "so the search was stopped rather than answer with part of the jobs" % (label(name), max_pages, page_size, seen)
+    )

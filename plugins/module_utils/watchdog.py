@@ -1,0 +1,358 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The watchdog: no attempt runs past its deadline, whatever the server, the proxy or name resolution does.
+
+Socket timeouts bound each read, not an exchange: a server that sends a byte a second, a proxy's CONNECT
+answer that never completes, and name resolution (no timeout at all) would keep an attempt going past its
+deadline.  So an attempt of a client that made its own session is watched: the client's :class:`Watchdog`
+thread shuts the attempt's sockets down when its deadline passes (a blocked recv() or send() returns at once;
+the connection is closed, never pooled again) and the attempt reports "the deadline passed while ..." as a
+transient error.  A new connection's name resolution and TCP connect, where no socket can help, run in a
+helper thread the attempt stops waiting for at the deadline (the helper finishes on its own; its socket is
+closed).  Socket timeouts cut to the time left may end an attempt at the same moment: either way a transient
+error reports it.  :func:`watching` is the one entry point the client uses.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+import itertools
+import os
+import socket
+import threading
+
+from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
+
+try:
+    import requests.adapters
+    import urllib3.connection
+    import urllib3.connectionpool
+    import urllib3.poolmanager
+except ImportError:  # the client reports the missing library
+    pass
+
+_LOCAL = threading.local()
+
+
+class Killed(Exception):
+    """Raised inside an attempt whose deadline passed (the attempt then reports the deadline)."""
+
+
+def current_watch():
+    return getattr(_LOCAL, "watch", None)
+
+
+def _socket_names(sock):
+    return sock.getsockname(), sock.getpeername()
+
+
+class Watch(object):
+    """One attempt under the watchdog: its deadline, what it is doing, the sockets it uses, and whether it was ended."""
+
+    __slots__ = ("deadline", "clock", "_lock", "stage", "received", "_sockets", "killed", "released")
+
+    def __init__(self, deadline=None, clock=None):
+        self.deadline = deadline
+        self.clock = clock
+        self._lock = threading.Lock()
+        self.stage = "while sending the request"
+        self.received = None
+        self._sockets = []
+        self.killed = False
+        self.released = False
+
+    def enter(self, stage):
+        """The attempt moves on to ``stage`` (``while ...``/``during ...``); an ended attempt goes no further."""
+        if self.killed:
+            raise Killed()
+        self.stage = stage
+
+    def track(self, sock, detachable=False):
+        """The attempt now uses ``sock`` (connected): shut down if the deadline passes.  A ``detachable`` socket (one
+        the TLS handshake will wrap in a new object) is also known by its descriptor and addresses."""
+        if sock is None:
+            return
+        try:
+            entry = (sock, sock.fileno(), _socket_names(sock)) if detachable else (sock, -1, None)
+        except OSError:
+            return
+        with self._lock:
+            killed = self.killed
+            if not killed:
+                self._sockets.append(entry)
+        if killed:
+            _shutdown(entry)
+            try:
+                sock.close()
+            except OSError:
+                pass
+            raise Killed()
+
+    def kill(self):
+        """End the attempt at its deadline (shut its sockets down); False when it had already handed its connection back."""
+        with self._lock:
+            if self.released or self.killed:
+                return False
+            self.killed = True
+            entries, self._sockets = self._sockets, []
+        for entry in entries:
+            _shutdown(entry)
+        return True
+
+    def release(self):
+        """The attempt is done with its sockets: True, or False when the deadline ended it (close its connection)."""
+        with self._lock:
+            if self.killed:
+                return False
+            self.released = True
+            self._sockets = []
+            return True
+
+    def remaining(self):
+        return None if self.deadline is None else max(0.0, self.deadline - self.clock())
+
+    def describe(self):
+        if self.received is not None:
+            return "%s (%d bytes received)" % (self.stage, self.received)
+        return self.stage
+
+
+def _shutdown(entry):
+    """Shut a tracked socket down so that a thread blocked on it returns; its owner then closes the connection."""
+    sock, fd, names = entry
+    try:
+        if sock.fileno() != -1:
+            # socket.socket's own shutdown (an SSLSocket's would also drop its TLS state under the reading thread).
+            socket.socket.shutdown(sock, socket.SHUT_RDWR)
+            return
+    except OSError:
+        return
+    if names is None:
+        return
+    # Detached: the TLS handshake wrapped the descriptor in a new socket object. Shut the descriptor down if it still
+    # is this connection (same local and remote address), never another one that reused the number.
+    try:
+        probe = socket.socket(fileno=fd)
+    except OSError:
+        return
+    try:
+        if _socket_names(probe) == names:
+            probe.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    finally:
+        probe.detach()
+
+
+class Watchdog(object):
+    """A client's watchdog: one daemon thread, started with the first attempt, that ends attempts at their deadlines."""
+
+    def __init__(self, clock):
+        self._clock = clock
+        self._cond = threading.Condition(threading.Lock())
+        self._heap = []
+        self._order = itertools.count()
+        self._wake_at = None
+        self._thread = None
+        self._pid = os.getpid()
+        self._closed = False
+
+    def watch(self, deadline):
+        """A :class:`Watch` for an attempt that must end by ``deadline`` (a reading of the client's clock)."""
+        watch = Watch(deadline, self._clock)
+        with self._cond:
+            if self._pid != os.getpid():
+                # A forked process (Ansible's workers) has none of its parent's threads.
+                self._heap, self._thread, self._wake_at, self._pid = [], None, None, os.getpid()
+            while self._heap and self._heap[0][2].released:
+                heapq.heappop(self._heap)
+            heapq.heappush(self._heap, (deadline, next(self._order), watch))
+            self._closed = False
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="modelarts-watchdog", daemon=True)
+                self._thread.start()
+            elif self._wake_at is None or deadline < self._wake_at:
+                self._cond.notify()
+        return watch
+
+    def _run(self):
+        with self._cond:
+            while not self._closed and self._pid == os.getpid():
+                now = self._clock()
+                while self._heap and (self._heap[0][0] <= now or self._heap[0][2].released):
+                    watch = heapq.heappop(self._heap)[2]
+                    if not watch.released:
+                        watch.kill()
+                self._wake_at = self._heap[0][0] if self._heap else None
+                self._cond.wait(None if self._wake_at is None else max(0.001, self._wake_at - now))
+            if self._thread is threading.current_thread():
+                self._thread = None
+
+    def close(self):
+        """Let the thread end (a later attempt starts another)."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify()
+
+
+def discard(raw):
+    """Close the connection under a response an ended attempt holds, so that it never goes back to the pool in use."""
+    stream = getattr(raw, "raw", None)
+    connection = getattr(stream, "_connection", None) or getattr(stream, "connection", None)
+    try:
+        if connection is not None:
+            connection.close()
+    finally:
+        raw.close()
+
+
+def _connect_in_helper(connect, watch):
+    """``connect()`` (name resolution and TCP connect) in a helper thread, waited for until the watch's deadline."""
+    done = threading.Event()
+    lock = threading.Lock()
+    box = {}
+
+    def helper():
+        try:
+            sock = connect()
+        except BaseException as exc:  # pylint: disable=broad-except  # handed to the attempt as it is
+            box["error"] = exc
+        else:
+            with lock:
+                late = box.get("abandoned", False)
+                box["sock"] = sock
+            if late:
+                sock.close()
+        finally:
+            done.set()
+
+    threading.Thread(target=helper, name="modelarts-connect", daemon=True).start()
+    if not done.wait(watch.remaining()):
+        with lock:
+            box["abandoned"] = "sock" not in box
+        if box["abandoned"]:
+            watch.kill()
+            raise Killed()
+    if "error" in box:
+        raise box["error"]
+    return box["sock"]
+
+
+def watched_adapter(pool_size):
+    """An ``HTTPAdapter`` whose connections tell the attempt's watch what they are doing and which socket they use.
+
+    Only urllib3's HTTP and HTTPS connections (direct or through an HTTP proxy) are watched; through a SOCKS
+    proxy, or with a urllib3 whose classes do not fit, only the socket timeouts bound an attempt.
+    """
+    try:
+        pools = _watched_pools()
+    except (AttributeError, TypeError):
+        return requests.adapters.HTTPAdapter(pool_connections=4, pool_maxsize=max(1, pool_size), max_retries=0)
+
+    class _Adapter(requests.adapters.HTTPAdapter):
+        def init_poolmanager(self, *args, **kwargs):
+            super().init_poolmanager(*args, **kwargs)
+            self.poolmanager.pool_classes_by_scheme = pools
+
+        def proxy_manager_for(self, proxy, **proxy_kwargs):
+            manager = super().proxy_manager_for(proxy, **proxy_kwargs)
+            # SOCKS managers have their own pools: only the stock HTTP(S) ones are replaced.
+            if getattr(manager, "pool_classes_by_scheme", None) is urllib3.poolmanager.pool_classes_by_scheme:
+                manager.pool_classes_by_scheme = pools
+            return manager
+
+    return _Adapter(pool_connections=4, pool_maxsize=max(1, pool_size), max_retries=0)
+
+
+_POOLS = []
+
+
+def _watched_pools():
+    if _POOLS:
+        return _POOLS[0]
+
+    class _Watched(object):
+        """Connection hooks: the stages of an exchange and its socket, for the attempt's watch."""
+
+        def _new_conn(self):
+            watch = current_watch()
+            if watch is None or watch.deadline is None:
+                return super()._new_conn()
+            watch.enter("while connecting to %s:%s (name resolution and TCP connect)" % (self.host, self.port))
+            connect = super()._new_conn
+            sock = _connect_in_helper(connect, watch)
+            watch.track(sock, detachable=True)
+            if getattr(self, "_tunnel_host", None):
+                watch.enter("while waiting for the proxy %s:%s to answer CONNECT %s" % (self.host, self.port, self._tunnel_host))
+            elif isinstance(self, urllib3.connection.HTTPSConnection):
+                watch.enter("during the TLS handshake with %s:%s" % (self.host, self.port))
+            else:
+                watch.enter("while sending the request")
+            return sock
+
+        def _tunnel(self, *args, **kwargs):
+            super()._tunnel(*args, **kwargs)
+            watch = current_watch()
+            if watch is not None and isinstance(self, urllib3.connection.HTTPSConnection):
+                watch.enter("during the TLS handshake with %s through the proxy" % self._tunnel_host)
+
+        def request(self, *args, **kwargs):
+            watch = current_watch()
+            if watch is not None:
+                watch.enter("while sending the request")
+                watch.track(getattr(self, "sock", None))
+            result = super().request(*args, **kwargs)
+            if watch is not None:
+                watch.enter("while waiting for the status line and headers of the response")
+            return result
+
+    class HTTPConnection(_Watched, urllib3.connection.HTTPConnection):
+        pass
+
+    class HTTPSConnection(_Watched, urllib3.connection.HTTPSConnection):
+        pass
+
+    class HTTPConnectionPool(urllib3.connectionpool.HTTPConnectionPool):
+        ConnectionCls = HTTPConnection
+
+    class HTTPSConnectionPool(urllib3.connectionpool.HTTPSConnectionPool):
+        ConnectionCls = HTTPSConnection
+
+    # The stock names: messages quote the pool (HTTPSConnectionPool(host=...)) as they did.
+    _POOLS.append({"http": HTTPConnectionPool, "https": HTTPSConnectionPool})
+    return _POOLS[0]
+
+
+@contextlib.contextmanager
+def watching(dog, deadline):
+    """The attempt in the ``with`` block, ended at ``deadline`` by ``dog`` (a :class:`Watchdog`, or None: not watched).
+
+    An exception the shut-down sockets made the libraries raise becomes a transient :class:`ModelArtsError` saying
+    what the attempt was doing when the deadline passed.
+    """
+    if dog is None:
+        yield Watch()
+        return
+    watch = dog.watch(deadline)
+    outer = current_watch()
+    _LOCAL.watch = watch
+    try:
+        yield watch
+    except ModelArtsError:
+        raise
+    except Exception:  # pylint: disable=broad-except  # whatever the shut-down socket made the libraries raise
+        if watch.killed:
+            raise ModelArtsError("the deadline passed %s" % watch.describe(), transient=True) from None
+        raise
+    finally:
+        _LOCAL.watch = outer
+        watch.release()
+
+
+def hand_back(watch, raw):
+    """The attempt is done with ``raw`` (a streamed response): close it, and its connection too if the deadline ended it."""
+    if watch.release():
+        raw.close()
+    else:
+        discard(raw)

@@ -1,0 +1,257 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The watchdog (issue 20, item 5): an attempt ends at its deadline whatever the server does.
+
+Socket timeouts bound each read, not an exchange: a server that trickles a byte a second kept a call
+going for as long as it liked. These tests use real servers on 127.0.0.1 (started and stopped here)
+and the real clock; their bounds are loose on purpose - they tell "ended at the deadline" from "hung",
+they do not measure speed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+
+import pytest
+
+from ansible_collections.modelarts.training.plugins.module_utils import watchdog as watchdog_mod
+from ansible_collections.modelarts.training.plugins.module_utils.client import ModelArtsClient
+from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
+from ansible_collections.modelarts.training.tests.unit.plugins.module_utils.fakes import FakeResponse, FakeSession
+
+PROJECT = "0123456789abcdef0123456789abcdef"
+JOB = b'{"metadata": {"id": "job-1", "name": "n"}, "status": {"phase": "Running"}}'
+# "Ended at the deadline" is the deadline and a thread switch; "hung" is the trickle's length (60 s).
+LOOSE = 5.0
+
+
+def params(url, **extra):
+    merged = dict(region="cn-north-4", project_id=PROJECT, access_key="AK", secret_key="SK", endpoint=url, request_timeout=4, connect_timeout=2)
+    merged.update(extra)
+    return merged
+
+
+class Server(object):
+    """A TCP server on 127.0.0.1 whose ``behaviour(conn, server)`` answers each connection in its own thread."""
+
+    def __init__(self, behaviour):
+        self.behaviour = behaviour
+        self.stop = threading.Event()
+        self.connections = 0
+        self.closed_by_client = []  # seconds from accepting a trickled connection to seeing the client close it
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.sock.settimeout(0.1)
+        self.port = self.sock.getsockname()[1]
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self):
+        return "http://127.0.0.1:%d" % self.port
+
+    def _accept(self):
+        while not self.stop.is_set():
+            try:
+                conn, _addr = self.sock.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn):
+        try:
+            self.behaviour(conn, self)
+        except OSError:
+            pass
+        finally:
+            conn.close()
+
+    def close(self):
+        self.stop.set()
+        self.thread.join(5)
+        self.sock.close()
+
+
+@contextlib.contextmanager
+def server(behaviour):
+    running = Server(behaviour)
+    try:
+        yield running
+    finally:
+        running.close()
+
+
+def read_request(conn):
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return None
+        data += chunk
+    return data
+
+
+def trickle(conn, srv, payload):
+    """Send ``payload`` a byte every 0.5 s (60 s at most); note when the client closed its end."""
+    started = time.monotonic()
+    conn.settimeout(0.5)
+    for byte in payload[:120]:
+        if srv.stop.is_set():
+            return
+        try:
+            conn.sendall(bytes([byte]))
+            if conn.recv(1) == b"":
+                srv.closed_by_client.append(time.monotonic() - started)
+                return
+        except socket.timeout:
+            continue
+        except OSError:
+            srv.closed_by_client.append(time.monotonic() - started)
+            return
+
+
+def trickled_headers(conn, srv):
+    if read_request(conn) is not None:
+        trickle(conn, srv, b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 200)
+
+
+def keep_alive(conn, srv):
+    """Answer every request, keeping the connection open; the requests numbered in ``srv.trickled`` get trickled headers."""
+    while read_request(conn) is not None:
+        srv.requests = getattr(srv, "requests", 0) + 1
+        if srv.requests in getattr(srv, "trickled", ()):
+            trickle(conn, srv, b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 200)
+            return
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(JOB), JOB))
+
+
+def slow_proxy(conn, srv):
+    """A proxy whose answer to CONNECT never completes."""
+    if read_request(conn) is not None:
+        trickle(conn, srv, b"HTTP/1.1 200 Connection established\r\nX-Slow: " + b"a" * 200)
+
+
+def ends_by(call, bound):
+    started = time.monotonic()
+    with pytest.raises(ModelArtsError) as info:
+        call()
+    elapsed = time.monotonic() - started
+    assert elapsed < bound, "the call outlived its deadline: %.1fs" % elapsed
+    return info.value
+
+
+def test_trickled_headers_end_at_the_deadline_and_the_connection_is_closed():
+    with server(trickled_headers) as srv:
+        client = ModelArtsClient(params(srv.url, backoff_retries=0))
+        error = ends_by(lambda: client.get_training_job("job-1", deadline=time.monotonic() + 1.5), 1.5 + LOOSE)
+        assert "the deadline passed while waiting for the status line and headers of the response" in str(error), str(error)
+        assert error.transient
+        # The socket was shut down, not merely abandoned: the server sees the connection end at once.
+        for _wait in range(100):
+            if srv.closed_by_client:
+                break
+            time.sleep(0.05)
+        assert srv.closed_by_client and srv.closed_by_client[0] < 1.5 + LOOSE
+        client.close()
+
+
+def test_a_proxy_that_never_completes_its_connect_answer_ends_at_the_deadline():
+    with server(slow_proxy) as srv:
+        client = ModelArtsClient(params("https://modelarts.example.invalid", proxy=srv.url, backoff_retries=0))
+        error = ends_by(lambda: client.get_training_job("job-1", deadline=time.monotonic() + 1.5), 1.5 + LOOSE)
+        assert "the deadline passed while waiting for the proxy 127.0.0.1:%d to answer CONNECT modelarts.example.invalid" % srv.port in str(error)
+        client.close()
+
+
+def pooled_connections(client):
+    adapter = client._session.get_adapter("http://")  # pylint: disable=protected-access
+    pools = adapter.poolmanager.pools._container.values()  # pylint: disable=protected-access
+    return [conn for pool in pools for conn in list(pool.pool.queue) if conn is not None]
+
+
+def test_a_killed_connection_never_goes_back_to_the_pool_and_healthy_ones_do():
+    with server(keep_alive) as srv:
+        srv.trickled = (2,)
+        client = ModelArtsClient(params(srv.url, backoff_retries=0))
+        assert client.get_training_job("job-1").data["metadata"]["id"] == "job-1"
+        ends_by(lambda: client.get_training_job("job-1", deadline=time.monotonic() + 1.0), 1.0 + LOOSE)
+        for _wait in range(100):  # the abandoned worker closes its connection as it unwinds
+            if all(conn.sock is None for conn in pooled_connections(client)):
+                break
+            time.sleep(0.05)
+        assert all(conn.sock is None for conn in pooled_connections(client)), "the killed connection is closed, never pooled in use"
+        for _call in range(3):
+            assert client.get_training_job("job-1").data["metadata"]["id"] == "job-1"
+        assert srv.connections == 2, "a new connection after the killed one, then kept alive and reused"
+        client.close()
+
+
+def test_name_resolution_that_never_ends_is_abandoned_at_the_deadline(monkeypatch):
+    """Name resolution has no timeout at all: it runs in a helper the attempt stops waiting for; the call ends on time."""
+    release = threading.Event()
+    resolve = socket.getaddrinfo
+
+    def slow_resolver(host, *args, **kwargs):
+        if host == "slow-dns.example.invalid":
+            release.wait(60)
+            raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+        return resolve(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", slow_resolver)
+    client = ModelArtsClient(params("https://slow-dns.example.invalid", backoff_retries=0))
+    try:
+        error = ends_by(lambda: client.get_training_job("job-1", deadline=time.monotonic() + 1.0), 1.0 + LOOSE)
+        assert "the deadline passed while connecting to slow-dns.example.invalid:443 (name resolution and TCP connect)" in str(error), str(error)
+        assert error.transient
+    finally:
+        release.set()
+        client.close()
+
+
+def watchdogs():
+    return sum(1 for thread in threading.enumerate() if thread.name == "modelarts-watchdog" and thread.is_alive())
+
+
+def test_one_watchdog_thread_per_client_ends_with_the_client():
+    with server(keep_alive) as srv:
+        before = watchdogs()
+        client = ModelArtsClient(params(srv.url))
+        client.get_training_job("job-1")
+        during = threading.active_count()
+        for _call in range(20):
+            client.get_training_job("job-1")
+        assert watchdogs() == before + 1 and threading.active_count() == during, "no thread per attempt"
+        client.close()
+        for _wait in range(100):
+            if watchdogs() == before:
+                break
+            time.sleep(0.05)
+        assert watchdogs() == before, "the watchdog ended with the client"
+        assert client.get_training_job("job-1").data["metadata"]["id"] == "job-1", "a closed client still works (a new watchdog)"
+        client.close()
+
+
+def test_an_injected_session_has_no_watchdog():
+    before = watchdogs()
+    client = ModelArtsClient(params("https://modelarts.example.invalid"), session=FakeSession(FakeResponse(200, raw=JOB)))
+    client.get_training_job("job-1")
+    assert watchdogs() == before
+
+
+def test_the_watch_refuses_to_go_on_after_the_kill_and_closes_late_sockets():
+    watch = watchdog_mod.Watch()
+    assert watch.kill() is True and watch.release() is False
+    with pytest.raises(watchdog_mod.Killed):
+        watch.enter("while sending the request")
+    left, right = socket.socketpair()
+    with pytest.raises(watchdog_mod.Killed):
+        watch.track(left)
+    assert left.fileno() == -1 and right.recv(1) == b""
+    right.close()
+    late = watchdog_mod.Watch()
+    assert late.release() is True and late.kill() is False, "an attempt that handed its connection back is done"
