@@ -121,21 +121,6 @@ def parse_retry_after(value, now=None):
     return max(0.0, (moment - current).total_seconds())
 
 
-def _as_requests_error(exc):
-    """The ``requests`` exception that ``iter_content`` would raise for a urllib3 error met while reading a body."""
-    mapping = (
-        ("ProtocolError", "ChunkedEncodingError"),
-        ("DecodeError", "ContentDecodingError"),
-        ("ReadTimeoutError", "ReadTimeout"),
-        ("SSLError", "SSLError"),
-    )
-    names = set(klass.__name__ for klass in type(exc).__mro__)
-    for urllib3_name, requests_name in mapping:
-        if urllib3_name in names and type(exc).__module__.startswith("urllib3"):
-            return getattr(requests.exceptions, requests_name)(exc)
-    return exc
-
-
 # The headers requests sends (its own rules): a name without ':' or leading whitespace, a value without a line break or leading whitespace.
 _HEADER_NAME = re.compile(r"[^:\s][^:\r\n]*")
 _HEADER_VALUE = re.compile(r"(?:\S[^\r\n]*)?")
@@ -213,6 +198,29 @@ def _new_requests_session(on_proxies=None):
             return self.send(prepared, timeout=timeout, allow_redirects=allow_redirects, stream=stream, **settings)
 
     return _Session()
+
+
+def transport_error(exc, operation, secrets, headers=None):
+    """The :class:`ModelArtsError` for a transport failure: its type and innermost reason, redacted; never a traceback."""
+    reason = exc
+    # requests wraps urllib3 errors, which wrap the socket error; the
+    # innermost one says what happened in the fewest words.
+    for _depth in range(4):
+        inner = reason.args[0] if reason.args and isinstance(reason.args[0], Exception) else getattr(reason, "reason", None)
+        if not isinstance(inner, Exception):
+            break
+        reason = inner
+    name = type(exc).__name__
+    if name == "InvalidHeader" or (isinstance(exc, ValueError) and str(exc).startswith("Invalid header")):
+        # requests (or http.client) quotes the refused value, escaped: name the header only.
+        bad = [label(key, 60) for key, value in (headers or {}).items() if not _sendable_header(key, value)]
+        which = "the header %s" % bad[0] if len(bad) == 1 else "the headers %s" % ", ".join(bad) if bad else "a header"
+        text = "%s cannot be sent: leading whitespace, a line break or not text (the value is not shown)" % which
+        return ModelArtsError("%s: %s: %s" % (operation, name, text), operation=operation, transient=False)
+    text = excerpt(str(reason), secrets, length=200)
+    if "CERTIFICATE_VERIFY_FAILED" in text or name == "SSLError":
+        text += " (the server certificate is not trusted: set ca_bundle (HUAWEICLOUD_CA_BUNDLE) to its CA file, or validate_certs: false)"
+    return ModelArtsError("%s: %s: %s" % (operation, name, text), operation=operation, transient=name not in PERMANENT_TRANSPORT_ERRORS)
 
 
 class Response(object):
@@ -599,7 +607,7 @@ class ModelArtsClient(object):
         except Exception as exc:  # pylint: disable=broad-except
             # Any transport failure (connection refused or reset, TLS, timeout,
             # proxy) is reported by type and a redacted message, never a traceback.
-            return self._transport_error(exc, operation, send_headers), None
+            return transport_error(exc, operation, self._secrets, send_headers), None
         finally:
             self._note(call.method, call.url, started)
         status = raw.status_code
@@ -637,83 +645,10 @@ class ModelArtsClient(object):
         )
         try:
             watch.enter("while the body was still arriving")
-            content = self._read_body(raw, call.deadline, watch)
+            content = watchdog_mod.read_body(raw, call.deadline, watch, self._clock, self.params, self._secrets)
         finally:
             watchdog_mod.hand_back(watch, raw)
         return raw, content
-
-    def _read_body(self, raw, deadline, watch=None):
-        """The whole body, read in pieces so that neither its size nor a slow trickle can pass the limits."""
-        limit = int(self.params["max_response_bytes"])
-        declared = raw.headers.get("Content-Length")
-        if declared and declared.isdigit() and int(declared) > limit:
-            raise ModelArtsError(
-                "the response body is %s bytes, over the max_response_bytes limit of %d; raise max_response_bytes "
-                "if documents this large are expected" % (declared, limit)
-            )
-        chunks = []
-        size = 0
-        for chunk in self._body_pieces(raw, deadline, watch):
-            size += len(chunk)
-            if size > limit:
-                raise ModelArtsError(
-                    "the response body is over the max_response_bytes limit of %d (more than %d bytes received, "
-                    "Content-Type %s); raise max_response_bytes if documents this large are expected"
-                    % (limit, limit, label(raw.headers.get("Content-Type"), 60, self._secrets))
-                )
-            chunks.append(chunk)
-        return b"".join(chunks)
-
-    def _body_pieces(self, raw, deadline, watch=None):
-        # With urllib3's response, each piece is one socket read whose timeout is cut to the time
-        # left, so a body that trickles in ends at the deadline; other transports (test fakes) give
-        # their own pieces, checked against the deadline in between.
-        stream = getattr(raw, "raw", None)
-        reader = getattr(stream, "read1", None) if stream is not None and hasattr(stream, "_connection") else None
-        pieces = None if reader is not None else raw.iter_content(chunk_size=65536)
-        read_timeout = float(self.params["request_timeout"])
-        received = 0
-        while True:
-            remaining = deadline - self._clock()
-            if remaining <= 0:
-                raise ModelArtsError("the deadline passed while the body was still arriving (%d bytes received)" % received, transient=True)
-            if reader is None:
-                piece = next(pieces, b"")
-            else:
-                sock = getattr(getattr(stream, "_connection", None), "sock", None)
-                if sock is not None:
-                    sock.settimeout(max(0.001, min(read_timeout, remaining)))
-                try:
-                    piece = reader(65536, decode_content=True)
-                except Exception as exc:  # pylint: disable=broad-except
-                    raise _as_requests_error(exc) from exc
-            if not piece:
-                return
-            received += len(piece)
-            if watch is not None:
-                watch.received = received
-            yield piece
-
-    def _transport_error(self, exc, operation, headers=None):
-        reason = exc
-        # requests wraps urllib3 errors, which wrap the socket error; the
-        # innermost one says what happened in the fewest words.
-        for _depth in range(4):
-            inner = reason.args[0] if reason.args and isinstance(reason.args[0], Exception) else getattr(reason, "reason", None)
-            if not isinstance(inner, Exception):
-                break
-            reason = inner
-        name = type(exc).__name__
-        if name == "InvalidHeader" or (isinstance(exc, ValueError) and str(exc).startswith("Invalid header")):
-            # requests (or http.client) quotes the refused value, escaped: name the header only.
-            bad = [label(key, 60) for key, value in (headers or {}).items() if not _sendable_header(key, value)]
-            which = "the header %s" % bad[0] if len(bad) == 1 else "the headers %s" % ", ".join(bad) if bad else "a header"
-            text = "%s cannot be sent: leading whitespace, a line break or not text (the value is not shown)" % which
-            return ModelArtsError("%s: %s: %s" % (operation, name, text), operation=operation, transient=False)
-        text = excerpt(str(reason), self._secrets, length=200)
-        if "CERTIFICATE_VERIFY_FAILED" in text or name == "SSLError":
-            text += " (the server certificate is not trusted: set ca_bundle (HUAWEICLOUD_CA_BUNDLE) to its CA file, or validate_certs: false)"
-        return ModelArtsError("%s: %s: %s" % (operation, name, text), operation=operation, transient=name not in PERMANENT_TRANSPORT_ERRORS)
 
     def _note(self, method, url, started):
         if self._trace is not None:

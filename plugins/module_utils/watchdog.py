@@ -10,7 +10,8 @@ the connection is closed, never pooled again) and the attempt reports "the deadl
 transient error.  A new connection's name resolution and TCP connect, where no socket can help, run in a
 helper thread the attempt stops waiting for at the deadline (the helper finishes on its own; its socket is
 closed).  Socket timeouts cut to the time left may end an attempt at the same moment: either way a transient
-error reports it.  :func:`watching` is the one entry point the client uses.
+error reports it.  :func:`watching` is the one entry point the client uses around an attempt, and
+:func:`read_body` reads a response's body by the deadline, within ``max_response_bytes``.
 """
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ import socket
 import threading
 
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
+from ansible_collections.modelarts.training.plugins.module_utils.text import label
 
 try:
     import requests.adapters
+    import requests.exceptions
     import urllib3.connection
     import urllib3.connectionpool
     import urllib3.poolmanager
@@ -356,3 +359,72 @@ def hand_back(watch, raw):
         raw.close()
     else:
         discard(raw)
+
+
+def read_body(raw, deadline, watch, clock, params, secrets):
+    """The whole body of ``raw`` by ``deadline``, read in pieces so that neither its size (``params['max_response_bytes']``)
+    nor a slow trickle can pass the limits."""
+    limit = int(params["max_response_bytes"])
+    declared = raw.headers.get("Content-Length")
+    if declared and declared.isdigit() and int(declared) > limit:
+        raise ModelArtsError(
+            "the response body is %s bytes, over the max_response_bytes limit of %d; raise max_response_bytes "
+            "if documents this large are expected" % (declared, limit)
+        )
+    chunks = []
+    size = 0
+    for chunk in _body_pieces(raw, deadline, watch, clock, float(params["request_timeout"])):
+        size += len(chunk)
+        if size > limit:
+            raise ModelArtsError(
+                "the response body is over the max_response_bytes limit of %d (more than %d bytes received, "
+                "Content-Type %s); raise max_response_bytes if documents this large are expected"
+                % (limit, limit, label(raw.headers.get("Content-Type"), 60, secrets))
+            )
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _body_pieces(raw, deadline, watch, clock, read_timeout):
+    # With urllib3's response, each piece is one socket read whose timeout is cut to the time
+    # left, so a body that trickles in ends at the deadline; other transports (test fakes) give
+    # their own pieces, checked against the deadline in between.
+    stream = getattr(raw, "raw", None)
+    reader = getattr(stream, "read1", None) if stream is not None and hasattr(stream, "_connection") else None
+    pieces = None if reader is not None else raw.iter_content(chunk_size=65536)
+    received = 0
+    while True:
+        remaining = deadline - clock()
+        if remaining <= 0:
+            raise ModelArtsError("the deadline passed while the body was still arriving (%d bytes received)" % received, transient=True)
+        if reader is None:
+            piece = next(pieces, b"")
+        else:
+            sock = getattr(getattr(stream, "_connection", None), "sock", None)
+            if sock is not None:
+                sock.settimeout(max(0.001, min(read_timeout, remaining)))
+            try:
+                piece = reader(65536, decode_content=True)
+            except Exception as exc:  # pylint: disable=broad-except
+                raise _as_requests_error(exc) from exc
+        if not piece:
+            return
+        received += len(piece)
+        if watch is not None:
+            watch.received = received
+        yield piece
+
+
+def _as_requests_error(exc):
+    """The ``requests`` exception that ``iter_content`` would raise for a urllib3 error met while reading a body."""
+    mapping = (
+        ("ProtocolError", "ChunkedEncodingError"),
+        ("DecodeError", "ContentDecodingError"),
+        ("ReadTimeoutError", "ReadTimeout"),
+        ("SSLError", "SSLError"),
+    )
+    names = set(klass.__name__ for klass in type(exc).__mro__)
+    for urllib3_name, requests_name in mapping:
+        if urllib3_name in names and type(exc).__module__.startswith("urllib3"):
+            return getattr(requests.exceptions, requests_name)(exc)
+    return exc
