@@ -279,9 +279,14 @@ class _Transport(credentials_mod.Transport):
     def sts_endpoint(self):
         return self._client.sts_endpoint
 
-    def call(self, method, url, headers=None, body=None, operation=None, deadline=None, sign_with=None, connect_timeout=None, retry=True, expect="json"):
+    def call(
+        self, method, url, headers=None, body=None, operation=None, deadline=None, sign_with=None, connect_timeout=None, retry=True, expect="json", within=None
+    ):
         # pylint: disable=too-many-arguments
         client = self._client
+        deadline = client._bounded(deadline)  # pylint: disable=protected-access
+        if within is not None:
+            deadline = min(deadline, client._clock() + within)  # pylint: disable=protected-access
         payload = json.dumps(body, separators=(",", ":")).encode("utf-8") if body is not None else None
         sent = {"Content-Type": "application/json;charset=UTF-8"} if payload is not None else {}
         sent.update(headers or {})
@@ -292,7 +297,7 @@ class _Transport(credentials_mod.Transport):
             payload,
             operation or "%s %s" % (method, url.split("?", 1)[0]),
             "credentials",
-            client._bounded(deadline),  # pylint: disable=protected-access
+            deadline,
             False,
             sign_with=sign_with,
             connect_timeout=connect_timeout,

@@ -65,6 +65,8 @@ METADATA_TOKEN_FALLBACK = (404, 405, 503)
 METADATA_NO_AGENCY = "Please configure Cloud Service Agency first"
 # The connect timeout of the one look at the metadata service when no credentials were given.
 METADATA_PROBE_TIMEOUT = 1.0
+# A probe's whole request (connect, send, answer): a host that accepts and never answers costs no more.
+METADATA_PROBE_WITHIN = 2.0
 
 # Regions with their own STS endpoint in the SDK's region map; the others use cn-north-4's.
 STS_REGIONS = frozenset(
@@ -193,7 +195,7 @@ class Transport(object):
     """What a provider needs from the client; the client implements :meth:`call` and :meth:`remember_secret`.
 
     ``call(method, url, headers=None, body=None, operation=None, deadline=None, sign_with=None,
-    connect_timeout=None, retry=True, expect="json")`` sends one request to the absolute ``url`` and answers
+    connect_timeout=None, retry=True, expect="json", within=None)`` sends one request to the absolute ``url`` and answers
     an object with ``data``, ``status``, ``headers`` (case-insensitive lookup) and ``request_id``:
 
     * ``body`` is a JSON-serialisable value (None: no body), encoded by the transport; the ``headers``
@@ -202,7 +204,9 @@ class Transport(object):
       signature and ``X-Security-Token`` for AK/SK, ``X-Auth-Token`` for a token), or None for an
       anonymous call; the client's own credentials are never added, and a 401 is not renewed by the client;
     * ``connect_timeout`` (seconds) replaces the client's connect timeout for this call; ``retry=False``
-      makes exactly one attempt (a probe, or an answer such as 503 that means "not supported");
+      makes exactly one attempt (a probe, or an answer such as 503 that means "not supported"); ``within``
+      (seconds) ends the whole call that soon, connect and answer alike, even before ``deadline`` (a probe of a
+      host that accepts connections and never answers must not take a read timeout);
     * ``expect="json"``: ``data`` is the parsed JSON body (None when empty); ``expect="text"``: ``data`` is
       the body as text;
     * a non-2xx answer or a transport failure raises ``ModelArtsError`` with ``status`` (None for a
@@ -218,7 +222,9 @@ class Transport(object):
     iam_endpoint = ""
     sts_endpoint = ""
 
-    def call(self, method, url, headers=None, body=None, operation=None, deadline=None, sign_with=None, connect_timeout=None, retry=True, expect="json"):
+    def call(
+        self, method, url, headers=None, body=None, operation=None, deadline=None, sign_with=None, connect_timeout=None, retry=True, expect="json", within=None
+    ):
         raise NotImplementedError
 
     def remember_secret(self, value):
@@ -644,6 +650,7 @@ class InstanceMetadata(Provider):
                 connect_timeout=quick_timeout,
                 retry=False,
                 expect="text",
+                within=quick_timeout and METADATA_PROBE_WITHIN,
             )
         except ModelArtsError as error:
             if force or error.status not in METADATA_TOKEN_FALLBACK:
@@ -670,6 +677,7 @@ class InstanceMetadata(Provider):
             deadline=deadline,
             connect_timeout=quick_timeout,
             retry=quick_timeout is None,
+            within=quick_timeout and METADATA_PROBE_WITHIN,
         )
 
 
@@ -811,7 +819,7 @@ class Probing(Provider):
     def _reason(self, error):
         where = self.metadata.endpoint
         if error.status is None:
-            return "nothing answered at %s within %gs (not an ECS or BMS instance, or its metadata service is unreachable)" % (where, METADATA_PROBE_TIMEOUT)
+            return "nothing answered at %s within %gs (not an ECS or BMS instance, or its metadata service is unreachable)" % (where, METADATA_PROBE_WITHIN)
         if error.status == 401 and no_agency(error):
             return "the instance at %s has no agency (configure one for the ECS or BMS instance)" % where
         if 200 <= error.status < 300:

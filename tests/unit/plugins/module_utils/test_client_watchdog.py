@@ -255,3 +255,30 @@ def test_the_watch_refuses_to_go_on_after_the_kill_and_closes_late_sockets():
     right.close()
     late = watchdog_mod.Watch()
     assert late.release() is True and late.kill() is False, "an attempt that handed its connection back is done"
+
+
+def test_the_metadata_probe_of_a_host_that_accepts_and_never_answers_ends_within_its_budget(tmp_path, monkeypatch):
+    # No credentials anywhere: the default chain probes instance metadata. A host that accepts connections and
+    # never answers (a firewall's tarpit, a transparent proxy) must cost the probe's budget, not a read timeout.
+    from ansible_collections.modelarts.training.plugins.module_utils import credentials  # pylint: disable=import-outside-toplevel
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(16)  # the kernel completes the TCP handshake; nothing ever reads or answers
+    port = silent.getsockname()[1]
+    try:
+        environ = {"HUAWEICLOUD_METADATA_ENDPOINT": "http://127.0.0.1:%d" % port}
+        merged = dict(region="cn-north-4", project_id=PROJECT, endpoint="http://127.0.0.1:9", request_timeout=60, backoff_retries=0)
+        client = ModelArtsClient(merged, environ=environ)
+        assert client.kind == "default"
+        started = time.monotonic()
+        with pytest.raises(credentials.NoCredentialsError) as info:
+            client.get_training_job("job-1")
+        elapsed = time.monotonic() - started
+        client.close()
+    finally:
+        silent.close()
+    # The probe's session-token request ends within METADATA_PROBE_WITHIN; a read timeout would be 60 s.
+    assert elapsed < credentials.METADATA_PROBE_WITHIN + LOOSE, "the probe took %.1fs" % elapsed
+    assert "instance metadata: nothing answered at http://127.0.0.1:%d within 2s" % port in str(info.value), str(info.value)

@@ -117,7 +117,9 @@ class FakeTransport(Transport):
         self.answers.setdefault((method, url), []).extend(answers)
         return self
 
-    def call(self, method, url, headers=None, body=None, operation=None, deadline=None, sign_with=None, connect_timeout=None, retry=True, expect="json"):
+    def call(
+        self, method, url, headers=None, body=None, operation=None, deadline=None, sign_with=None, connect_timeout=None, retry=True, expect="json", within=None
+    ):
         with self.lock:
             record = dict(
                 method=method,
@@ -130,6 +132,7 @@ class FakeTransport(Transport):
                 connect_timeout=connect_timeout,
                 retry=retry,
                 expect=expect,
+                within=within,
             )
             self.calls.append(record)
             queue = self.answers.get((method, url))
@@ -979,10 +982,10 @@ def test_chain_metadata_probe_is_quick_then_normal(tmp_path, transport):
     transport.answer("PUT", META_TOKEN_URL, ok(META_TOKEN)).answer("GET", META_KEY_URL, ok(META_ANSWER))
     renewing = Renewing(provider)
     assert renewing.current(transport, DEADLINE).access_key == "ECSAK"
-    assert [(c["connect_timeout"], c["retry"]) for c in transport.calls] == [(1.0, False), (1.0, False)]
+    assert [(c["connect_timeout"], c["retry"], c["within"]) for c in transport.calls] == [(1.0, False, 2.0), (1.0, False, 2.0)]
     transport.advance(3600)
     renewing.current(transport, DEADLINE)
-    assert [(c["connect_timeout"], c["retry"]) for c in transport.calls[2:]] == [(None, True)]
+    assert [(c["connect_timeout"], c["retry"], c["within"]) for c in transport.calls[2:]] == [(None, True, None)]
 
 
 def test_chain_metadata_endpoint_from_the_environment(tmp_path, transport):
@@ -1004,7 +1007,7 @@ def test_chain_nothing_serves_lists_every_source(tmp_path, transport):
     assert [source for source, _reason in error.skipped] == ["credentials file", "CCE pod identity", "instance metadata"]
     assert "credentials file: HUAWEICLOUD_SDK_CREDENTIALS_FILE is not set and %s does not exist" % (tmp_path / ".huaweicloud" / "credentials") in text
     assert "CCE pod identity: HC_CONTAINER_CREDENTIALS_FULL_URI and HC_CONTAINER_AUTHORIZATION_TOKEN_FILE are not set" in text
-    assert "instance metadata: nothing answered at http://169.254.169.254 within 1s" in text
+    assert "instance metadata: nothing answered at http://169.254.169.254 within 2s" in text
     assert "HTTPConnectionPool" not in text and "ConnectTimeout" not in text and "\n" not in text
     assert isinstance(error, ModelArtsError) and error.__suppress_context__ and error.__cause__ is None
     assert len(transport.calls) == 1 and transport.calls[0]["connect_timeout"] == 1.0 and transport.calls[0]["retry"] is False
