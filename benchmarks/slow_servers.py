@@ -30,6 +30,7 @@ sys.path.insert(0, os.path.join(ROOT, "emulator", "src"))
 
 # pylint: disable=wrong-import-position,import-error
 from modelarts_emulator.tls import ensure_certificates, server_context  # noqa: E402
+from peers import read_head, relay, trickle  # noqa: E402
 from soak import import_collection  # noqa: E402
 
 JOB_ID = "a1000000-0000-4000-8000-000000000001"
@@ -58,44 +59,28 @@ class SlowServer(object):
                 continue
             threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
 
-    def _trickle(self, conn, payload):
-        for byte in payload:
-            if self.stop.wait(1.0):
-                return
-            conn.sendall(bytes([byte]))
-
-    @staticmethod
-    def _head(conn):
-        data = b""
-        while b"\r\n\r\n" not in data:
-            chunk = conn.recv(65536)
-            if not chunk:
-                return None
-            data += chunk
-        return data
-
     def _serve(self, conn):
         slow = time.monotonic() >= self.slow_from
         try:
             if self.upstream is not None:
-                if self._head(conn) is None:
+                if read_head(conn) is None:
                     return
                 if slow:
-                    self._trickle(conn, b"HTTP/1.1 200 Connection established\r\nX-Slow: " + b"a" * 1000)
+                    trickle(conn, b"HTTP/1.1 200 Connection established\r\nX-Slow: " + b"a" * 1000, self.stop)
                     return
                 with socket.create_connection(("127.0.0.1", self.upstream), timeout=10) as far:
                     conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
-                    _relay(conn, far)
+                    relay(conn, far, idle=10)
                 return
             if slow and self.kind == "handshake":
                 conn.recv(65536)
-                self._trickle(conn, b"\x16\x03\x03\x40\x00" + b"\x00" * 16384)
+                trickle(conn, b"\x16\x03\x03\x40\x00" + b"\x00" * 16384, self.stop)
                 return
             conn = self.context.wrap_socket(conn, server_side=True)
-            if self._head(conn) is None:
+            if read_head(conn) is None:
                 return
             if slow and self.kind == "headers":
-                self._trickle(conn, b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 1000)
+                trickle(conn, b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 1000, self.stop)
                 return
             conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s" % (len(DOCUMENT), DOCUMENT))
         except (OSError, ssl.SSLError):
@@ -106,21 +91,6 @@ class SlowServer(object):
     def close(self):
         self.stop.set()
         self.listener.close()
-
-
-def _relay(one, other):
-    import select  # pylint: disable=import-outside-toplevel
-
-    ends = [one, other]
-    while True:
-        readable, _w, _x = select.select(ends, [], [], 10)
-        if not readable:
-            return
-        for end in readable:
-            data = end.recv(65536)
-            if not data:
-                return
-            (other if end is one else one).sendall(data)
 
 
 def measure(modules, kind, mode, ca_file, context, wait_timeout, request_timeout):

@@ -12,11 +12,8 @@ proxy that checks it. The runner's ``HTTPS_PROXY`` gets the same treatment, for 
 """
 
 import base64
-import contextlib
-import select
-import socket
-import socketserver
-import threading
+
+from peers import connect_proxy
 
 COMPLETED = "a1000000-0000-4000-8000-000000000001"
 MODULE = "modelarts.training.modelarts_training_job_info"
@@ -39,52 +36,9 @@ def leaks(output):
     return found
 
 
-class _Tunnel(socketserver.BaseRequestHandler):
-    """An HTTP CONNECT proxy that wants ``Proxy-Authorization: Basic`` with USER and PASSWORD (407 otherwise)."""
-
-    def handle(self):
-        head = b""
-        while b"\r\n\r\n" not in head:
-            chunk = self.request.recv(4096)
-            if not chunk:
-                return
-            head += chunk
-        lines = head.decode("latin-1").split("\r\n")
-        method, target = lines[0].split(" ")[:2]
-        sent = dict((name.strip().lower(), value.strip()) for name, _sep, value in (line.partition(":") for line in lines[1:] if line))
-        allowed = method == "CONNECT" and sent.get("proxy-authorization") == "Basic " + basic(USER, PASSWORD)
-        self.server.seen.append((target, allowed))
-        if not allowed:
-            self.request.sendall(b'HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="test"\r\nContent-Length: 0\r\n\r\n')
-            return
-        host, _sep, port = target.rpartition(":")
-        with socket.create_connection((host, int(port)), timeout=30) as upstream:
-            self.request.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
-            ends = [self.request, upstream]
-            while True:
-                readable, _w, _x = select.select(ends, [], [], 30)
-                if not readable:
-                    return
-                for end in readable:
-                    data = end.recv(65536)
-                    if not data:
-                        return
-                    (upstream if end is self.request else self.request).sendall(data)
-
-
-@contextlib.contextmanager
 def authenticating_proxy():
-    """The proxy on 127.0.0.1; ``seen`` lists ``(target, credentials accepted)`` per CONNECT."""
-    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), _Tunnel)
-    server.daemon_threads = True
-    server.seen = []
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
+    """A CONNECT proxy on 127.0.0.1 that wants ``Proxy-Authorization: Basic`` with USER and PASSWORD (407 otherwise)."""
+    return connect_proxy(lambda headers: headers.get("proxy-authorization") == "Basic " + basic(USER, PASSWORD))
 
 
 def test_a_proxy_password_with_reserved_characters_is_never_shown(emulator, run_playbook):

@@ -21,6 +21,7 @@ import time
 import pytest
 
 from modelarts_emulator.tls import ensure_certificates, server_context  # pylint: disable=import-error
+from peers import read_head, trickle
 
 WAIT_TIMEOUT = 3
 REQUEST_TIMEOUT = 4
@@ -30,27 +31,14 @@ TRICKLE_SECONDS = 90
 PROJECT = "0123456789abcdef0123456789abcdef"
 
 
-def _read_head(conn):
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = conn.recv(65536)
-        if not chunk:
-            return None
-        data += chunk
-    return data
-
-
 def _trickle(conn, stop, payload):
     """One byte a second until the payload, TRICKLE_SECONDS or the test ends."""
-    for byte in payload[:TRICKLE_SECONDS]:
-        if stop.wait(1.0):
-            return
-        conn.sendall(bytes([byte]))
+    trickle(conn, payload[:TRICKLE_SECONDS], stop)
 
 
 def _headers(conn, stop, context):
     conn = context.wrap_socket(conn, server_side=True)
-    if _read_head(conn) is not None:
+    if read_head(conn) is not None:
         _trickle(conn, stop, b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 1000)
 
 
@@ -61,7 +49,7 @@ def _handshake(conn, stop, _context):
 
 
 def _connect(conn, stop, _context):
-    if _read_head(conn) is not None:
+    if read_head(conn) is not None:
         _trickle(conn, stop, b"HTTP/1.1 200 Connection established\r\nX-Slow: " + b"a" * 1000)
 
 

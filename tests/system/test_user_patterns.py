@@ -9,22 +9,18 @@ values into ``modelarts_*`` variables, plays with ``module_defaults``, a CI runn
 failure.  They run real ``ansible-playbook`` against the HTTPS emulator.
 """
 
-import contextlib
 import json
 import os
-import select
-import socket
-import socketserver
 import ssl
 import subprocess
 import sys
-import threading
 import urllib.request
 
 import pytest
 import yaml
 
 from conftest import endpoint_tokens
+from peers import connect_proxy
 
 BIN = os.path.dirname(sys.executable)
 COMPLETED = "a1000000-0000-4000-8000-000000000001"
@@ -383,52 +379,6 @@ def test_a_netrc_file_does_not_touch_modelarts_requests(emulator, repo, tmp_path
         assert authorization is None or authorization.startswith("SDK-HMAC-SHA256"), entry["headers"]
 
 
-class _Tunnel(socketserver.BaseRequestHandler):
-    """One HTTP CONNECT tunnel: note the target, answer 200, relay bytes both ways until either side closes."""
-
-    def handle(self):
-        head = b""
-        while b"\r\n\r\n" not in head:
-            chunk = self.request.recv(4096)
-            if not chunk:
-                return
-            head += chunk
-        method, target = head.split(b" ")[:2]
-        self.server.targets.append(target.decode())
-        if method != b"CONNECT":
-            self.request.sendall(b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n")
-            return
-        host, _sep, port = target.decode().rpartition(":")
-        with socket.create_connection((host, int(port)), timeout=30) as upstream:
-            self.request.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
-            ends = [self.request, upstream]
-            while True:
-                readable, _w, _x = select.select(ends, [], [], 30)
-                if not readable:
-                    return
-                for end in readable:
-                    data = end.recv(65536)
-                    if not data:
-                        return
-                    (upstream if end is self.request else self.request).sendall(data)
-
-
-@contextlib.contextmanager
-def connect_proxy():
-    """A forwarding proxy on 127.0.0.1 (HTTP CONNECT only) whose ``targets`` lists every tunnel asked for."""
-    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), _Tunnel)
-    server.daemon_threads = True
-    server.targets = []
-    server.url = "http://127.0.0.1:%d" % server.server_address[1]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 def test_the_runner_proxy_variables_carry_every_request_and_the_proxy_option_wins(emulator, repo):
     # A CI runner behind a corporate proxy exports HTTPS_PROXY (and NO_PROXY for internal hosts);
     # the client reads them once per host, and a task's own ``proxy`` applies even to NO_PROXY hosts.
@@ -447,13 +397,15 @@ def test_the_runner_proxy_variables_carry_every_request_and_the_proxy_option_win
         assert result.returncode == 0, result.stdout + result.stderr
         assert "RESULT=Completed Completed" in result.stdout
         # The module (IAM token, then the job) and the lookup each opened their tunnels through the proxy.
-        assert len(proxy.targets) >= 2 and set(proxy.targets) == {emulator_host}, proxy.targets
+        assert len(proxy.seen) >= 2 and set(target for target, _allowed in proxy.seen) == {emulator_host}, proxy.seen
 
-        del proxy.targets[:]
+        del proxy.seen[:]
         result = repo.play(plays(), env={"HTTPS_PROXY": proxy.url, "NO_PROXY": "127.0.0.1"})
         assert result.returncode == 0, result.stdout + result.stderr
-        assert proxy.targets == [], "NO_PROXY still applies"
+        assert proxy.seen == [], "NO_PROXY still applies"
 
         result = repo.play(plays(proxy=proxy.url), env={"NO_PROXY": "127.0.0.1"})
         assert result.returncode == 0, result.stdout + result.stderr
-        assert proxy.targets and set(proxy.targets) == {emulator_host}, "the task's proxy option wins over NO_PROXY; the lookup, without it, goes direct"
+        assert proxy.seen and set(target for target, _allowed in proxy.seen) == {emulator_host}, (
+            "the task's proxy option wins over NO_PROXY; the lookup, without it, goes direct"
+        )
