@@ -5,7 +5,7 @@
 * ``emulator``: one HTTPS emulator (integration scenario) for the session; call ``emulator.reset()``
   at the start of a test that depends on lifecycles or faults. It is the emulator package's pytest
   fixture ``modelarts_emulator_server`` (``modelarts_emulator_options`` below picks the scenario), so
-  the plugin's ``modelarts_emulator`` (reset before each test) and ``modelarts_emulator_factory``
+  the plugin's ``modelarts_emulator`` (reset before and after each test) and ``modelarts_emulator_factory``
   (more emulators, e.g. with other credentials) work here too; see docs/emulator.md.
 * ``collection_root``: a staged copy of this checkout at ``<tmp>/ansible_collections/modelarts/training``,
   so the tests use the checkout and never a stray installed copy.

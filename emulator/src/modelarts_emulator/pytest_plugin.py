@@ -62,9 +62,11 @@ def modelarts_emulator_server(modelarts_emulator_options):  # pylint: disable=re
 
 @pytest.fixture
 def modelarts_emulator(modelarts_emulator_server):  # pylint: disable=redefined-outer-name
-    """The session's emulator, reset to its startup scenario for this test."""
+    """The session's emulator, reset to its startup scenario for this test, and again after it: what the test
+    changed (jobs, faults, settings, expired keys and tokens) never reaches a later test that uses the server as it is."""
     modelarts_emulator_server.reset()
-    return modelarts_emulator_server
+    yield modelarts_emulator_server
+    modelarts_emulator_server.reset()
 
 
 @pytest.fixture
