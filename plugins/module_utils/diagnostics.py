@@ -385,7 +385,8 @@ def summary(item):
     entry = next((each for each in entries if each.get("task_id") == culprit), entries[0] if entries else None)
     if entry and entry.get("log_tail"):
         lines = entry["log_tail"][-MESSAGE_LOG_LINES:]
-        parts.append("last %d log line%s of task %s: %s" % (len(lines), "" if len(lines) == 1 else "s", entry["task_id"], " | ".join(_short(line) for line in lines)))
+        shown = " | ".join(_short(line) for line in lines)
+        parts.append("last %d log line%s of task %s: %s" % (len(lines), "" if len(lines) == 1 else "s", entry["task_id"], shown))
     if found.get("errors"):
         parts.append("%d diagnostic%s could not be read (see diagnostics.errors)" % (len(found["errors"]), "" if len(found["errors"]) == 1 else "s"))
     return "; ".join(parts)
@@ -393,4 +394,3 @@ def summary(item):
 
 def _short(text):
     return text if len(text) <= MESSAGE_LINE_CHARS else text[:MESSAGE_LINE_CHARS] + "..."
-

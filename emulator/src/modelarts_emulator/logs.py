@@ -124,7 +124,8 @@ def task_log_lines(job, snapshot, task, failure, spec):
         lines.append("[I %s ServerApp] Jupyter Server is running at: http://localhost:8888/lab?token=%s" % (stamp.strftime("%H:%M:%S.000"), job.uid_b[:24]))
     count = max(0, spec["lines"])
     for index in range(count):
-        lines.append("INFO: epoch %d step %05d loss %.4f lr 0.001000 throughput %.1f samples/s" % (index // 100 + 1, index, 2.5 / (1 + index * 0.01), 812.5 + index % 7))
+        loss, throughput = 2.5 / (1 + index * 0.01), 812.5 + index % 7
+        lines.append("INFO: epoch %d step %05d loss %.4f lr 0.001000 throughput %.1f samples/s" % (index // 100 + 1, index, loss, throughput))
     phase = snapshot.phase
     if phase in ("Failed", "Abnormal") and failure:
         if task == failure["task"]:
