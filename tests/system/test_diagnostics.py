@@ -54,7 +54,7 @@ def failure(tmp_path):
 
 
 def diagnostic_calls(emu, job_id):
-    return [entry for entry in emu.requests(path="/training-jobs/%s/" % job_id)]
+    return list(emu.requests(path="/training-jobs/%s/" % job_id))
 
 
 def test_a_rescue_block_finds_the_last_log_line_in_the_failure_message(emulator, run_playbook, tmp_path):
@@ -227,5 +227,5 @@ def test_the_event_sources_failure_event_carries_diagnostics(emulator, ansible_e
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert event_lines(result.stdout, "PLAIN") == [(bad, "Running", "None")]
     assert event_lines(result.stdout, "DIAG") == [(bad, "[ModelArts Service Log]Training end with return code: 137", "Failed to run the training job.", "0")]
-    logs = [entry for entry in emulator.requests(path="/training-jobs/%s/logs/" % bad)]
+    logs = list(emulator.requests(path="/training-jobs/%s/logs/" % bad))
     assert len(logs) == 1 and "lines=3" in logs[0]["query"], "read once, when the event was made"

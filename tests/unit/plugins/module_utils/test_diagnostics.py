@@ -22,7 +22,12 @@ def ok(data, status=200):
 
 def denied(action):
     return ModelArtsError(
-        "%s: HTTP 403 ModelArts.2771: No permission" % action, operation=action, status=403, error_code="ModelArts.2771", error_msg="No permission", request_id="r-403"
+        "%s: HTTP 403 ModelArts.2771: No permission" % action,
+        operation=action,
+        status=403,
+        error_code="ModelArts.2771",
+        error_msg="No permission",
+        request_id="r-403",
     )
 
 
@@ -134,7 +139,8 @@ def test_the_failing_task_is_the_non_zero_exit_the_running_record_blames():
 
 
 def test_without_exit_codes_the_running_record_names_the_failing_task():
-    details = failed_item(tasks=("worker-0", "worker-1"), statuses=[{"task": "worker-0", "exit_code": 0}], records=[{"end_related_task": "worker-1"}])["details"]
+    statuses, records = [{"task": "worker-0", "exit_code": 0}], [{"end_related_task": "worker-1"}]
+    details = failed_item(tasks=("worker-0", "worker-1"), statuses=statuses, records=records)["details"]
     assert diagnostics.failing_task(details) == "worker-1"
     assert diagnostics.task_ids(details) == (["worker-1", "worker-0"], 0)
 
@@ -210,9 +216,7 @@ def test_logs_not_ready_are_reported_once_without_a_fallback():
 
 
 def test_an_odd_body_is_an_errors_line():
-    client = FakeClient(
-        events=ok({"events": "nope"}), aom={"worker-0": ok({"content": 7})}, preview={"worker-0": ok(["not", "an", "object"])}
-    )
+    client = FakeClient(events=ok({"events": "nope"}), aom={"worker-0": ok({"content": 7})}, preview={"worker-0": ok(["not", "an", "object"])})
     item = failed_item()
     diagnostics.diagnose(client, [item], FAIL_ON)
     assert len(item["diagnostics"]["errors"]) == 3 and item["diagnostics"]["tasks"] == []
