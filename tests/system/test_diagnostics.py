@@ -219,6 +219,7 @@ def test_the_event_sources_failure_event_carries_diagnostics(emulator, ansible_e
                 "name": "diag-eda",
                 "timeline": [{"phase": "Running", "polls": 1}, "Failed"],
                 "failure": {"task": "worker-0", "exit_code": 137, "message": "OOMKilled"},
+                "log": {"lines": 50, "append": ["leaked: %s" % emulator.sk, "[ModelArts Service Log]Training end with return code: 137"]},
             }
         ]
     )
@@ -227,5 +228,8 @@ def test_the_event_sources_failure_event_carries_diagnostics(emulator, ansible_e
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert event_lines(result.stdout, "PLAIN") == [(bad, "Running", "None")]
     assert event_lines(result.stdout, "DIAG") == [(bad, "[ModelArts Service Log]Training end with return code: 137", "Failed to run the training job.", "0")]
+    assert emulator.sk not in result.stdout + result.stderr
+    dumped = [line for line in result.stdout.splitlines() if "DUMP|" in line]
+    assert len(dumped) == 1 and "leaked: ********" in dumped[0], result.stdout[-3000:]
     logs = list(emulator.requests(path="/training-jobs/%s/logs/" % bad))
     assert len(logs) == 1 and "lines=3" in logs[0]["query"], "read once, when the event was made"
