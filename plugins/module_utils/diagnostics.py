@@ -193,21 +193,23 @@ def tail(text, count):
 # -- the calls ----------------------------------------------------------------------------------
 
 
-def _error_line(what, error, permission=None):
-    """One ``errors`` line for a call that failed: what, HTTP status and code, the service's message, the permission to check."""
+def _error_line(what, error, permission=None, secrets=()):
+    """One ``errors`` line for a call that failed: what, HTTP status and code, the service's message, the permission to check.
+
+    Whatever the service or the transport said is masked before it is cut (``label``)."""
     if isinstance(error, LogNotReady):
-        return "%s: the log is not ready yet (%s)" % (what, error)
+        return "%s: the log is not ready yet (%s)" % (what, label(error, 80, secrets))
     if isinstance(error, ModelArtsError):
         if error.status is not None and error.error_code:
-            text = "%s: HTTP %s %s: %s" % (what, error.status, error.error_code, label(error.error_msg or "(no message)", 200))
+            text = "%s: HTTP %s %s: %s" % (what, error.status, label(error.error_code, 60, secrets), label(error.error_msg or "(no message)", 200, secrets))
         else:
-            text = "%s: %s" % (what, label(str(error), 300))
+            text = "%s: %s" % (what, label(str(error), 300, secrets))
         if error.status == 403 and permission:
             text += " (the credentials need the IAM permission %s)" % permission
         if error.request_id:
-            text += " [request id %s]" % label(error.request_id, 80)
+            text += " [request id %s]" % label(error.request_id, 80, secrets)
         return text
-    return "%s: %s" % (what, label("%s: %s" % (type(error).__name__, error), 300))
+    return "%s: %s" % (what, label("%s: %s" % (type(error).__name__, error), 300, secrets))
 
 
 def fetch_events(client, job_id, secrets, deadline):
@@ -265,6 +267,8 @@ def fetch_log(client, job_id, task, count, secrets, deadline):
         raise _Both(first, error) from None
     except OddAnswer as error:
         raise _Both(first, error) from None
+    # The answer (at most 5 MB of log, and max_response_bytes in any case) is parsed once; tail() finds the last
+    # lines from its end, so the log is never split into lines nor copied.
     content = data["content"]
     lines, more = tail(content, count)
     full, current = data.get("full_size"), data.get("current_size")
@@ -347,7 +351,7 @@ def diagnose(client, items, fail_on, log_lines=DEFAULT_LOG_LINES, secrets=(), ma
         found = item["diagnostics"]
         outcome = results.get(("events", job_id, None))
         if isinstance(outcome, BaseException):
-            found["errors"].append(_error_line("events", outcome, PERMISSIONS["events"]))
+            found["errors"].append(_error_line("events", outcome, PERMISSIONS["events"], secrets))
         else:
             found["events"], more = outcome
             if more:
@@ -357,15 +361,14 @@ def diagnose(client, items, fail_on, log_lines=DEFAULT_LOG_LINES, secrets=(), ma
             what = "log of task %s" % task
             if isinstance(outcome, _Both):
                 if outcome.aom is not None:
-                    found["errors"].append(_error_line(what + " (AOM)", outcome.aom, PERMISSIONS["log"]))
-                found["errors"].append(_error_line(what + " (preview)", outcome.preview, PERMISSIONS["log"]))
+                    found["errors"].append(_error_line(what + " (AOM)", outcome.aom, PERMISSIONS["log"], secrets))
+                found["errors"].append(_error_line(what + " (preview)", outcome.preview, PERMISSIONS["log"], secrets))
             elif isinstance(outcome, BaseException):
-                found["errors"].append(_error_line(what, outcome, PERMISSIONS["log"]))
+                found["errors"].append(_error_line(what, outcome, PERMISSIONS["log"], secrets))
             else:
                 found["tasks"].append(outcome)
         if left_out:
             found["errors"].append("logs of %d more tasks were not read (at most %d tasks are)" % (left_out, MAX_TASKS))
-        found["errors"] = [clean(line, secrets) for line in found["errors"]]
     return len(units)
 
 

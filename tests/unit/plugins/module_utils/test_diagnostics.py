@@ -266,3 +266,13 @@ def test_the_summary_holds_the_last_error_event_and_the_last_lines_of_the_failin
     assert "last error event at 2026-11-25T10:00:05Z: Failed to run the training job." in text
     assert "last 5 log lines of task worker-1: line 6 | line 7 | line 8 | line 9 | line 10" in text
     assert "\n" not in text
+
+
+def test_an_error_that_quotes_a_secret_is_masked_before_it_is_cut():
+    token = "notebook-token-456789"
+    error = ModelArtsError("x", status=403, error_code="ModelArts.2771", error_msg="denied for " + "y" * 183 + token)  # the cut at 200 falls inside the token
+    client = FakeClient(events=error, aom={"worker-0": error}, preview={"worker-0": error})
+    item = failed_item()
+    diagnostics.diagnose(client, [item], FAIL_ON, secrets=(token,))
+    for line in item["diagnostics"]["errors"]:
+        assert token[:6] not in line and "\n" not in line
