@@ -546,8 +546,15 @@ class Watcher(object):
 
     async def _diagnosed(self, events):
         """The events, their jobs' ``diagnostics`` set by the door: the service's events and log tails for a job that
-        reached a ``fail_on`` phase (read once, when its event is made), None for the others."""
-        items = [event["modelarts"]["training_job"] for event in events if isinstance(event.get("modelarts", {}).get("training_job"), dict)]
+        reached a ``fail_on`` phase (read once, when its event is made), None for the others - and for the event of a
+        document that breaks the schema (its phase is not trusted)."""
+        items = []
+        for event in events:
+            item = event.get("modelarts", {}).get("training_job")
+            if isinstance(item, dict):
+                item["diagnostics"] = None
+                if event["modelarts"].get("phase") is not None:
+                    items.append(item)
         if items:
             await asyncio.to_thread(self.query.diagnose, items)
         return events
