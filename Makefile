@@ -60,6 +60,7 @@ bench: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/emulator_throughput.py
 	$(BIN)/python benchmarks/eda_latency.py
 	$(BIN)/python benchmarks/fault_soak.py
+	$(BIN)/python benchmarks/diagnostics_bench.py
 
 bench-quick: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/run.py --quick

@@ -72,7 +72,10 @@ def main():
         if second == 0 or not blocked:
             say("Run 2 should have closed the gate but did not")
             return 1
-        say("The gate stayed closed: the failed job blocked the deploy, and no release-demo-2.json was written")
+        say(
+            "The gate stayed closed: the failed job blocked the deploy, and no release-demo-2.json was written; the message above"
+            " quotes the job's last error event and the last lines of its log (diagnostics)"
+        )
     say("Emulator stopped. Releases written: %s" % ", ".join(sorted(os.listdir(release_dir))))
     return 0
 

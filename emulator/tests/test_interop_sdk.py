@@ -157,3 +157,92 @@ def test_an_id_token_the_emulator_did_not_issue_is_refused(tls_emu, tmp_path):
     with pytest.raises(exceptions.SdkException):
         client.show_training_job_details(ShowTrainingJobDetailsRequest(training_job_id=FAILED))
     assert [entry["status"] for entry in tls_emu.requests() if entry["path"] == "/v3.0/OS-AUTH/id-token/tokens"] == [400]
+
+
+# -- events and task logs: what a failed job says, read by the SDK's own client ------------------------------
+
+
+def _diagnostics_client(emu):
+    return _client(emu, BasicCredentials(emu.ak, emu.sk, emu.project_id))
+
+
+def test_sdk_lists_a_failed_jobs_error_events_newest_first_in_local_time(tls_emu):
+    from huaweicloudsdkmodelarts.v1 import ListTrainingJobEventsRequest  # pylint: disable=import-outside-toplevel
+
+    client = _diagnostics_client(tls_emu)
+    answer = client.list_training_job_events(ListTrainingJobEventsRequest(training_job_id=FAILED, level="Error", limit=100, offset=0))
+    assert answer.total == len(answer.events) == 2
+    assert {event.level for event in answer.events} == {"Error"}
+    assert answer.events[0].message == "Failed to run the training job."
+    assert "ModuleNotFoundError" in answer.events[1].message and answer.events[1].message.startswith("[worker-1]")
+    assert all(event.time.endswith("+08:00") for event in answer.events)
+    assert answer.events[0].time >= answer.events[1].time, "newest first"
+    everything = client.list_training_job_events(ListTrainingJobEventsRequest(training_job_id=FAILED, limit=2, offset=1))
+    assert everything.total > 2 and len(everything.events) == 2 and everything.offset == 1
+    assert {"Info", "Warning", "Error"} >= {event.level for event in everything.events}
+
+
+def test_sdk_reads_the_newest_log_lines_through_aom(tls_emu):
+    from huaweicloudsdkmodelarts.v1 import ShowTrainingJobLogsFromAomRequest  # pylint: disable=import-outside-toplevel
+
+    client = _diagnostics_client(tls_emu)
+    answer = client.show_training_job_logs_from_aom(ShowTrainingJobLogsFromAomRequest(training_job_id=FAILED, task_id="worker-1", lines=3, order="desc"))
+    assert answer.lines == 3
+    newest = answer.content.split("\n")
+    assert newest[0] == "[ModelArts Service Log]Training end with return code: 2"
+    assert newest[1] == "ModuleNotFoundError: No module named 'torchvision'"
+    assert int(answer.start_line) == int(answer.end_line) + 2
+    older = client.show_training_job_logs_from_aom(
+        ShowTrainingJobLogsFromAomRequest(training_job_id=FAILED, task_id="worker-1", lines=2, order="desc", base_line=answer.end_line)
+    )
+    assert int(older.start_line) == int(answer.end_line) - 1
+    with pytest.raises(exceptions.ClientRequestException) as info:
+        client.show_training_job_logs_from_aom(ShowTrainingJobLogsFromAomRequest(training_job_id=FAILED, task_id="worker-1", lines=501))
+    assert info.value.status_code == 400 and info.value.error_code == "ModelArts.0101"
+
+
+def test_sdk_previews_the_latest_part_of_a_long_log(tls_emu):
+    from huaweicloudsdkmodelarts.v1 import ShowTrainingJobLogsPreviewRequest  # pylint: disable=import-outside-toplevel
+
+    job_id = "d1a90000-0000-4000-8000-000000000001"
+    tls_emu.add_job(id=job_id, name="long-log", phase="Failed", failure={"task": "worker-0", "exit_code": 1, "message": "x"}, log={"lines": 80000})
+    answer = _diagnostics_client(tls_emu).show_training_job_logs_preview(ShowTrainingJobLogsPreviewRequest(training_job_id=job_id, task_id="worker-0"))
+    assert answer.current_size == 5 * 1024 * 1024 < answer.full_size
+    assert len(answer.content.encode("utf-8")) == answer.current_size
+    assert "torch.cuda.OutOfMemoryError: CUDA out of memory." in answer.content
+    assert answer.content.endswith("[ModelArts Service Log]Training end with return code: 1\n")
+
+
+def test_sdk_meets_logs_not_ready_and_a_permission_fault(tls_emu):
+    from huaweicloudsdkmodelarts.v1 import (  # pylint: disable=import-outside-toplevel
+        ListTrainingJobEventsRequest,
+        ShowTrainingJobLogsFromAomRequest,
+        ShowTrainingJobLogsPreviewRequest,
+    )
+
+    client = _diagnostics_client(tls_emu)
+    pending = "a1000000-0000-4000-8000-000000000006"
+    aom = client.show_training_job_logs_from_aom(ShowTrainingJobLogsFromAomRequest(training_job_id=pending, task_id="worker-0", lines=10))
+    assert aom.content is None and aom.lines is None, "HTTP 204: no log yet"
+    with pytest.raises(exceptions.ClientRequestException) as info:
+        client.show_training_job_logs_preview(ShowTrainingJobLogsPreviewRequest(training_job_id=pending, task_id="worker-0"))
+    assert info.value.error_code == "ModelArts.2776"
+    denied = "d1a90000-0000-4000-8000-000000000002"
+    tls_emu.add_job(id=denied, name="no-log-permission", phase="Failed", log={"fault": "forbidden", "events_fault": "forbidden"})
+    for call in (
+        lambda: client.show_training_job_logs_from_aom(ShowTrainingJobLogsFromAomRequest(training_job_id=denied, task_id="worker-0", lines=10)),
+        lambda: client.show_training_job_logs_preview(ShowTrainingJobLogsPreviewRequest(training_job_id=denied, task_id="worker-0")),
+        lambda: client.list_training_job_events(ListTrainingJobEventsRequest(training_job_id=denied)),
+    ):
+        with pytest.raises(exceptions.ClientRequestException) as info:
+            call()
+        assert info.value.status_code == 403 and info.value.error_code == "ModelArts.2771"
+
+
+def test_the_log_calls_verify_the_signature(tls_emu):
+    from huaweicloudsdkmodelarts.v1 import ShowTrainingJobLogsPreviewRequest  # pylint: disable=import-outside-toplevel
+
+    client = _client(tls_emu, BasicCredentials(tls_emu.ak, "X" * 40, tls_emu.project_id))
+    with pytest.raises(exceptions.ClientRequestException) as info:
+        client.show_training_job_logs_preview(ShowTrainingJobLogsPreviewRequest(training_job_id=FAILED, task_id="worker-0"))
+    assert info.value.status_code == 401 and info.value.error_code == "APIG.0301"

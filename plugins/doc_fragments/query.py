@@ -1,6 +1,6 @@
 # Copyright: (c) 2026, modelarts.training contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Query options shared by every plugin (options.QUERY_OPTIONS): validation, concurrency, endpoint tokens."""
+"""Query options shared by every plugin (options.QUERY_OPTIONS): validation, concurrency, endpoint tokens, diagnostics."""
 
 from __future__ import annotations
 
@@ -42,4 +42,23 @@ options:
       - Even when V(true) the tokens are never logged; validation always sees the document as returned.
     type: bool
     default: false
+  diagnostics:
+    description:
+      - For every v2 job in a O(fail_on) phase, read what the service says about the failure - the job's error events and
+        the last O(log_lines) lines of each task's log - into the item's C(diagnostics), and quote the last error event and
+        the last lines of the failing task's log in the failure message.
+      - Completed and running jobs cost no extra call. The calls run concurrently within the call's deadline (at most one
+        O(request_timeout)); what cannot be read (HTTP 403 without the IAM permissions C(modelarts:trainJob:listEvents) and
+        C(modelarts:trainJob:getLogs), a timeout, a log not ready yet) becomes a line of C(diagnostics.errors) and never
+        changes the job's verdict.
+      - V(false) makes no call at all and leaves C(diagnostics) null.
+    type: bool
+    default: true
+  log_lines:
+    description:
+      - How many lines of the end of each task's log C(diagnostics) holds (0 to 10000); V(0) reads no log, only the events.
+      - Up to 500 lines come from the AOM log call (a few KB); more, or when that call fails, from the log preview (the last
+        5 MB of the log, cut to its last lines as it is read).
+    type: int
+    default: 30
 """

@@ -74,8 +74,10 @@ _list:
   description:
     - One item per term, in order, shaped like the C(training_jobs) items of M(modelarts.training.modelarts_training_job_info)
       (C(id), C(name), C(api_version), C(phase), C(terminal), C(completed), C(failed), C(create_time), C(start_time),
-      C(duration_seconds), C(failure_reason), C(details), C(schema_errors), and with O(wait) C(waited_seconds), C(polls),
-      C(phase_history)); or the value at O(field) of each item.
+      C(duration_seconds), C(failure_reason), C(details), C(schema_errors), C(diagnostics), and with O(wait) C(waited_seconds),
+      C(polls), C(phase_history)); or the value at O(field) of each item.
+    - C(diagnostics) holds, for a v2 job in a O(fail_on) phase, the job's error events and the last O(log_lines) lines of each
+      task's log (null for other jobs); with O(wait), a failure's error message quotes the last error event and log lines.
   type: list
   elements: raw
 """

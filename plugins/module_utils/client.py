@@ -673,6 +673,30 @@ class ModelArtsClient(object):
         path = "/v1/%s/training-jobs/%s/versions/%s" % (escape(self.resolve_project_id(deadline)), escape(job_id), escape(version_id))
         return self.request("GET", path, operation="get training job %s version %s" % (label(job_id), label(version_id)), deadline=deadline)
 
+    def list_training_job_events(self, job_id, level=None, limit=100, offset=0, deadline=None):
+        """``GET /v2/{project_id}/training-jobs/{id}/events``: one page of the job's events (newest first; ``offset`` is a page index)."""
+        deadline = self._bounded(deadline)
+        path = "/v2/%s/training-jobs/%s/events" % (escape(self.resolve_project_id(deadline)), escape(job_id))
+        query = [("offset", str(int(offset))), ("limit", str(int(limit)))] + ([("level", level)] if level else [])
+        return self.request("GET", path, query=query, operation="list events of training job %s" % label(job_id), deadline=deadline)
+
+    def get_task_log_lines(self, job_id, task_id, lines, deadline=None):
+        """``GET /v2/{project_id}/training-jobs/{id}/logs/{task_id}?lines=&order=desc``: the newest ``lines`` (1-500) lines of a
+        task's log through AOM, newest first; HTTP 204 with no body while the task has no log."""
+        deadline = self._bounded(deadline)
+        path = "/v2/%s/training-jobs/%s/logs/%s" % (escape(self.resolve_project_id(deadline)), escape(job_id), escape(task_id))
+        query = [("lines", str(int(lines))), ("order", "desc")]
+        operation = "read the log of task %s of training job %s" % (label(task_id), label(job_id))
+        return self.request("GET", path, query=query, operation=operation, deadline=deadline)
+
+    def get_task_log_preview(self, job_id, task_id, deadline=None):
+        """``GET /v2/{project_id}/training-jobs/{id}/tasks/{task_id}/logs/preview``: the latest part of a task's log (at most 5 MB)
+        with its ``current_size`` and ``full_size``."""
+        deadline = self._bounded(deadline)
+        path = "/v2/%s/training-jobs/%s/tasks/%s/logs/preview" % (escape(self.resolve_project_id(deadline)), escape(job_id), escape(task_id))
+        operation = "preview the log of task %s of training job %s" % (label(task_id), label(job_id))
+        return self.request("GET", path, operation=operation, deadline=deadline)
+
     def search_training_jobs(self, name, deadline=None, page_size=50, max_pages=200):
         """All v2 jobs whose name is exactly ``name``, from every page of the search API (see :mod:`.search`)."""
         path = "/v2/%s/training-job-searches" % escape(self.resolve_project_id(deadline))

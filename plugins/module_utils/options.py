@@ -110,6 +110,8 @@ DEFAULT_WAIT_TIMEOUT = 3600
 DEFAULT_MAX_CONCURRENCY = 16
 MAX_CONCURRENCY_LIMIT = 256
 VALIDATE_CHOICES = ["strict", "warn", "off"]
+DEFAULT_LOG_LINES = 30
+MAX_LOG_LINES = 10000
 
 # How to wait; documented by the modelarts.training.wait doc fragment.
 WAIT_OPTIONS = {
@@ -128,6 +130,9 @@ QUERY_OPTIONS = {
     "include_endpoint_tokens": {"type": "bool", "default": False},
     # None: details is the whole document; a list: only these dotted paths of it ([] drops it).
     "details_paths": {"type": "list", "elements": "str", "default": None},
+    # Why a job failed: the service's events and log tails for items in a fail_on phase (diagnostics.py).
+    "diagnostics": {"type": "bool", "default": True},
+    "log_lines": {"type": "int", "default": DEFAULT_LOG_LINES},
 }
 
 # The lookup reads modelarts_<option> inventory variables.
@@ -569,6 +574,8 @@ def _check_query(values, origins, has_wait_for=True):
     concurrency = values["max_concurrency"]
     if not 1 <= concurrency <= MAX_CONCURRENCY_LIMIT:
         raise ConnectionConfigError("%s must be between 1 and %d, got %d" % (named("max_concurrency"), MAX_CONCURRENCY_LIMIT, concurrency))
+    if not 0 <= values["log_lines"] <= MAX_LOG_LINES:
+        raise ConnectionConfigError("%s must be between 0 and %d, got %d" % (named("log_lines"), MAX_LOG_LINES, values["log_lines"]))
     if not has_wait_for:
         return
     problems = wait_option_problems(values["wait_for"], values["fail_on"], values["wait_timeout"], values["wait_sleep"], values["wait_sleep_max"])

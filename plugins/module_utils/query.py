@@ -3,7 +3,8 @@
 """The one door: every plugin hands its options to :class:`Query` and translates what comes back.
 
 options (``options.resolve``) -> client (``client.ModelArtsClient``) -> request -> validation and
-normalisation (``jobs.build_item``) -> endpoint tokens masked -> (``waiter`` polls again) -> result.
+normalisation (``jobs.build_item``) -> endpoint tokens masked -> (``waiter`` polls again) -> diagnostics of
+failed items (``diagnostics.diagnose``) -> result.
 
 The module calls ``Query(levels, selection).run()`` and turns the :class:`QueryResult` into
 ``exit_json``/``fail_json``; the lookup does the same with its terms; the event source keeps a
@@ -67,6 +68,13 @@ def v1_key(job_id, version_id):
     return ("v1", int(job_id), int(version_id))
 
 
+def _diagnostics():
+    """Events and log tails of failed jobs, imported only when an item is in a fail_on phase (see :func:`_waiter`)."""
+    from ansible_collections.modelarts.training.plugins.module_utils import diagnostics  # pylint: disable=import-outside-toplevel
+
+    return diagnostics
+
+
 def _waiter():
     """The wait loop, imported when a call waits or judges: AnsiballZ compiles every module_utils file a
     module imports on each run, so a task that does not wait does not pay for it (docs/performance.md)."""
@@ -110,10 +118,37 @@ def mask_endpoint_tokens(details):
     return found
 
 
-def _mask_item(item, include_tokens):
-    if include_tokens or not isinstance(item, dict):
+def endpoint_token_values(details):
+    """The endpoint tokens of ``details`` without masking them (they are masked in diagnostics all the same)."""
+    found = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "token" and isinstance(value, str) and value and value != MASK:
+                    found.append(value)
+                else:
+                    walk(value)
+        elif isinstance(node, list):
+            for entry in node:
+                walk(entry)
+
+    if isinstance(details, dict):
+        walk(details.get("endpoints"))
+    return found
+
+
+def _mask_item(item, include_tokens, tokens=None):
+    if not isinstance(item, dict):
+        return []
+    if include_tokens:
+        if tokens is not None:
+            tokens.extend(endpoint_token_values(item.get("details")))
         return []
     found = mask_endpoint_tokens(item.get("details"))
+    if tokens is not None:
+        # Kept for diagnostics: a job's log may print its notebook token.
+        tokens.extend(found)
     if found:
         if item.get("failure_reason"):
             item["failure_reason"] = redact(item["failure_reason"], found)
@@ -149,11 +184,11 @@ def keep_paths(details, paths):
 _ABSENT = object()
 
 
-def fetch_item(client, key, validate="strict", fail_on=DEFAULT_FAIL_ON, deadline=None, include_tokens=False):
+def fetch_item(client, key, validate="strict", fail_on=DEFAULT_FAIL_ON, deadline=None, include_tokens=False, tokens=None):
     """GET one job (v2 id or v1 key), validate the raw document, normalise it and mask its endpoint tokens.
 
     Raises ``ModelArtsError`` for API failures and ``SchemaValidationError`` under ``validate=strict``
-    (its item masked too).
+    (its item masked too).  ``tokens``, a list, receives the endpoint tokens found.
     """
     try:
         if isinstance(key, tuple):
@@ -163,14 +198,14 @@ def fetch_item(client, key, validate="strict", fail_on=DEFAULT_FAIL_ON, deadline
             response = client.get_training_job(key, deadline=deadline)
             item = build_item(response.data, "v2", validate=validate, fail_on=fail_on, job_ref=name_key(key))
     except SchemaValidationError as error:
-        _mask_error(error, include_tokens)
+        _mask_error(error, include_tokens, tokens)
         raise
-    _mask_item(item, include_tokens)
+    _mask_item(item, include_tokens, tokens)
     return item
 
 
-def _mask_error(error, include_tokens):
-    found = _mask_item(error.item, include_tokens)
+def _mask_error(error, include_tokens, tokens=None):
+    found = _mask_item(error.item, include_tokens, tokens)
     if found:
         error.errors = [dict(entry, message=redact(entry.get("message"), found)) for entry in error.errors]
         error.args = (redact(str(error), found),)
@@ -186,7 +221,7 @@ def unseen_item(key, error):
     if isinstance(known, dict):
         return dict(known, error=str(error))
     item = dict((name, None) for name in ITEM_KEYS)
-    item.update(terminal=False, completed=False, failed=False, schema_errors=[], error=str(error))
+    item.update(terminal=False, completed=False, failed=False, schema_errors=[], error=str(error), diagnostics=None)
     if isinstance(key, tuple) and key[0] == "v1":
         item.update(id=key[1], version_id=key[2], api_version="v1")
     elif isinstance(key, tuple):
@@ -258,6 +293,7 @@ def query_jobs(
     start=None,
     include_tokens=False,
     grace=None,
+    tokens=None,
 ):
     """Fetch the jobs of ``keys`` concurrently over the client's one session; wait when asked.
 
@@ -273,7 +309,7 @@ def query_jobs(
     start = clock() if start is None else start
 
     def fetch_one(key, when):
-        return fetch_item(client, key, validate=validate, fail_on=fail_on, deadline=when, include_tokens=include_tokens)
+        return fetch_item(client, key, validate=validate, fail_on=fail_on, deadline=when, include_tokens=include_tokens, tokens=tokens)
 
     def poll(some, when):
         return fetch_concurrently(some, fetch_one, max_concurrency=max_concurrency, deadline=when, clock=clock)
@@ -316,7 +352,7 @@ def query_jobs(
     return QueryResult(items, False, outcome.message(limit=MESSAGE_JOBS_SHOWN), errors, outcome, job_messages=lines)
 
 
-def keys_for_name(client, name, validate="strict", fail_on=DEFAULT_FAIL_ON, deadline=None, include_tokens=False):
+def keys_for_name(client, name, validate="strict", fail_on=DEFAULT_FAIL_ON, deadline=None, include_tokens=False, tokens=None):
     """Keys and items of the v2 jobs named exactly ``name`` (every page of the search API).
 
     Returns ``(keys, found)``: ``found[key]`` is the job's item, or the ``SchemaValidationError`` of a
@@ -330,11 +366,11 @@ def keys_for_name(client, name, validate="strict", fail_on=DEFAULT_FAIL_ON, dead
         try:
             item = build_item(document, "v2", validate=validate, fail_on=fail_on, job_ref=ref)
         except SchemaValidationError as error:
-            _mask_error(error, include_tokens)
+            _mask_error(error, include_tokens, tokens)
             known = error.item.get("id") if isinstance(error.item, dict) else None
             found[v2_key(known) if known is not None else ("search", index)] = error
             continue
-        _mask_item(item, include_tokens)
+        _mask_item(item, include_tokens, tokens)
         if item["id"] is not None:
             found[v2_key(item["id"])] = item
         else:
@@ -464,6 +500,8 @@ class Query(object):
         client_kwargs.setdefault("pool_size", self.settings.max_concurrency)
         self.client = ModelArtsClient(self.settings.connection, clock=clock, environ=environ, **client_kwargs)
         self.warnings = []
+        # Endpoint tokens of the jobs read so far: masked in diagnostics whatever include_endpoint_tokens says.
+        self.endpoint_tokens = []
         if not self.settings.connection["validate_certs"]:
             self.warnings.append("validate_certs is false: the TLS certificates of %s are not verified" % self.client.endpoint)
 
@@ -496,7 +534,13 @@ class Query(object):
 
         def fetch_one(key, when):
             return fetch_item(
-                self.client, key, validate=settings.validate, fail_on=settings.fail_on, deadline=when, include_tokens=settings.include_endpoint_tokens
+                self.client,
+                key,
+                validate=settings.validate,
+                fail_on=settings.fail_on,
+                deadline=when,
+                include_tokens=settings.include_endpoint_tokens,
+                tokens=self.endpoint_tokens,
             )
 
         return fetch_concurrently(keys, fetch_one, max_concurrency=settings.max_concurrency, deadline=deadline, clock=self.clock)
@@ -505,8 +549,43 @@ class Query(object):
         """``(keys, found)`` for the v2 jobs named ``name``: ``found[key]`` is an item or the schema error of that one job."""
         settings = self.settings
         return keys_for_name(
-            self.client, name, validate=settings.validate, fail_on=settings.fail_on, deadline=deadline, include_tokens=settings.include_endpoint_tokens
+            self.client,
+            name,
+            validate=settings.validate,
+            fail_on=settings.fail_on,
+            deadline=deadline,
+            include_tokens=settings.include_endpoint_tokens,
+            tokens=self.endpoint_tokens,
         )
+
+    def diagnose(self, items, deadline=None):
+        """Set ``diagnostics`` on each of ``items`` (in place): the service's events and log tails for a v2 item in a
+        ``fail_on`` phase when the ``diagnostics`` option is on, None otherwise.  Never raises for the service's answers
+        and never changes an item's phase; returns ``{id(item): summary}`` for the items that got diagnostics.
+
+        ``deadline`` (a reading of this query's clock) bounds the calls, at most one ``request_timeout`` from now.
+        """
+        settings = self.settings
+        failed = [item for item in items if isinstance(item, dict) and item.get("api_version") == "v2" and item.get("phase") in settings.fail_on]
+        for item in items:
+            if isinstance(item, dict):
+                item["diagnostics"] = None
+        if not settings.diagnostics or not failed:
+            return {}
+        diagnostics = _diagnostics()
+        limit = self.clock() + float(self.client.params["request_timeout"])
+        secrets = list(self.secrets()) + list(self.endpoint_tokens)
+        diagnostics.diagnose(
+            self.client,
+            failed,
+            settings.fail_on,
+            log_lines=settings.log_lines,
+            secrets=secrets,
+            max_concurrency=settings.max_concurrency,
+            deadline=limit if deadline is None else min(limit, deadline),
+            clock=self.clock,
+        )
+        return dict((id(item), diagnostics.summary(item)) for item in failed if item.get("diagnostics"))
 
     def judge(self, observation, poll_number, not_found_tolerance=None):
         """The waiter's verdict on one observation (see ``waiter.judge``), with this query's phases.
@@ -596,8 +675,15 @@ class Query(object):
             sleeper=self.sleeper,
             start=start,
             include_tokens=settings.include_endpoint_tokens,
+            tokens=self.endpoint_tokens,
         )
         result.single = selection.single
+        grace = float(self.client.params["request_timeout"])
+        notes = self.diagnose(result.items, start + settings.wait_timeout + grace if settings.wait else None)
+        if notes and result.wait is not None and not result.ok:
+            by_key = dict((key, notes[id(item)]) for key, item in zip(keys, result.items) if notes.get(id(item)))
+            result.msg = result.wait.message(limit=MESSAGE_JOBS_SHOWN, notes=by_key)
+            result.job_messages = [result.wait.job_message(key, by_key.get(key)) for key in result.wait.unsatisfied_keys()]
         result.warnings = warnings
         if settings.details_paths is not None:
             for item in result.items:

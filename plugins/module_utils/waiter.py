@@ -217,13 +217,14 @@ class WaitResult:
             "phase_history": [dict(entry) for entry in self.phase_history[key]],
         }
 
-    def job_message(self, key):
-        """One sentence on why a job is not satisfied (empty for a satisfied one)."""
+    def job_message(self, key, note=None):
+        """One sentence on why a job is not satisfied (empty for a satisfied one); a caller's ``note`` on a failed job
+        follows it after ``"; "``."""
         item = self.items[key]
         who = describe_job(key, item)
         if key in self.failures:
             separator = ": " if self.verdicts[key] == JOB_FATAL else " "
-            return who + separator + self.failures[key]
+            return who + separator + self.failures[key] + ("; " + note if note else "")
         if self.verdicts[key] == JOB_DONE:
             return ""
         waited = _seconds(self.job_waited_seconds[key])
@@ -235,11 +236,12 @@ class WaitResult:
             text += " (last poll failed: %s)" % (self.errors[key],)
         return text
 
-    def message(self, limit=None):
+    def message(self, limit=None, notes=None):
         """Render a concise human message: what happened, then one sentence per unsatisfied job.
 
         ``limit`` caps how many jobs are named (None names them all). Only item fields and
-        ``str(exc)`` of fetch errors are used, so the text holds no secrets.
+        ``str(exc)`` of fetch errors are used, so the text holds no secrets; ``notes`` (key -> text, already
+        safe) adds the caller's words to a failed job's sentence.
         """
         total = len(self.items)
         waited = _seconds(self.waited_seconds)
@@ -255,7 +257,7 @@ class WaitResult:
             head = "stopped waiting for %s after %s on an error" % (targets, waited)
         head += ", %d of %d training job%s not %s" % (len(keys), total, "" if total == 1 else "s", " or ".join(self.wait_for))
         shown = keys if limit is None else keys[:limit]
-        parts = [self.job_message(key) for key in shown]
+        parts = [self.job_message(key, (notes or {}).get(key)) for key in shown]
         if len(shown) < len(keys):
             parts.append("and %d more" % (len(keys) - len(shown),))
         return head + ": " + "; ".join(parts)

@@ -16,6 +16,9 @@ description:
   - With O(wait=true) it polls until every job is in a O(wait_for) phase, failing at once when any job reaches a O(fail_on)
     phase, or when the single deadline O(wait_timeout) passes.
   - Many jobs are fetched and polled concurrently over one HTTP session.
+  - For a v2 job in a O(fail_on) phase it also reads why the job failed - the job's error events and the last O(log_lines)
+    lines of each task's log - into the item's C(diagnostics), and the failure message quotes the last error event and the
+    last lines of the failing task's log (see O(diagnostics)). A completed job costs no extra call.
   - This module never changes anything in the cloud.
   - "Legacy v1 integer statuses are mapped onto v2 phases as follows (C(status_code) keeps the integer):"
   - C(0) UNKNOWN -> C(Abnormal), the service lost track of the job; never success.
@@ -262,6 +265,36 @@ training_jobs:
       elements: dict
       returned: when O(wait=true)
       sample: [{"phase": "Running", "at": "2024-05-01T12:40:03Z"}, {"phase": "Completed", "at": "2024-05-01T13:40:10Z"}]
+    diagnostics:
+      description:
+        - What the service says about the failure of a v2 job in a O(fail_on) phase (with or without O(wait)); null for
+          other jobs, for v1 jobs and with O(diagnostics=false). Reading it never changes the job's verdict.
+        - The failed task's message (and C(job_messages)) adds the last error event and the last lines of the failing task's
+          log. Secrets the collection knows (credentials, endpoint tokens) are masked and control characters escaped in all
+          of it.
+      type: dict
+      returned: always
+      contains:
+        events:
+          description: The job's C(Error) events (C(Warning) ones where the service sends them, never C(Info)), newest last.
+          type: list
+          elements: dict
+          sample: [{"time": "2024-05-01T13:40:09Z", "level": "Error", "message": "[worker-0] Training process exited with code 137"}]
+        tasks:
+          description:
+            - One entry per task (the failing one first), C(task_id), C(log_tail) (the last O(log_lines) lines of its log,
+              each cut to 1000 characters) and C(log_truncated) (whether earlier lines, or the end of a long line, were left out).
+          type: list
+          elements: dict
+          sample: [{"task_id": "worker-0", "log_tail": ["torch.cuda.OutOfMemoryError: CUDA out of memory."], "log_truncated": true}]
+        errors:
+          description:
+            - What could not be read, one line each (HTTP 403 for a missing IAM permission such as
+              C(modelarts:trainJob:getLogs), a timeout, a log not ready yet).
+          type: list
+          elements: str
+          sample:
+            - "log of task worker-0 (preview): HTTP 403 ModelArts.2771: No permission (the credentials need the IAM permission modelarts:trainJob:getLogs)"
     error:
       description: Why a job could not be read at all (then most other keys are null).
       type: str
@@ -282,7 +315,9 @@ job_messages:
   returned: on failure
   type: list
   elements: str
-  sample: ["3f7a1c2e (nightly-resnet50) reached Failed: task worker-0 exited with code 137: OOMKilled"]
+  sample: ["3f7a1c2e (nightly-resnet50) reached Failed: task worker-0 exited with code 137: OOMKilled; last error event at
+            2024-05-01T13:40:09Z: Failed to run the training job.; last 2 log lines of task worker-0: torch.cuda.OutOfMemoryError:
+            CUDA out of memory. | [ModelArts Service Log]Training end with return code: 137"]
 schema_errors:
   description:
     - When the task failed because a response broke the JSON schema under O(validate=strict), that response's errors

@@ -21,4 +21,8 @@ def test_demo_opens_then_closes_the_gate(collection_root, ansible_env):
     assert "Creating -> Pending -> Running -> Completed" in output
     assert "bert-intent-train) reached phase Failed" in output and "OOMKilled" in output
     assert "The gate stayed closed" in output
+    # The closed gate's message quotes the failed job's diagnostics: its last error event and its log's last lines.
+    assert "last error event at " in output and "Failed to run the training job." in output
+    assert "torch.cuda.OutOfMemoryError: CUDA out of memory." in output
+    assert "last 5 log lines of task worker-0:" in output and "[ModelArts Service Log]Training end with return code: 137" in output
     assert "Releases written: release-demo-1.json" in output

@@ -118,6 +118,8 @@ def test_shipped_rulebook_notifies_on_failure(emulator, rulebook_env, tmp_path):
     assert_ran(result)
     assert "%s" % job in result.stdout
     assert "Terminated" in result.stdout
+    # The notification quotes the stopped job's last log line, from the event's diagnostics.
+    assert "Last log line: [ModelArts Service Log]Training end with return code: 143. Nothing is deployed." in result.stdout, result.stdout[-3000:]
 
 
 def test_shipped_rulebook_reports_a_document_that_breaks_the_schema(emulator, rulebook_env, tmp_path):

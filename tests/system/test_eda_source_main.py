@@ -105,7 +105,11 @@ def test_main_idles_after_the_last_job_unless_told_to_stop(src, emulator):
 
     event, running, requests = run(scenario())
     assert event["modelarts"]["phase"] == "Failed" and running
-    assert len(requests) == 1  # a finished job is never polled again
+    polls = [entry for entry in requests if entry["path"].rstrip("/").endswith(job)]
+    assert len(polls) == 1  # a finished job is never polled again
+    # Its diagnostics were read once, when its event was made: the events and worker-0's log.
+    assert sorted(entry["path"].rsplit("/", 1)[-1] for entry in requests if entry not in polls) == ["events", "worker-0"]
+    assert event["modelarts"]["training_job"]["diagnostics"]["tasks"][0]["task_id"] == "worker-0"
 
 
 def test_main_name_search_picks_up_jobs_created_later(src, emulator):

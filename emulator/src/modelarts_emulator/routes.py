@@ -1,6 +1,6 @@
 # Copyright: (c) 2026, modelarts.training contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The APIs: IAM tokens and projects, ModelArts v2 details and search, v1 job versions.
+"""The APIs: IAM tokens and projects, ModelArts v2 details, search, events and task logs, v1 job versions.
 
 Each route returns a :class:`Response` or raises :class:`errors.ApiError`. Faults are drawn after
 authentication, so an anonymous request never consumes one.
@@ -10,13 +10,16 @@ import hmac
 import json
 import re
 import time
-from urllib.parse import unquote
+from urllib.parse import parse_qsl, unquote
 
-from . import documents, errors, exchanges, faults as faults_mod, iam
+from . import documents, errors, exchanges, faults as faults_mod, iam, logs
 from .gateway import Caller, authenticate, check_project
 
 _V2_JOB = re.compile(r"^/v2/(?P<project>[^/]+)/training-jobs/(?P<job>[^/]+)/?$")
 _V2_SEARCH = re.compile(r"^/v2/(?P<project>[^/]+)/training-job-searches/?$")
+_V2_EVENTS = re.compile(r"^/v2/(?P<project>[^/]+)/training-jobs/(?P<job>[^/]+)/events/?$")
+_V2_AOM_LOG = re.compile(r"^/v2/(?P<project>[^/]+)/training-jobs/(?P<job>[^/]+)/logs/(?P<task>[^/]+)/?$")
+_V2_LOG_PREVIEW = re.compile(r"^/v2/(?P<project>[^/]+)/training-jobs/(?P<job>[^/]+)/tasks/(?P<task>[^/]+)/logs/preview/?$")
 _V1_JOB = re.compile(r"^/v1/(?P<project>[^/]+)/training-jobs/(?P<job>[^/]+)/versions/(?P<version>[^/]+)/?$")
 SEARCH_KEYS = ("name", "phase", "create_time", "kind", "algorithm_name", "user_id", "user_name", "id")
 SEARCH_OPERATORS = ("like", "in", "not", "between")
@@ -68,6 +71,10 @@ def dispatch(state, exchange):
     match = _V1_JOB.match(path)
     if match and method == "GET":
         return errors.V1, v1_detail(state, exchange, match)
+    for pattern, route in ((_V2_EVENTS, v2_events), (_V2_AOM_LOG, v2_aom_log), (_V2_LOG_PREVIEW, v2_log_preview)):
+        match = pattern.match(path)
+        if match and method == "GET":
+            return errors.V2, route(state, exchange, match)
     raise errors.apigw_not_found()
 
 
@@ -190,6 +197,44 @@ def v2_detail(state, exchange, match):
     job_id = unquote(match.group("job"))
     fault = _modelarts_prelude(state, exchange, project_id, errors.V2, job_key=job_id)
     return _poll_detail(state, state.v2_job(project_id, job_id), errors.V2, documents.v2_document, "v2", fault)
+
+
+def _diagnosed_job(state, exchange, match):
+    """Authenticate, draw a fault, and return ``(job, snapshot, failure, fault, query)`` for the events and log routes.
+
+    Reading events or logs is not a poll: the job's lifecycle is peeked at, never advanced.
+    """
+    project_id = unquote(match.group("project"))
+    job_id = unquote(match.group("job"))
+    fault = _modelarts_prelude(state, exchange, project_id, errors.V2, job_key=job_id)
+    job = state.v2_job(project_id, job_id)
+    snapshot = job.lifecycle.peek(state.now()) if job is not None else None
+    if snapshot is None:
+        raise errors.job_not_found(errors.V2, job.not_found_status if job is not None else 400)
+    failure = documents.failure_info(job, snapshot.phase, any(step.phase == "Running" for step, _entered in snapshot.history))
+    query = dict(parse_qsl(exchange.query, keep_blank_values=True))
+    return job, snapshot, failure, fault, query
+
+
+def v2_events(state, exchange, match):
+    """GET /v2/{project_id}/training-jobs/{id}/events: the job's events (logs.py)."""
+    job, snapshot, failure, fault, query = _diagnosed_job(state, exchange, match)
+    return finish(Response(200, json_bytes(logs.events_body(job, snapshot, failure, query))), fault)
+
+
+def v2_aom_log(state, exchange, match):
+    """GET /v2/{project_id}/training-jobs/{id}/logs/{task_id}: a task's log by lines; HTTP 204 before it has one."""
+    job, snapshot, failure, fault, query = _diagnosed_job(state, exchange, match)
+    body = logs.aom_body(job, snapshot, unquote(match.group("task")), failure, query)
+    if body is None:
+        return finish(Response(204, b""), fault)
+    return finish(Response(200, json_bytes(body)), fault)
+
+
+def v2_log_preview(state, exchange, match):
+    """GET /v2/{project_id}/training-jobs/{id}/tasks/{task_id}/logs/preview: the latest 5 MB of a task's log."""
+    job, snapshot, failure, fault, _query = _diagnosed_job(state, exchange, match)
+    return finish(Response(200, json_bytes(logs.preview_body(job, snapshot, unquote(match.group("task")), failure))), fault)
 
 
 def v1_detail(state, exchange, match):

@@ -21,7 +21,7 @@ import json
 import os
 import uuid
 
-from . import documents
+from . import documents, logs
 from .faults import normalise as normalise_fault
 from .lifecycle import Lifecycle, parse_timeline, static_timeline
 
@@ -71,6 +71,7 @@ JOB_KEYS = {
     "user_name",
     "search_counts_as_poll",
     "model_metric_list",
+    "log",
 }
 _NAMESPACE = uuid.UUID("6f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f")
 # Shipped scenarios live in the package. The ones a bare start needs (demo, empty) are JSON, so the
@@ -230,6 +231,11 @@ def build_job(spec, directory, origin, ordinal):
     if not isinstance(failure, dict):
         raise ScenarioError("%s: failure must be a mapping {exit_code, message, task}" % where)
 
+    try:
+        log = logs.check_log_spec(spec.get("log"))
+    except (TypeError, ValueError) as exc:
+        raise ScenarioError("%s: %s" % (where, exc)) from None
+
     created_at = origin + float(spec.get("created_at", 0) or 0)
     try:
         if "timeline" in spec:
@@ -278,6 +284,7 @@ def build_job(spec, directory, origin, ordinal):
         not_found_status=int(spec.get("not_found_status", 400)),
         search_counts_as_poll=spec.get("search_counts_as_poll"),
         model_metric_list=model_metric_list,
+        log=log,
         lifecycle=lifecycle,
         job_faults=list(spec.get("faults") or []),
     )

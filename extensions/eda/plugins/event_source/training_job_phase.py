@@ -28,6 +28,9 @@ description:
   - 'Each event is C({"modelarts": {"training_job": <item>, "previous_phase": <phase or null>, "phase": <phase>}}): the item
     has the shape of the items of M(modelarts.training.modelarts_training_job_info), with the access tokens of the job''s
     endpoints masked unless O(include_endpoint_tokens) is set.'
+  - The event of a v2 job reaching a O(fail_on) phase carries, in the item's C(diagnostics), the job's error events and the
+    last O(log_lines) lines of each task's log (read once, when the event is made; see O(diagnostics)); other events carry
+    C(diagnostics=null).
   - A job is no longer polled once the waiter's verdict on it is final - a terminal phase (C(Completed), C(Failed),
     C(Terminated), C(Abnormal)) or a O(fail_on) phase - or once it cannot be read for good.
   - 'Under O(validate=strict) a job document that breaks the JSON schema never gives a phase-change event: the source logs one
@@ -539,6 +542,21 @@ class Watcher(object):
             event = self.record_error(key, result) if isinstance(result, BaseException) else self.observe(key, result)
             if event:
                 events.append(event)
+        return await self._diagnosed(events)
+
+    async def _diagnosed(self, events):
+        """The events, their jobs' ``diagnostics`` set by the door: the service's events and log tails for a job that
+        reached a ``fail_on`` phase (read once, when its event is made), None for the others - and for the event of a
+        document that breaks the schema (its phase is not trusted)."""
+        items = []
+        for event in events:
+            item = event.get("modelarts", {}).get("training_job")
+            if isinstance(item, dict):
+                item["diagnostics"] = None
+                if event["modelarts"].get("phase") is not None:
+                    items.append(item)
+        if items:
+            await asyncio.to_thread(self.query.diagnose, items)
         return events
 
     async def _search_round(self, started):
@@ -548,7 +566,7 @@ class Watcher(object):
             self.record_search_error(error)
             return []
         self.search_state.due = self._next_round(started)
-        return self.searched(keys, found)
+        return await self._diagnosed(self.searched(keys, found))
 
     def _schedule(self, started, keys):
         due = self._next_round(started)

@@ -418,3 +418,18 @@ def test_search_errors_are_judged_like_poll_errors():
     assert w.search_state.failures == 1
     with pytest.raises(source.SourceError, match="HTTP 403"):
         w.record_search_error(FakeError("search: HTTP 403 forbidden", status=403))
+
+
+# -- diagnostics ----------------------------------------------------------------------------------
+
+
+def test_events_ask_the_door_for_diagnostics_except_for_untrusted_documents():
+    built = watcher()
+    asked = []
+    built.query.diagnose = lambda items, deadline=None: asked.extend(items) or {}
+    failed = built.observe("a", item("a", "Failed", api_version="v2"))
+    invalid = built.invalid("b", schema_error("b", "Failed"))
+    events = asyncio.run(built._diagnosed([failed, invalid]))  # pylint: disable=protected-access
+    assert [entry["id"] for entry in asked] == ["a"], "the invalid document's phase is not trusted"
+    assert events[1]["modelarts"]["training_job"]["diagnostics"] is None
+    assert events[0]["modelarts"]["training_job"] is asked[0]

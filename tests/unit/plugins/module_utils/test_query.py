@@ -305,7 +305,8 @@ def test_waiting_by_name_tolerates_a_transient_search_error():
 @pytest.mark.parametrize("phase,ok", [("Completed", True), ("Running", False), ("Failed", False)])
 def test_wait_timeout_0_by_name_looks_once_like_by_id(phase, ok):
     session = FakeSession(search_page(document("j1", phase, "nightly")))
-    result = make_query(session, Selection(name="nightly"), wait=True, wait_timeout=0).run()
+    # diagnostics false: the failed job's events and logs would be more requests, the subject of the tests below.
+    result = make_query(session, Selection(name="nightly"), wait=True, wait_timeout=0, diagnostics=False).run()
     assert result.ok is ok, result.msg
     assert len(session.calls) == 1 and "deadline passed" not in (result.msg or "")
 
@@ -326,3 +327,65 @@ def test_a_search_result_without_an_id_is_reported_under_every_validate_mode(val
     assert "search result 1" in result.msg
     if validate != "strict":
         assert any("no readable metadata.id" in warning for warning in result.warnings)
+
+
+# -- diagnostics: the door reads them for failed v2 items only -------------------------------------------
+
+
+def failed_document(job_id="job-1"):
+    doc = document(job_id, "Failed")
+    doc["status"].update(tasks=["worker-0"], task_statuses=[{"task": "worker-0", "exit_code": 137, "message": "OOMKilled"}])
+    return doc
+
+
+def test_a_completed_job_costs_no_diagnostics_call():
+    session = FakeSession(FakeResponse(200, document("job-1", "Completed")))
+    result = make_query(session, Selection(["job-1"]), wait=True).run()
+    assert result.ok and len(session.calls) == 1
+    assert result.items[0]["diagnostics"] is None
+
+
+def test_a_failed_job_gets_its_events_and_log_tail_in_the_item_and_the_message():
+    events = {"events": [{"time": "2026-11-25T18:00:05+08:00", "level": "Error", "message": "Failed to run the training job."}], "total": 1}
+    log = {"lines": 2, "content": "[ModelArts Service Log]Training end with return code: 137\nCUDA out of memory with %s" % TOKENS["jupyter_lab"]}
+    session = FakeSession(
+        FakeResponse(200, failed_document()),
+        **{"job-1__events": FakeResponse(200, events), "job-1__logs__worker-0": FakeResponse(200, log)},
+    )
+    result = make_query(session, Selection(["job-1"], single=True), wait=True, log_lines=2).run()
+    assert not result.ok and result.items[0]["phase"] == "Failed"
+    found = result.items[0]["diagnostics"]
+    assert found["events"] == [{"time": "2026-11-25T10:00:05Z", "level": "Error", "message": "Failed to run the training job."}]
+    assert found["tasks"][0]["log_tail"][-1] == "[ModelArts Service Log]Training end with return code: 137"
+    assert TOKENS["jupyter_lab"] not in repr(found), "the job's endpoint tokens are masked in its logs"
+    assert "last error event at 2026-11-25T10:00:05Z" in result.msg and "return code: 137" in result.msg
+    assert "return code: 137" in result.job_messages[0]
+    urls = [call["url"] for call in session.calls]
+    assert any("/events?" in url and "level=Error" in url for url in urls) and any("/logs/worker-0?" in url and "lines=2" in url for url in urls)
+
+
+def test_diagnostics_false_makes_no_extra_call():
+    session = FakeSession(FakeResponse(200, failed_document()))
+    result = make_query(session, Selection(["job-1"]), wait=True, diagnostics=False).run()
+    assert not result.ok and len(session.calls) == 1 and result.items[0]["diagnostics"] is None
+
+
+def test_diagnostics_that_cannot_be_read_never_change_the_verdict():
+    denied = FakeResponse(403, {"error_code": "ModelArts.2771", "error_msg": "No permission"})
+    session = FakeSession(FakeResponse(200, failed_document()), **{"job-1__events": denied, "job-1__logs": denied, "job-1__tasks": denied})
+    result = make_query(session, Selection(["job-1"])).run()
+    assert result.ok, "without wait a failed job is an answer, not a failure"
+    errors = result.items[0]["diagnostics"]["errors"]
+    assert len(errors) == 3 and all("HTTP 403 ModelArts.2771" in line for line in errors)
+
+
+@pytest.mark.parametrize("value", ["perhaps", 2, [True]])
+def test_diagnostics_is_a_boolean_or_an_error_naming_it(value):
+    with pytest.raises(ConnectionConfigError, match=r"^diagnostics \(task option\) must be a boolean"):
+        make_query(FakeSession(), Selection(["job-1"]), diagnostics=value)
+
+
+@pytest.mark.parametrize("value", [-1, 10001, "many"])
+def test_log_lines_out_of_bounds_is_an_error_naming_it(value):
+    with pytest.raises(ConnectionConfigError, match=r"^log_lines \(task option\) must be"):
+        make_query(FakeSession(), Selection(["job-1"]), log_lines=value)

@@ -1,0 +1,399 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Why a job failed: the service's own diagnostics for the items of failed v2 jobs.
+
+This file owns all of it: which calls are made, how a log is reduced to its tail, what is masked.
+The door (``query.py``) calls :func:`diagnose` for the items of a result; nothing else knows about
+events or logs.
+
+* **Which jobs.** Only v2 items whose phase is in ``fail_on``: a completed job costs no call.  Every
+  other item gets ``diagnostics: None``.
+* **Which calls.** Per job, one events call (``level=Error``, then ``level=Warning`` is not asked: the
+  error events are what a user reads) and, unless ``log_lines`` is 0, one log call per task: the AOM
+  log by lines (``lines`` at most 500, newest first: a few KB), falling back to the preview (the last
+  5 MB of the log) when the AOM call fails or ``log_lines`` is over 500.  All of them run at once over
+  the client's session (``fanout.fetch_concurrently``), bounded by the caller's deadline.
+* **Never the verdict.** Nothing here raises for the service's answers: a call that fails (HTTP 403
+  for a missing permission, a timeout, an odd body, a log not ready yet) becomes one line of
+  ``diagnostics.errors``, and the item's phase and the call's outcome stay as they were.
+* **Bounded and safe.** A log is cut from its end (``str.rfind``: the whole text is never split into
+  lines); each line is cut to :data:`LINE_CHARS`; secrets (the collection's credentials and the job's
+  endpoint tokens) are masked *before* anything is cut; control characters are escaped so that a log
+  line cannot forge a line of Ansible's output.  The message gets only the last error event and the
+  last :data:`MESSAGE_LOG_LINES` lines of the failing task's log (:func:`summary`).
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+
+from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
+from ansible_collections.modelarts.training.plugins.module_utils.fanout import fetch_concurrently
+from ansible_collections.modelarts.training.plugins.module_utils.text import label
+
+DEFAULT_LOG_LINES = 30
+# The AOM call's own bound on lines; more lines are read from the preview.
+AOM_MAX_LINES = 500
+# One page of the events API (its largest limit): the newest error events.
+EVENTS_PAGE = 100
+# A job with more tasks gets the log of the failing task and of the first others up to this many.
+MAX_TASKS = 16
+# A log line or an event message longer than this is cut (after masking).
+LINE_CHARS = 1000
+# What the one-line message shows: the last error event, and the last lines of the failing task's log.
+MESSAGE_LOG_LINES = 5
+MESSAGE_LINE_CHARS = 300
+PERMISSIONS = {"events": "modelarts:trainJob:listEvents", "log": "modelarts:trainJob:getLogs"}
+# ModelArts answers this code (or HTTP 204 with no body) while a task has no log yet.
+NOT_READY_CODES = frozenset(("ModelArts.2776",))
+SHOWN_LEVELS = ("Error", "Warning")
+TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_OFFSET = re.compile(r"^(?P<main>\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2})(?P<fraction>\.\d+)?\s*(?P<zone>Z|[+-]\d{2}:?\d{2}|UTC|GMT)?$")
+
+
+class LogNotReady(Exception):
+    """The task has no log yet (HTTP 204 or ``ModelArts.2776``): not a fault, and not worth a fallback call."""
+
+
+class OddAnswer(Exception):
+    """A 2xx answer whose body is not what the API's model says."""
+
+
+def wanted(item, fail_on):
+    """Whether ``item`` gets diagnostics: a v2 item with an id, in a ``fail_on`` phase."""
+    return isinstance(item, dict) and item.get("api_version") == "v2" and isinstance(item.get("id"), str) and item.get("phase") in (fail_on or ())
+
+
+# -- what the job document says --------------------------------------------------------------
+
+
+def _status(details):
+    status = details.get("status") if isinstance(details, dict) else None
+    return status if isinstance(status, dict) else {}
+
+
+def _task_name(value):
+    return value if isinstance(value, str) and TASK_ID.fullmatch(value) else None
+
+
+def failing_task(details):
+    """The task that failed: one with a non-zero exit in ``task_statuses`` (the one the last running record
+    blames first), else the last running record's ``end_related_task``; None when the document names none."""
+    status = _status(details)
+    blamed = None
+    for record in reversed(status.get("running_records") or []):
+        if isinstance(record, dict) and _task_name(record.get("end_related_task")):
+            blamed = record["end_related_task"]
+            break
+    exited = []
+    for entry in status.get("task_statuses") or []:
+        if not isinstance(entry, dict) or not _task_name(entry.get("task")):
+            continue
+        code = entry.get("exit_code")
+        if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+            exited.append(entry["task"])
+    if exited:
+        return blamed if blamed in exited else exited[0]
+    return blamed
+
+
+def task_ids(details):
+    """The job's task ids (``status.tasks``, else the tasks ``task_statuses`` names), the failing one first, at most
+    :data:`MAX_TASKS`; ``worker-0`` (the service's one task of a single-node job) when the document names none.
+    Returns ``(ids, left_out)``."""
+    status = _status(details)
+    names = [name for name in (status.get("tasks") or []) if _task_name(name)]
+    if not names:
+        names = [entry.get("task") for entry in status.get("task_statuses") or [] if isinstance(entry, dict) and _task_name(entry.get("task"))]
+    culprit = failing_task(details)
+    if culprit and culprit not in names:
+        names.append(culprit)
+    names = list(dict.fromkeys(names)) or ["worker-0"]
+    if culprit:
+        names.remove(culprit)
+        names.insert(0, culprit)
+    return names[:MAX_TASKS], max(0, len(names) - MAX_TASKS)
+
+
+# -- shaping what the service said ------------------------------------------------------------
+
+
+def clean(text, secrets, length=LINE_CHARS):
+    """One line of service text as shown: secrets masked first, control characters escaped, cut to ``length``."""
+    return label("" if text is None else text, length, secrets)
+
+
+def utc_time(value):
+    """An event time as ISO 8601 UTC (``2026-11-25T02:00:03Z``): from local times such as ``+08:00``, a ``Z``
+    time or epoch milliseconds; None when it cannot be read (a time without a zone is not guessed)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)) or (isinstance(value, str) and value.strip().isdigit()):
+        try:
+            moment = datetime.datetime.fromtimestamp(int(value) / 1000.0, datetime.timezone.utc)
+        except (ValueError, OverflowError, OSError):
+            return None
+        return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    match = _OFFSET.match(value.strip()) if isinstance(value, str) else None
+    if not match or not match.group("zone"):
+        return None
+    zone = match.group("zone")
+    zone = "+00:00" if zone in ("Z", "UTC", "GMT") else zone if ":" in zone else zone[:3] + ":" + zone[3:]
+    try:
+        moment = datetime.datetime.fromisoformat(match.group("main").replace(" ", "T") + (match.group("fraction") or "") + zone)
+    except ValueError:
+        return None
+    return moment.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S") + ("%sZ" % (match.group("fraction") or "")[:4])
+
+
+def error_events(raw, secrets):
+    """The Error (and Warning) events of an events answer, oldest first (newest last), times in UTC.
+
+    The API answers newest first; an event without a readable time keeps its place relative to the others.
+    Info events are dropped whatever the service sent.
+    """
+    if not isinstance(raw, list):
+        raise OddAnswer("'events' is not a list")
+    events = []
+    for position, event in enumerate(raw):
+        if not isinstance(event, dict) or event.get("level") not in SHOWN_LEVELS:
+            continue
+        events.append((position, {"time": utc_time(event.get("time")), "level": event["level"], "message": clean(event.get("message"), secrets)}))
+    # Newest first from the service: reversed, it is oldest first; then a stable sort by the UTC time where known.
+    events.reverse()
+    timed = sorted((entry for entry in events if entry[1]["time"]), key=lambda entry: entry[1]["time"])
+    if len(timed) == len(events):
+        return [event for _position, event in timed]
+    return [event for _position, event in events]
+
+
+def tail(text, count):
+    """The last ``count`` lines of ``text`` and whether lines before them were left out.
+
+    Read from the end with ``rfind``: a 5 MB log is never split into its hundred thousand lines.  A
+    trailing newline ends the last line rather than starting an empty one; ``\\r\\n`` counts as one break.
+    """
+    if count <= 0 or not text:
+        return [], bool(text)
+    end = len(text)
+    while end > 0 and text[end - 1] in "\r\n":
+        end -= 1
+    lines = []
+    cut = end
+    while len(lines) < count:
+        start = text.rfind("\n", 0, cut)
+        lines.append(text[start + 1 : cut].rstrip("\r"))
+        if start < 0:
+            return list(reversed(lines)), False
+        cut = start
+    return list(reversed(lines)), text[:cut].strip("\r\n") != ""
+
+
+# -- the calls ----------------------------------------------------------------------------------
+
+
+def _error_line(what, error, permission=None, secrets=()):
+    """One ``errors`` line for a call that failed: what, HTTP status and code, the service's message, the permission to check.
+
+    Whatever the service or the transport said is masked before it is cut (``label``)."""
+    if isinstance(error, LogNotReady):
+        return "%s: the log is not ready yet (%s)" % (what, label(error, 80, secrets))
+    if isinstance(error, ModelArtsError):
+        if error.status is not None and error.error_code:
+            text = "%s: HTTP %s %s: %s" % (what, error.status, label(error.error_code, 60, secrets), label(error.error_msg or "(no message)", 200, secrets))
+        else:
+            text = "%s: %s" % (what, label(str(error), 300, secrets))
+        if error.status == 403 and permission:
+            text += " (the credentials need the IAM permission %s)" % permission
+        if error.request_id:
+            text += " [request id %s]" % label(error.request_id, 80, secrets)
+        return text
+    return "%s: %s" % (what, label("%s: %s" % (type(error).__name__, error), 300, secrets))
+
+
+def fetch_events(client, job_id, secrets, deadline):
+    """The job's error events (newest last) and whether older ones were left out."""
+    response = client.list_training_job_events(job_id, level="Error", limit=EVENTS_PAGE, deadline=deadline)
+    data = response.data
+    if not isinstance(data, dict):
+        raise OddAnswer("the answer is not a JSON object")
+    events = error_events(data.get("events"), secrets)
+    total = data.get("total")
+    more = isinstance(total, int) and not isinstance(total, bool) and total > len(data.get("events") or [])
+    return events, more
+
+
+def _log_answer(response, what):
+    if response.status == 204 or response.data is None:
+        raise LogNotReady("HTTP %s with no body" % response.status)
+    if not isinstance(response.data, dict) or not isinstance(response.data.get("content"), str):
+        raise OddAnswer("%s: the answer has no 'content' text" % what)
+    return response.data
+
+
+def _not_ready(error):
+    return isinstance(error, ModelArtsError) and error.error_code in NOT_READY_CODES
+
+
+def fetch_log(client, job_id, task, count, secrets, deadline):
+    """``{task_id, log_tail, log_truncated}`` for one task: the AOM call first, the preview when it fails.
+
+    Raises when neither answered (the caller turns it into an ``errors`` line); a log not ready yet is
+    not asked for twice.
+    """
+    first = None
+    if count <= AOM_MAX_LINES:
+        try:
+            data = _log_answer(client.get_task_log_lines(job_id, task, count, deadline=deadline), "AOM log")
+            # Newest first: the first ``count`` lines of the content, in reading order.
+            newest, _more = _head(data["content"], count)
+            lines = list(reversed(newest))
+            returned = data.get("lines")
+            # As many lines as asked for: older ones may exist.  Fewer: that is the whole log.
+            truncated = len(lines) >= count or (isinstance(returned, int) and not isinstance(returned, bool) and returned >= count)
+            return _task_entry(task, lines, truncated, secrets)
+        except LogNotReady:
+            raise
+        except (ModelArtsError, OddAnswer) as error:
+            if _not_ready(error):
+                raise LogNotReady(error.error_code) from None
+            first = error
+    try:
+        data = _log_answer(client.get_task_log_preview(job_id, task, deadline=deadline), "log preview")
+    except ModelArtsError as error:
+        if _not_ready(error):
+            raise LogNotReady(error.error_code) from None
+        raise _Both(first, error) from None
+    except OddAnswer as error:
+        raise _Both(first, error) from None
+    # The answer (at most 5 MB of log, and max_response_bytes in any case) is parsed once; tail() finds the last
+    # lines from its end, so the log is never split into lines nor copied.
+    content = data["content"]
+    lines, more = tail(content, count)
+    full, current = data.get("full_size"), data.get("current_size")
+    cut_at_start = isinstance(full, int) and isinstance(current, int) and full > current
+    if cut_at_start and not more and lines:
+        # The preview starts inside the log: its first line may be the end of a longer one.
+        lines = lines[1:]
+        more = True
+    return _task_entry(task, lines, more or cut_at_start, secrets)
+
+
+def _head(text, count):
+    """The first ``count`` lines of ``text`` (read with ``find``) and whether more follow."""
+    lines = []
+    start = 0
+    while len(lines) < count and start <= len(text):
+        end = text.find("\n", start)
+        if end < 0:
+            if text[start:]:
+                lines.append(text[start:].rstrip("\r"))
+            return lines, False
+        lines.append(text[start:end].rstrip("\r"))
+        start = end + 1
+    return lines, text[start:].strip("\r\n") != ""
+
+
+def _task_entry(task, lines, truncated, secrets):
+    shown = [clean(line, secrets) for line in lines]
+    # clean() cuts a line longer than LINE_CHARS to LINE_CHARS and "...".
+    cut = any(len(line) > LINE_CHARS for line in shown)
+    return {"task_id": task, "log_tail": shown, "log_truncated": bool(truncated or cut)}
+
+
+class _Both(Exception):
+    """Neither log call answered: the AOM call's error (or None when it was not tried) and the preview's."""
+
+    def __init__(self, aom, preview):
+        super().__init__(str(preview))
+        self.aom = aom
+        self.preview = preview
+
+
+# -- the whole -----------------------------------------------------------------------------------
+
+
+def diagnose(client, items, fail_on, log_lines=DEFAULT_LOG_LINES, secrets=(), max_concurrency=16, deadline=None, clock=None):
+    """Set ``item['diagnostics']`` on every item of ``items`` (in place): the service's diagnostics for a v2 item in a
+    ``fail_on`` phase, None for the others.  Never raises for the service's answers; returns the number of calls made.
+
+    ``secrets`` are masked in everything kept (the client's secrets and the jobs' endpoint tokens); ``deadline`` (a
+    reading of ``clock``) bounds every call.
+    """
+    secrets = tuple(value for value in secrets if value)
+    units = []
+    targets = []
+    for item in items:
+        if not wanted(item, fail_on):
+            if isinstance(item, dict):
+                item["diagnostics"] = None
+            continue
+        job_id = item["id"]
+        tasks, left_out = task_ids(item.get("details")) if log_lines > 0 else ([], 0)
+        item["diagnostics"] = {"events": [], "tasks": [], "errors": []}
+        targets.append((item, tasks, left_out))
+        units.append(("events", job_id, None))
+        units.extend(("log", job_id, task) for task in tasks)
+    if not units:
+        return 0
+
+    def run(unit, when):
+        kind, job_id, task = unit
+        if kind == "events":
+            return fetch_events(client, job_id, secrets, when)
+        return fetch_log(client, job_id, task, log_lines, secrets, when)
+
+    extra = {"clock": clock} if clock is not None else {}
+    results = fetch_concurrently(units, run, max_concurrency=max_concurrency, deadline=deadline, **extra)
+    for item, tasks, left_out in targets:
+        job_id = item["id"]
+        found = item["diagnostics"]
+        outcome = results.get(("events", job_id, None))
+        if isinstance(outcome, BaseException):
+            found["errors"].append(_error_line("events", outcome, PERMISSIONS["events"], secrets))
+        else:
+            found["events"], more = outcome
+            if more:
+                found["errors"].append("events: only the newest %d error events were read" % EVENTS_PAGE)
+        for task in tasks:
+            outcome = results.get(("log", job_id, task))
+            what = "log of task %s" % task
+            if isinstance(outcome, _Both):
+                if outcome.aom is not None:
+                    found["errors"].append(_error_line(what + " (AOM)", outcome.aom, PERMISSIONS["log"], secrets))
+                found["errors"].append(_error_line(what + " (preview)", outcome.preview, PERMISSIONS["log"], secrets))
+            elif isinstance(outcome, BaseException):
+                found["errors"].append(_error_line(what, outcome, PERMISSIONS["log"], secrets))
+            else:
+                found["tasks"].append(outcome)
+        if left_out:
+            found["errors"].append("logs of %d more tasks were not read (at most %d tasks are)" % (left_out, MAX_TASKS))
+    return len(units)
+
+
+def summary(item):
+    """The few words the one-line message adds for a diagnosed item: the last error event and the last lines of the
+    failing task's log, already masked and escaped; '' when there is nothing to add."""
+    found = item.get("diagnostics") if isinstance(item, dict) else None
+    if not isinstance(found, dict):
+        return ""
+    parts = []
+    errors = [event for event in found.get("events") or [] if event.get("level") == "Error"]
+    if errors:
+        last = errors[-1]
+        parts.append("last error event%s: %s" % (" at %s" % last["time"] if last.get("time") else "", _short(last["message"])))
+    culprit = failing_task(item.get("details"))
+    entries = found.get("tasks") or []
+    entry = next((each for each in entries if each.get("task_id") == culprit), entries[0] if entries else None)
+    if entry and entry.get("log_tail"):
+        lines = entry["log_tail"][-MESSAGE_LOG_LINES:]
+        shown = " | ".join(_short(line) for line in lines)
+        parts.append("last %d log line%s of task %s: %s" % (len(lines), "" if len(lines) == 1 else "s", entry["task_id"], shown))
+    if found.get("errors"):
+        parts.append("%d diagnostic%s could not be read (see diagnostics.errors)" % (len(found["errors"]), "" if len(found["errors"]) == 1 else "s"))
+    return "; ".join(parts)
+
+
+def _short(text):
+    return text if len(text) <= MESSAGE_LINE_CHARS else text[:MESSAGE_LINE_CHARS] + "..."
