@@ -169,6 +169,33 @@ def fetch_item(client, key, validate="strict", fail_on=DEFAULT_FAIL_ON, deadline
     return item
 
 
+def search_item(document, key, validate="strict", fail_on=DEFAULT_FAIL_ON, include_tokens=False):
+    """The item of one search document of the v2 job ``key``, validated, normalised and masked like a GET's.
+
+    Raises ``SchemaValidationError`` under ``validate=strict`` (the phase source then GETs the job).
+    """
+    item = build_item(document, "v2", validate=validate, fail_on=fail_on, job_ref=name_key(key))
+    _mask_item(item, include_tokens)
+    return item
+
+
+def phase_source(client, keys, acted, validate="strict", fail_on=DEFAULT_FAIL_ON, max_concurrency=DEFAULT_MAX_CONCURRENCY, clock=time.monotonic, include_tokens=False):
+    """The ``observer`` phase source for watching ``keys`` through ``client``: how a wait or the event source learns
+    phases (bulk search or one GET per job; ``acted`` are the phases whose item must be a GET's)."""
+    from ansible_collections.modelarts.training.plugins.module_utils import observer  # pylint: disable=import-outside-toplevel
+
+    def fetch_one(key, when):
+        return fetch_item(client, key, validate=validate, fail_on=fail_on, deadline=when, include_tokens=include_tokens)
+
+    def fetch(some, when):
+        return fetch_concurrently(some, fetch_one, max_concurrency=max_concurrency, deadline=when, clock=clock)
+
+    def build(document, key):
+        return search_item(document, key, validate=validate, fail_on=fail_on, include_tokens=include_tokens)
+
+    return observer.phase_source(keys, fetch, client.search_training_jobs_by_id, build, acted, max_concurrency=max_concurrency, clock=clock)
+
+
 def _mask_error(error, include_tokens):
     found = _mask_item(error.item, include_tokens)
     if found:
@@ -288,9 +315,21 @@ def query_jobs(
 
     if grace is None:
         grace = float(client.params["request_timeout"])
+    acted = set(wait_for) | set(fail_on or ()) | set(TERMINAL_PHASES)
+    source = phase_source(
+        client, keys, acted, validate=validate, fail_on=fail_on, max_concurrency=max_concurrency, clock=clock, include_tokens=include_tokens
+    )
+    seen_throttled = [client.throttled]
+
+    def throttled():
+        # Whether the service throttled this client since the last round: the waiter then slows its rounds.
+        count = client.throttled
+        was, seen_throttled[0] = seen_throttled[0], count
+        return count > was
+
     outcome = _waiter().wait_for_jobs(
         keys,
-        poll,
+        source.observe,
         wait_for,
         fail_on,
         wait_timeout,
@@ -302,7 +341,10 @@ def query_jobs(
         terminal_phases=TERMINAL_PHASES,
         start=start,
         grace=grace,
+        throttled=throttled,
     )
+    # The items the search gave are made as complete as a GET's (within the same bound as the last round).
+    outcome.complete(source.complete(start + wait_timeout + grace))
     items = []
     for key in keys:
         item = outcome.items[key]
@@ -506,6 +548,23 @@ class Query(object):
         settings = self.settings
         return keys_for_name(
             self.client, name, validate=settings.validate, fail_on=settings.fail_on, deadline=deadline, include_tokens=settings.include_endpoint_tokens
+        )
+
+    def phase_source(self, keys, acted=None):
+        """The phase source (``observer``) for watching ``keys``: ``observe(keys)`` once a round, as :meth:`fetch` answers.
+
+        ``acted`` are the phases whose item must come from the job's own GET (default: this query's ``fail_on``).
+        """
+        settings = self.settings
+        return phase_source(
+            self.client,
+            keys,
+            settings.fail_on if acted is None else acted,
+            validate=settings.validate,
+            fail_on=settings.fail_on,
+            max_concurrency=settings.max_concurrency,
+            clock=self.clock,
+            include_tokens=settings.include_endpoint_tokens,
         )
 
     def judge(self, observation, poll_number, not_found_tolerance=None):

@@ -325,6 +325,10 @@ class Watcher(object):
         self.validate = query.settings.validate
         now = clock()
         self.jobs = dict((v2_key(job_id), JobState(now)) for job_id in arguments.ids)
+        # How phases are learned (one GET per job, or a search per batch of jobs): the door decides.
+        self.source = query.phase_source(list(self.jobs)) if self.jobs else None
+        self._spread(now)
+        self.throttled = query.client.throttled
         self.finished = {}
         self.dropped = {}
         self.search_state = JobState(now) if arguments.name is not None else None
@@ -332,6 +336,17 @@ class Watcher(object):
         # A poll starts this much early so that its answer, not its start, lands within one interval.
         self.lead = 0.0
         self.round_trips = collections.deque(maxlen=ROUND_TRIPS_KEPT)
+
+    def _spread(self, now):
+        """Spread the jobs' first polls over one interval, a batch (what one request reads) at a time, so that the
+        requests of a round go out evenly rather than all at once; each job is still polled once an interval."""
+        batch = getattr(self.source, "batch", 1)
+        keys = list(self.jobs)
+        groups = (len(keys) + batch - 1) // batch
+        if groups < 2:
+            return
+        for index, key in enumerate(keys):
+            self.jobs[key].due = now + self.arguments.interval * (index // batch) / groups
 
     def redact(self, text):
         """``text`` with every secret the door knows masked (IAM tokens issued since start-up included)."""
@@ -527,11 +542,23 @@ class Watcher(object):
                 self._retry(state, message)
             await asyncio.sleep(max(0.0, state.due - self.clock()))
 
-    async def _fetch_round(self, started):
+    def round_keys(self, started):
+        """The jobs to poll now: those due, and - when one request reads a batch of jobs - the soonest due of the
+        others to fill the last batch (polled early at no extra request)."""
         keys = [key for key, state in self.jobs.items() if state.due <= started]
+        batch = getattr(self.source, "batch", 1)
+        short = -len(keys) % batch
+        if keys and short:
+            others = sorted((state.due, index) for index, (key, state) in enumerate(self.jobs.items()) if state.due > started and not state.failures)
+            ordered = list(self.jobs)
+            keys += [ordered[index] for _due, index in others[:short]]
+        return keys
+
+    async def _fetch_round(self, started):
+        keys = self.round_keys(started)
         if not keys:
             return []
-        results = await asyncio.to_thread(self.query.fetch, keys)
+        results = await asyncio.to_thread(self.source.observe, keys)
         self._schedule(started, keys)
         events = []
         for key in keys:
@@ -552,6 +579,11 @@ class Watcher(object):
 
     def _schedule(self, started, keys):
         due = self._next_round(started)
+        throttled, self.throttled = self.throttled, self.query.client.throttled
+        if self.throttled > throttled:
+            # The service throttled this round's requests: the next poll of these jobs waits one interval more.
+            due += self.arguments.interval
+            logger.info("the service throttled requests (HTTP 429): the next poll of %d job(s) waits one interval more", len(keys))
         for key in keys:
             state = self.jobs.get(key)
             # A read that fails this round is given its backoff afterwards, by _retry().

@@ -418,3 +418,36 @@ def test_search_errors_are_judged_like_poll_errors():
     assert w.search_state.failures == 1
     with pytest.raises(source.SourceError, match="HTTP 403"):
         w.record_search_error(FakeError("search: HTTP 403 forbidden", status=403))
+
+
+# -- bulk rounds ----------------------------------------------------------------------------------
+
+
+def many(count):
+    return ["job-%03d" % index for index in range(count)]
+
+
+def test_many_jobs_are_read_in_batches_whose_first_polls_spread_over_one_interval():
+    clock = FakeClock()
+    built = watcher({"training_job_ids": many(35), "interval": 4}, clock=clock)
+    assert built.source.batch == 10
+    dues = sorted(set(state.due - clock() for state in built.jobs.values()))
+    assert dues == [0.0, 1.0, 2.0, 3.0]  # four batches, a quarter of an interval apart
+    assert sum(1 for state in built.jobs.values() if state.due == clock()) == 10
+
+
+def test_a_round_fills_its_last_batch_with_the_jobs_due_soonest_and_never_one_in_backoff():
+    clock = FakeClock()
+    built = watcher({"training_job_ids": many(25), "interval": 3}, clock=clock)
+    keys = list(built.jobs)
+    for index, key in enumerate(keys):
+        built.jobs[key].due = clock() + (0 if index < 13 else index)
+    built.jobs[keys[13]].failures = 1  # backing off after an error: not pulled early
+    picked = built.round_keys(clock())
+    assert len(picked) == 20 and picked[:13] == keys[:13]
+    assert picked[13:] == keys[14:21]
+
+
+def test_one_job_is_one_get_a_round():
+    built = watcher({"training_job_ids": ["only"]})
+    assert built.source.batch == 1 and built.round_keys(built.clock()) == ["only"]
