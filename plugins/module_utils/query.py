@@ -179,7 +179,9 @@ def search_item(document, key, validate="strict", fail_on=DEFAULT_FAIL_ON, inclu
     return item
 
 
-def phase_source(client, keys, acted, validate="strict", fail_on=DEFAULT_FAIL_ON, max_concurrency=DEFAULT_MAX_CONCURRENCY, clock=time.monotonic, include_tokens=False):
+def phase_source(
+    client, keys, acted, validate="strict", fail_on=DEFAULT_FAIL_ON, max_concurrency=DEFAULT_MAX_CONCURRENCY, clock=time.monotonic, include_tokens=False
+):
     """The ``observer`` phase source for watching ``keys`` through ``client``: how a wait or the event source learns
     phases (bulk search or one GET per job; ``acted`` are the phases whose item must be a GET's)."""
     from ansible_collections.modelarts.training.plugins.module_utils import observer  # pylint: disable=import-outside-toplevel
@@ -316,9 +318,7 @@ def query_jobs(
     if grace is None:
         grace = float(client.params["request_timeout"])
     acted = set(wait_for) | set(fail_on or ()) | set(TERMINAL_PHASES)
-    source = phase_source(
-        client, keys, acted, validate=validate, fail_on=fail_on, max_concurrency=max_concurrency, clock=clock, include_tokens=include_tokens
-    )
+    source = phase_source(client, keys, acted, validate=validate, fail_on=fail_on, max_concurrency=max_concurrency, clock=clock, include_tokens=include_tokens)
     seen_throttled = [client.throttled]
 
     def throttled():

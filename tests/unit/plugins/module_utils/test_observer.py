@@ -119,7 +119,9 @@ def test_v1_jobs_are_always_read_by_get():
     assert service.gets == [("v1", 7, 1)] and answers[("v1", 7, 1)]["from"] == "get"
 
 
-@pytest.mark.parametrize("keys, kind", [(["one"], observer.GetPhases), ([("v1", 1, 1), ("v1", 1, 2), "one"], observer.GetPhases), (["a", "b"], observer.SearchPhases)])
+@pytest.mark.parametrize(
+    "keys, kind", [(["one"], observer.GetPhases), ([("v1", 1, 1), ("v1", 1, 2), "one"], observer.GetPhases), (["a", "b"], observer.SearchPhases)]
+)
 def test_one_job_keeps_the_plain_get(keys, kind):
     assert isinstance(Service({}).source(keys), kind)
 
