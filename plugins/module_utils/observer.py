@@ -28,7 +28,7 @@ from __future__ import annotations
 import time
 
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
-from ansible_collections.modelarts.training.plugins.module_utils.fanout import fetch_concurrently
+from ansible_collections.modelarts.training.plugins.module_utils.fanout import DeadlineExceeded, fetch_concurrently
 from ansible_collections.modelarts.training.plugins.module_utils.search import MAX_IDS
 from ansible_collections.modelarts.training.plugins.module_utils.validation import SchemaValidationError
 
@@ -71,8 +71,6 @@ class SearchPhases(object):
     ``acted``: the phases whose item must be a GET's.
     """
 
-    batch = MAX_IDS
-
     def __init__(self, search, build, fetch, acted, max_concurrency=16, clock=time.monotonic):
         # pylint: disable=too-many-arguments
         self._search = search
@@ -83,6 +81,11 @@ class SearchPhases(object):
         self._clock = clock
         self.partial = set()  # keys whose last item came from a search
         self.disabled = None  # the error that turned the search off for this call, if any
+
+    @property
+    def batch(self):
+        """Jobs one request reads: :data:`search.MAX_IDS`, or 1 once the search is off (then every job is a GET)."""
+        return MAX_IDS if self.disabled is None else 1
 
     def observe(self, keys, deadline=None):
         """``{key: item or exception}`` for ``keys``, in their order."""
@@ -108,6 +111,8 @@ class SearchPhases(object):
 
     def _read(self, group, found):
         """What one search request says of its ``group``: items to keep, errors for all; jobs left out are not in it."""
+        if isinstance(found, DeadlineExceeded):
+            return dict((key, DeadlineExceeded(key)) for key in group)  # never sent: each job says so, by its own name
         if isinstance(found, BaseException):
             if self._gives_up(found):
                 self.disabled = found

@@ -93,7 +93,9 @@ def test_a_search_refused_for_good_turns_into_gets_for_the_rest_of_the_call():
     refused = ModelArtsError("no permission trainJob:list", status=403, error_code="ModelArts.0204")
     service = Service(dict((key, "Running") for key in keys), search_error=refused)
     source = service.source(keys)
+    assert source.batch == 10
     first = source.observe(keys)
+    assert source.batch == 1  # the event source stops filling batches: every job is a GET now
     assert sorted(service.gets) == keys and all(first[key]["from"] == "get" for key in keys)
     service.gets = []
     source.observe(keys)
@@ -168,3 +170,14 @@ def test_complete_replaces_the_last_items_and_records_a_phase_change():
     result.complete({"a": {"phase": "Running", "from": "get"}, "b": ModelArtsError("timed out", transient=True)})
     assert result.items["a"]["from"] == "get" and result.items["b"]["from"] == "search"
     assert [entry["phase"] for entry in result.phase_history["a"]] == ["Running"]
+
+
+def test_a_search_past_the_deadline_is_not_sent_and_each_job_says_so_by_its_own_name():
+    keys = ids(12)
+    service = Service(dict((key, "Running") for key in keys))
+    clock = Clock()
+    clock.now = 50.0
+    source = observer.phase_source(keys, service.fetch, service.search, service.build, ACTED, clock=clock)
+    answers = source.observe(keys, deadline=10.0)
+    assert service.searches == [] and service.gets == []
+    assert all(answers[key].not_sent and key in str(answers[key]) for key in keys)
