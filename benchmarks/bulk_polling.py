@@ -295,8 +295,9 @@ def table(results):
     return "\n".join(lines) + "\n"
 
 
-def plot(path, interval_jobs=(1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)):
-    """Calls per polling round against jobs watched: one GET per job vs the bulk source (searches of 10)."""
+def plot(path, results=(), interval_jobs=(1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)):
+    """Calls per polling round against jobs watched: one GET per job vs the bulk source (searches of 10), in steady
+    state (lines), and the measured means of the 200-job wait (calls / rounds) as points."""
     import matplotlib  # pylint: disable=import-outside-toplevel
 
     matplotlib.use("Agg")
@@ -306,6 +307,31 @@ def plot(path, interval_jobs=(1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)):
     figure, axes = plt.subplots(figsize=(6.4, 4.0))
     axes.plot(jobs, jobs, marker="o", label="before: one GET per job")
     axes.plot(jobs, [1 if n == 1 else math.ceil(n / 10) for n in jobs], marker="s", label="after: a search per 10 jobs")
+    for mode, marker in (("before", "o"), ("after", "s")):
+        measured = [r for r in results if "rounds" in r and r["mode"] == mode and not r["throttled"]]
+        if measured:
+            axes.scatter(
+                [r["jobs"] for r in measured],
+                [r["calls_per_round_mean"] for r in measured],
+                marker=marker,
+                s=90,
+                facecolors="none",
+                edgecolors="black",
+                label="measured mean, %d-job wait, %s (with its GETs)" % (measured[0]["jobs"], mode),
+            )
+    for mode, marker in (("before", "^"), ("after", "v")):
+        measured = [r for r in results if "observations" in r and r["mode"] == mode and not r["throttled"]]
+        if measured:
+            # A round of the event source: one observation of every job watched.
+            axes.scatter(
+                [r["jobs"] for r in measured],
+                [r["calls"] * r["jobs"] / r["observations"] for r in measured],
+                marker=marker,
+                s=90,
+                facecolors="none",
+                edgecolors="black",
+                label="measured mean, %d-job event source, %s" % (measured[0]["jobs"], mode),
+            )
     axes.set_xscale("log")
     axes.set_yscale("log")
     axes.set_xlabel("jobs watched")
@@ -325,7 +351,15 @@ def main():
     parser.add_argument("--only", choices=("wait", "eda"), action="append")
     parser.add_argument("--plot", action="store_true", help="also write docs/images/bulk_polling.png")
     parser.add_argument("--output", help="results JSON (default benchmarks/results/<stamp>-bulk-polling.json)")
+    parser.add_argument("--report", metavar="FILE", help="print the table of a saved run (and redraw the plot with --plot); run nothing")
     options = parser.parse_args()
+    if options.report:
+        with open(options.report, encoding="utf-8") as handle:
+            saved = json.load(handle)["results"]
+        print(table(saved))
+        if options.plot:
+            plot(os.path.join(ROOT, "docs", "images", "bulk_polling.png"), saved)
+        return
     groups = options.only or ["wait", "eda"]
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     results = []
@@ -359,7 +393,7 @@ def main():
         handle.write(text)
     print(text)
     if options.plot:
-        plot(os.path.join(ROOT, "docs", "images", "bulk_polling.png"))
+        plot(os.path.join(ROOT, "docs", "images", "bulk_polling.png"), results)
 
 
 if __name__ == "__main__":
