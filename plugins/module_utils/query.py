@@ -3,13 +3,15 @@
 """The one door: every plugin hands its options to :class:`Query` and translates what comes back.
 
 options (``options.resolve``) -> client (``client.ModelArtsClient``) -> request -> validation and
-normalisation (``jobs.build_item``) -> endpoint tokens masked -> (``waiter`` polls again) -> result.
+normalisation (``jobs.build_item``) -> endpoint tokens masked -> (``waiter`` polls again, through a
+phase source) -> result.
 
 The module calls ``Query(levels, selection).run()`` and turns the :class:`QueryResult` into
 ``exit_json``/``fail_json``; the lookup does the same with its terms; the event source keeps a
-``Query`` and calls :meth:`Query.fetch` / :meth:`Query.search` on its own schedule, judging phases
-with :meth:`Query.judge`.  Everything they share - dependency checks, option rules, the name
-search, the deadline, warnings, masking - happens here, once.
+``Query`` and polls through :meth:`Query.phase_source` (``observer``: a search per 10 jobs, or one GET
+per job) and :meth:`Query.search` on its own schedule, judging phases with :meth:`Query.judge`.
+Everything they share - dependency checks, option rules, the name search, the deadline, warnings,
+masking - happens here, once.
 """
 
 from __future__ import annotations
@@ -531,17 +533,6 @@ class Query(object):
         return self.client.redact(text)
 
     # -- what the event source calls ------------------------------------------------------------
-
-    def fetch(self, keys, deadline=None):
-        """``{key: item or exception}`` for ``keys``, fetched concurrently; never raises for one job."""
-        settings = self.settings
-
-        def fetch_one(key, when):
-            return fetch_item(
-                self.client, key, validate=settings.validate, fail_on=settings.fail_on, deadline=when, include_tokens=settings.include_endpoint_tokens
-            )
-
-        return fetch_concurrently(keys, fetch_one, max_concurrency=settings.max_concurrency, deadline=deadline, clock=self.clock)
 
     def search(self, name, deadline=None):
         """``(keys, found)`` for the v2 jobs named ``name``: ``found[key]`` is an item or the schema error of that one job."""

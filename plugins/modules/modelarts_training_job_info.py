@@ -15,7 +15,8 @@ description:
     v1, so a playbook can trust C(phase), C(completed) and C(failure_reason).
   - With O(wait=true) it polls until every job is in a O(wait_for) phase, failing at once when any job reaches a O(fail_on)
     phase, or when the single deadline O(wait_timeout) passes.
-  - Many jobs are fetched and polled concurrently over one HTTP session.
+  - Many jobs are fetched concurrently over one HTTP session; while waiting, the phases of two or more v2 jobs are
+    polled through the search API (C(POST /v2/{project_id}/training-job-searches)), one request per 10 jobs.
   - This module never changes anything in the cloud.
   - "Legacy v1 integer statuses are mapped onto v2 phases as follows (C(status_code) keeps the integer):"
   - C(0) UNKNOWN -> C(Abnormal), the service lost track of the job; never success.

@@ -28,6 +28,10 @@ description:
   - 'Each event is C({"modelarts": {"training_job": <item>, "previous_phase": <phase or null>, "phase": <phase>}}): the item
     has the shape of the items of M(modelarts.training.modelarts_training_job_info), with the access tokens of the job''s
     endpoints masked unless O(include_endpoint_tokens) is set.'
+  - With two or more O(training_job_ids), phases are polled through the search API, one request per 10 jobs, spread over
+    the O(interval); a job reaching a O(fail_on) phase or missing from the search is read with one GET, so its event
+    carries the job's own document. After a round the service throttled (HTTP 429), those jobs are polled one
+    O(interval) later.
   - A job is no longer polled once the waiter's verdict on it is final - a terminal phase (C(Completed), C(Failed),
     C(Terminated), C(Abnormal)) or a O(fail_on) phase - or once it cannot be read for good.
   - 'Under O(validate=strict) a job document that breaks the JSON schema never gives a phase-change event: the source logs one
@@ -310,9 +314,10 @@ class JobState(object):
 class Watcher(object):
     """Change detection over polls, with the waiter's verdicts (``query.judge``) as the error policy.
 
-    ``query`` is the door (``module_utils.query.Query``): its blocking ``fetch(keys)``,
-    ``search(name)`` and ``client.resolve_project_id()`` run in a worker thread; ``judge``, ``redact``
-    and ``settings`` are read here.  ``clock`` is monotonic seconds.
+    ``query`` is the door (``module_utils.query.Query``): the blocking ``observe(keys)`` of its phase
+    source (``query.phase_source``: a search per batch of jobs, or one GET per job - the source does not
+    know which), ``search(name)`` and ``client.resolve_project_id()`` run in a worker thread; ``judge``,
+    ``redact`` and ``settings`` are read here.  ``clock`` is monotonic seconds.
     """
 
     # pylint: disable=too-many-instance-attributes
