@@ -13,8 +13,9 @@ would give.  Which way the phases were learned is the source's business:
   ``wait_for``, ``fail_on`` and final phases; the event source's ``fail_on``), a job the search did not
   return (deleted, not visible yet, another workspace, a filter the service reads otherwise), a search
   document that breaks the schema, and v1 jobs (no search).  A search that fails for good (a 4xx such
-  as a missing ``trainJob:list`` permission) turns the source into one GET per job for the rest of the
-  call, so correctness never depends on the search; a throttled or failing search (retried by the
+  as a missing ``trainJob:list`` permission, a refused filter, or an answer holding jobs that were not
+  asked for: a service that does not filter by id) turns the source into one GET per job for the rest
+  of the call, so correctness never depends on the search; a throttled or failing search (retried by the
   client first) gives its error to each job of that request, like a failed GET.
 
 ``complete(deadline)`` GETs the jobs whose last item came from a search, so that a result ends with

@@ -102,9 +102,12 @@ MAX_IDS = 10
 def jobs_with_ids(post, ids):
     """``{id: document}`` for the v2 jobs among ``ids`` (at most :data:`MAX_IDS`) the search returns: one request.
 
-    The filter is ``{"key": "id", "operator": "in", "value": ids}``; one page of 50 holds every answer.  A
-    document whose id was not asked for (a service reading the filter otherwise) is ignored, and a job the
-    answer lacks is simply not in the result: the caller reads it another way.
+    The filter is ``{"key": "id", "operator": "in", "value": ids}``; one page of 50 holds every answer.  The API
+    reference lists ``in`` among the operators and the SDK's ``Filter`` model takes any key with a list of values;
+    the ``id`` key and its cap of 10 values are the Terraform provider's documentation.  A job the answer lacks is
+    simply not in the result (the caller reads it another way); an answer holding a job that was not asked for
+    means the service does not read the filter so, and is a ``ModelArtsError`` that is not transient (the caller
+    then stops using the search) rather than a page of other jobs taken for an answer.
     """
     ids = list(dict.fromkeys(ids))
     if not 0 < len(ids) <= MAX_IDS:
@@ -119,6 +122,11 @@ def jobs_with_ids(post, ids):
     found = {}
     for document in items:
         job_id = _metadata_id(document)
-        if job_id in asked and job_id not in found:
+        if job_id is not None and job_id not in asked:
+            raise ModelArtsError(
+                "search training jobs by id: the answer holds job %s, which was not asked for: the service does not filter by id as expected" % label(job_id),
+                request_id=response.request_id,
+            )
+        if job_id is not None and job_id not in found:
             found[job_id] = document
     return found

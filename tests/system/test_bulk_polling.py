@@ -186,3 +186,32 @@ def test_the_event_source_watching_30_jobs_searches_in_batches_and_gets_only_the
     assert len(searches) <= math.ceil(observations / 10) + 5  # batches kept full but for the last few rounds
     assert len(searches) + len(gets) <= 0.2 * sum(RUNNING[index] + 2 for index in range(JOBS))
     assert (throttled > 0) == throttling
+
+
+@pytest.mark.parametrize("throttling", [False], ids=["steady"], indirect=True)
+def test_a_search_the_service_refuses_turns_the_wait_into_gets_and_the_answer_is_the_same(emulator, run_playbook, tmp_path, throttling):
+    ids = add_jobs(emulator, "bulk-refused", 12)
+    # Every search is refused with a 403 page (as for an IAM user without modelarts:trainJob:list).
+    fault = emulator.add_fault(type="echo", status=403, target="search", count=-1, headers=["Content-Type"])
+    try:
+        task = dict(emulator_connection(emulator), training_job_ids=ids, wait=True, wait_sleep=0.05, wait_sleep_max=0.05, wait_timeout=120)
+        playbook = [
+            {
+                "hosts": "localhost",
+                "gather_facts": False,
+                "tasks": [
+                    {"modelarts.training.modelarts_training_job_info": task, "register": "result"},
+                    {"ansible.builtin.copy": {"content": "{{ result | to_json }}", "dest": "result.json"}},
+                ],
+            }
+        ]
+        process = run_playbook(playbook)
+    finally:
+        emulator.control("DELETE", "/faults/%s" % fault)
+    assert process.returncode == 0, process.stdout + process.stderr
+    items = json.loads((tmp_path / "result.json").read_text())["training_jobs"]
+    assert [(item["id"], item["phase"], item["polls"]) for item in items] == [(job, "Completed", RUNNING[index] + 2) for index, job in enumerate(ids)]
+    refused = [entry for entry in emulator.requests(path="/training-job-searches") if entry["status"] == 403]
+    assert len(refused) == 2  # the first round's two searches (12 jobs) only: the rest of the call is one GET per job
+    _searches, gets, _throttled = requests_for(emulator, ids)
+    assert len(gets) == sum(RUNNING[index] + 2 for index in range(12))

@@ -579,16 +579,20 @@ class Watcher(object):
         except ModelArtsError as error:
             self.record_search_error(error)
             return []
-        self.search_state.due = self._next_round(started)
+        self.search_state.due = self._next_round(started) + self._throttled_delay(1)
         return self.searched(keys, found)
 
-    def _schedule(self, started, keys):
-        due = self._next_round(started)
+    def _throttled_delay(self, jobs):
+        """One ``interval`` when the service throttled requests (HTTP 429) since the last round, else 0: the next
+        poll of the round's ``jobs`` waits that much more, so rounds slow down under throttling instead of hammering."""
         throttled, self.throttled = self.throttled, self.query.client.throttled
-        if self.throttled > throttled:
-            # The service throttled this round's requests: the next poll of these jobs waits one interval more.
-            due += self.arguments.interval
-            logger.info("the service throttled requests (HTTP 429): the next poll of %d job(s) waits one interval more", len(keys))
+        if self.throttled <= throttled:
+            return 0.0
+        logger.info("the service throttled requests (HTTP 429): the next poll of %d job(s) waits one interval more", jobs)
+        return self.arguments.interval
+
+    def _schedule(self, started, keys):
+        due = self._next_round(started) + self._throttled_delay(len(keys))
         for key in keys:
             state = self.jobs.get(key)
             # A read that fails this round is given its backoff afterwards, by _retry().

@@ -451,3 +451,16 @@ def test_a_round_fills_its_last_batch_with_the_jobs_due_soonest_and_never_one_in
 def test_one_job_is_one_get_a_round():
     built = watcher({"training_job_ids": ["only"]})
     assert built.source.batch == 1 and built.round_keys(built.clock()) == ["only"]
+
+
+def test_the_jobs_of_a_throttled_round_are_polled_one_interval_later():
+    clock = FakeClock()
+    built = watcher({"training_job_ids": many(3), "interval": 4}, clock=clock)
+    keys = list(built.jobs)
+    built._schedule(clock(), keys)  # pylint: disable=protected-access
+    assert all(built.jobs[key].due == clock() + 4 for key in keys)
+    built.query.client._throttled += 2  # pylint: disable=protected-access  # two 429 answers during the next round
+    built._schedule(clock(), keys)  # pylint: disable=protected-access
+    assert all(built.jobs[key].due == clock() + 8 for key in keys)
+    built._schedule(clock(), keys)  # pylint: disable=protected-access
+    assert all(built.jobs[key].due == clock() + 4 for key in keys)  # no 429 since: back to the interval
