@@ -542,7 +542,7 @@ class Query(object):
         )
 
     def phase_source(self, keys, acted=None):
-        """The phase source (``observer``) for watching ``keys``: ``observe(keys)`` once a round, as :meth:`fetch` answers.
+        """The phase source (``observer``) for watching ``keys``: ``observe(keys)`` once a round, answered as one GET per job would be.
 
         ``acted`` are the phases whose item must come from the job's own GET (default: this query's ``fail_on``).
         """

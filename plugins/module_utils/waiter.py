@@ -11,7 +11,10 @@ Rules, all measured on ``clock``:
 * One deadline for the whole call: ``start + timeout``, shared by every job.
 * Each round polls every job that is not yet in a ``wait_for`` phase; a job that is stops being
   polled. The interval between rounds starts at ``sleep`` and is multiplied by ``GROWTH_FACTOR``
-  (1.5) after every sleep, up to ``max(sleep, sleep_max)``.
+  (1.5) after every sleep, up to ``max(sleep, sleep_max)``. After a round the service throttled
+  (``throttled()``), it is multiplied by ``THROTTLED_GROWTH`` (2) before the nap, under the same cap.
+  How a round learns the phases (a search per 10 jobs, or one GET per job) is ``poll``'s business
+  (``observer``'s phase sources).
 * No sleep runs past the deadline: a nap is ``min(interval, time left)``. When a nap reaches the
   deadline, one last round is polled right at it, so a job that finished during that nap is seen.
   That last round (and only it) is polled with the deadline moved ``grace`` seconds on (the caller
