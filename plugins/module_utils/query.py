@@ -3,15 +3,14 @@
 """The one door: every plugin hands its options to :class:`Query` and translates what comes back.
 
 options (``options.resolve``) -> client (``client.ModelArtsClient``) -> request -> validation and
-normalisation (``jobs.build_item``) -> endpoint tokens masked -> (``waiter`` polls again, through a
-phase source) -> result.
+normalisation (``jobs.build_item``) -> endpoint tokens masked -> (``waiter`` polls again) -> result.
 
 The module calls ``Query(levels, selection).run()`` and turns the :class:`QueryResult` into
 ``exit_json``/``fail_json``; the lookup does the same with its terms; the event source keeps a
-``Query`` and polls through :meth:`Query.phase_source` (``observer``: a search per 10 jobs, or one GET
-per job) and :meth:`Query.search` on its own schedule, judging phases with :meth:`Query.judge`.
-Everything they share - dependency checks, option rules, the name search, the deadline, warnings,
-masking - happens here, once.
+``Query`` and polls through :meth:`Query.phase_source` (``observer``: a search per 10 jobs, or
+:meth:`Query.fetch`, one GET per job) and :meth:`Query.search` on its own schedule, judging phases
+with :meth:`Query.judge`.  Everything they share - dependency checks, option rules, the name
+search, the deadline, warnings, masking - happens here, once.
 """
 
 from __future__ import annotations
@@ -182,17 +181,12 @@ def search_item(document, key, validate="strict", fail_on=DEFAULT_FAIL_ON, inclu
 
 
 def phase_source(
-    client, keys, acted, validate="strict", fail_on=DEFAULT_FAIL_ON, max_concurrency=DEFAULT_MAX_CONCURRENCY, clock=time.monotonic, include_tokens=False
+    client, keys, acted, fetch, validate="strict", fail_on=DEFAULT_FAIL_ON, max_concurrency=DEFAULT_MAX_CONCURRENCY, clock=time.monotonic, include_tokens=False
 ):
     """The ``observer`` phase source for watching ``keys`` through ``client``: how a wait or the event source learns
-    phases (bulk search or one GET per job; ``acted`` are the phases whose item must be a GET's)."""
+    phases (bulk search or one GET per job).  ``acted`` are the phases whose item must be a GET's; ``fetch(keys,
+    deadline)`` is the caller's GET of many jobs (``{key: item or exception}``, as :func:`fetch_item` builds them)."""
     from ansible_collections.modelarts.training.plugins.module_utils import observer  # pylint: disable=import-outside-toplevel
-
-    def fetch_one(key, when):
-        return fetch_item(client, key, validate=validate, fail_on=fail_on, deadline=when, include_tokens=include_tokens)
-
-    def fetch(some, when):
-        return fetch_concurrently(some, fetch_one, max_concurrency=max_concurrency, deadline=when, clock=clock)
 
     def build(document, key):
         return search_item(document, key, validate=validate, fail_on=fail_on, include_tokens=include_tokens)
@@ -320,7 +314,9 @@ def query_jobs(
     if grace is None:
         grace = float(client.params["request_timeout"])
     acted = set(wait_for) | set(fail_on or ()) | set(TERMINAL_PHASES)
-    source = phase_source(client, keys, acted, validate=validate, fail_on=fail_on, max_concurrency=max_concurrency, clock=clock, include_tokens=include_tokens)
+    source = phase_source(
+        client, keys, acted, poll, validate=validate, fail_on=fail_on, max_concurrency=max_concurrency, clock=clock, include_tokens=include_tokens
+    )
     seen_throttled = [client.throttled]
 
     def throttled():
@@ -534,6 +530,17 @@ class Query(object):
 
     # -- what the event source calls ------------------------------------------------------------
 
+    def fetch(self, keys, deadline=None):
+        """``{key: item or exception}`` for ``keys``, fetched concurrently; never raises for one job."""
+        settings = self.settings
+
+        def fetch_one(key, when):
+            return fetch_item(
+                self.client, key, validate=settings.validate, fail_on=settings.fail_on, deadline=when, include_tokens=settings.include_endpoint_tokens
+            )
+
+        return fetch_concurrently(keys, fetch_one, max_concurrency=settings.max_concurrency, deadline=deadline, clock=self.clock)
+
     def search(self, name, deadline=None):
         """``(keys, found)`` for the v2 jobs named ``name``: ``found[key]`` is an item or the schema error of that one job."""
         settings = self.settings
@@ -544,13 +551,15 @@ class Query(object):
     def phase_source(self, keys, acted=None):
         """The phase source (``observer``) for watching ``keys``: ``observe(keys)`` once a round, answered as one GET per job would be.
 
-        ``acted`` are the phases whose item must come from the job's own GET (default: this query's ``fail_on``).
+        ``acted`` are the phases whose item must come from the job's own GET (:meth:`fetch`; default: this query's
+        ``fail_on``).
         """
         settings = self.settings
         return phase_source(
             self.client,
             keys,
             settings.fail_on if acted is None else acted,
+            self.fetch,
             validate=settings.validate,
             fail_on=settings.fail_on,
             max_concurrency=settings.max_concurrency,
