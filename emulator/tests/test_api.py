@@ -310,3 +310,13 @@ def test_internal_errors_are_generic(monkeypatch):
             assert v1.status_code == 400 and v1.json()["is_success"] is False
     finally:
         emulator.stop()
+
+
+def test_search_by_id_takes_at_most_ten_values(client):
+    ids = ["a1000000-0000-4000-8000-0000000000%02d" % n for n in range(1, 8)] + [COMPLETED, FAILED, "no-such-id"]
+    body = _search(client, limit=50, filters=[{"key": "id", "operator": "in", "value": ids}])
+    found = {item["metadata"]["id"] for item in body["items"]}
+    assert COMPLETED in found and FAILED in found and "no-such-id" not in found and found <= set(ids)
+    response = client.search({"limit": 50, "filters": [{"key": "id", "operator": "in", "value": ids + ["eleven"]}]})
+    assert response.status_code == 400
+    assert response.json()["error_code"] == "ModelArts.0101" and "at most 10 values, got 11" in response.json()["error_msg"]

@@ -27,6 +27,19 @@ def test_throttle_n_times_with_retry_after(emu, client):
     assert client.job(JOB).status_code == 200
 
 
+def test_throttle_every_nth_request(emu, client):
+    emu.add_fault(type="throttle", every=3, retry_after=0)
+    statuses = [client.job(JOB).status_code for _attempt in range(9)]
+    assert statuses == [200, 200, 429] * 3
+    assert emu.faults()[0]["remaining"] is None  # every implies count: always
+
+
+def test_every_must_be_positive(emu):
+    for bad in (0, -2, "often"):
+        with pytest.raises(Exception):
+            emu.add_fault(type="throttle", every=bad)
+
+
 @pytest.mark.parametrize(
     "status, code, shape", [(500, "ModelArts.0010", "v2"), (502, "APIG.0202", "apigw"), (503, "ModelArts.0003", "v2"), (504, "APIG.0201", "apigw")]
 )

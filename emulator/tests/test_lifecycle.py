@@ -169,3 +169,16 @@ def test_concurrent_polls_are_counted_exactly(emu):
     assert phases.count("Running") == 60 and phases.count("Completed") == 20
     summary = [j for j in emu.control("GET", "/jobs")["jobs"] if j["id"] == job][0]
     assert summary["polls"] == 80
+
+
+def test_search_by_id_is_one_poll_and_the_get_after_it_reads_the_same_step(emu, client):
+    job = "a1000000-0000-4000-8000-000000000010"  # polls-to-completed: Creating, Pending, Running x2, Completed
+    by_id = {"filters": [{"key": "id", "operator": "in", "value": [job]}]}
+    seen = []
+    for _round in range(5):
+        searched = client.search(by_id).json()["items"][0]["status"]["phase"]
+        got = client.job(job).json()["status"]["phase"]
+        seen.append((searched, got))
+    assert seen == [("Creating", "Creating"), ("Pending", "Pending"), ("Running", "Running"), ("Running", "Running"), ("Completed", "Completed")]
+    # A GET not preceded by a search counts as a poll of its own, as before.
+    assert emu.jobs()  # the control API still answers

@@ -15,6 +15,10 @@ options:
       - Poll until every job is in a O(wait_for) phase, any job reaches a O(fail_on) phase, or O(wait_timeout) passes.
       - While waiting, transient errors (throttling, 5xx, timeouts) and a job not found on its first three polls (as
         right after creation) are tolerated.
+      - With two or more v2 jobs, each round learns the phases through the search API, one request per 10 jobs, and a
+        job's own document is read (one GET) when it reaches a O(wait_for), O(fail_on) or final phase, when the search
+        does not return it, and when the wait ends, so every item is as complete as with one GET per job. After a round
+        the service throttled (HTTP 429), the next interval doubles.
     type: bool
     default: false
   wait_for:
@@ -59,6 +63,8 @@ options:
   wait:
     description:
       - Poll until every job is in a O(wait_for) phase; fail the lookup at once when any reaches a O(fail_on) phase.
+      - With two or more v2 jobs, each round learns the phases through the search API, one request per 10 jobs; every
+        item returned is still the job's own document.
     type: bool
     default: false
   wait_for:

@@ -362,6 +362,7 @@ class ModelArtsClient(object):
         self._utcnow = utcnow or (lambda: datetime.datetime.now(datetime.timezone.utc))
         self._trace = trace
         self._lock = threading.Lock()
+        self._throttled = 0
         self.transport = _Transport(self)
         # One provider for the kind (options.resolve decided it); renewal is the provider's business, not the client's.
         self.credentials = credentials_mod.Renewing(credentials_mod.provider_for(self.kind, self.params, environ))
@@ -617,6 +618,9 @@ class ModelArtsClient(object):
             self._note(call.method, call.url, started)
         status = raw.status_code
         request_id = raw.headers.get("X-Request-Id")
+        if status == 429:
+            with self._lock:
+                self._throttled += 1
         if not 200 <= status < 300:
             retry_after = parse_retry_after(raw.headers.get("Retry-After"), self._utcnow()) if status in RETRYABLE_STATUS else None
             return error_from_response(operation, status, raw.headers, content, self._secrets), retry_after
@@ -705,3 +709,18 @@ class ModelArtsClient(object):
             return self.request("POST", path, body=body, operation=operation, deadline=deadline)
 
         return search.jobs_named(post, name, page_size=page_size, max_pages=max_pages)
+
+    def search_training_jobs_by_id(self, ids, deadline=None):
+        """``{id: document}`` of the v2 jobs among ``ids`` (at most ``search.MAX_IDS``) the search API returns: one request."""
+        deadline = self._bounded(deadline)
+        path = "/v2/%s/training-job-searches" % escape(self.resolve_project_id(deadline))
+
+        def post(body, operation):
+            return self.request("POST", path, body=body, operation=operation, deadline=deadline)
+
+        return search.jobs_with_ids(post, ids)
+
+    @property
+    def throttled(self):
+        """How many answers so far were HTTP 429 (throttling), retried or not: callers pace their rounds by it."""
+        return self._throttled

@@ -8,7 +8,8 @@ failed items (``diagnostics.diagnose``) -> result.
 
 The module calls ``Query(levels, selection).run()`` and turns the :class:`QueryResult` into
 ``exit_json``/``fail_json``; the lookup does the same with its terms; the event source keeps a
-``Query`` and calls :meth:`Query.fetch` / :meth:`Query.search` on its own schedule, judging phases
+``Query`` and polls through :meth:`Query.phase_source` (``observer``: a search per 10 jobs, or
+:meth:`Query.fetch`, one GET per job) and :meth:`Query.search` on its own schedule, judging phases
 with :meth:`Query.judge`.  Everything they share - dependency checks, option rules, the name
 search, the deadline, warnings, masking - happens here, once.
 """
@@ -204,6 +205,39 @@ def fetch_item(client, key, validate="strict", fail_on=DEFAULT_FAIL_ON, deadline
     return item
 
 
+def search_item(document, key, validate="strict", fail_on=DEFAULT_FAIL_ON, include_tokens=False, tokens=None):
+    """The item of one search document of the v2 job ``key``, validated, normalised and masked like a GET's.
+
+    Raises ``SchemaValidationError`` under ``validate=strict`` (the phase source then GETs the job).
+    """
+    item = build_item(document, "v2", validate=validate, fail_on=fail_on, job_ref=name_key(key))
+    _mask_item(item, include_tokens, tokens)
+    return item
+
+
+def phase_source(
+    client,
+    keys,
+    acted,
+    fetch,
+    validate="strict",
+    fail_on=DEFAULT_FAIL_ON,
+    max_concurrency=DEFAULT_MAX_CONCURRENCY,
+    clock=time.monotonic,
+    include_tokens=False,
+    tokens=None,
+):
+    """The ``observer`` phase source for watching ``keys`` through ``client``: how a wait or the event source learns
+    phases (bulk search or one GET per job).  ``acted`` are the phases whose item must be a GET's; ``fetch(keys,
+    deadline)`` is the caller's GET of many jobs (``{key: item or exception}``, as :func:`fetch_item` builds them)."""
+    from ansible_collections.modelarts.training.plugins.module_utils import observer  # pylint: disable=import-outside-toplevel
+
+    def build(document, key):
+        return search_item(document, key, validate=validate, fail_on=fail_on, include_tokens=include_tokens, tokens=tokens)
+
+    return observer.phase_source(keys, fetch, client.search_training_jobs_by_id, build, acted, max_concurrency=max_concurrency, clock=clock)
+
+
 def _mask_error(error, include_tokens, tokens=None):
     found = _mask_item(error.item, include_tokens, tokens)
     if found:
@@ -324,9 +358,30 @@ def query_jobs(
 
     if grace is None:
         grace = float(client.params["request_timeout"])
+    acted = set(wait_for) | set(fail_on or ()) | set(TERMINAL_PHASES)
+    source = phase_source(
+        client,
+        keys,
+        acted,
+        poll,
+        validate=validate,
+        fail_on=fail_on,
+        max_concurrency=max_concurrency,
+        clock=clock,
+        include_tokens=include_tokens,
+        tokens=tokens,
+    )
+    seen_throttled = [client.throttled]
+
+    def throttled():
+        # Whether the service throttled this client since the last round: the waiter then slows its rounds.
+        count = client.throttled
+        was, seen_throttled[0] = seen_throttled[0], count
+        return count > was
+
     outcome = _waiter().wait_for_jobs(
         keys,
-        poll,
+        source.observe,
         wait_for,
         fail_on,
         wait_timeout,
@@ -338,7 +393,10 @@ def query_jobs(
         terminal_phases=TERMINAL_PHASES,
         start=start,
         grace=grace,
+        throttled=throttled,
     )
+    # The items the search gave are made as complete as a GET's (within the same bound as the last round).
+    outcome.complete(source.complete(start + wait_timeout + grace))
     items = []
     for key in keys:
         item = outcome.items[key]
@@ -586,6 +644,26 @@ class Query(object):
             clock=self.clock,
         )
         return dict((id(item), diagnostics.summary(item)) for item in failed if item.get("diagnostics"))
+
+    def phase_source(self, keys, acted=None):
+        """The phase source (``observer``) for watching ``keys``: ``observe(keys)`` once a round, answered as one GET per job would be.
+
+        ``acted`` are the phases whose item must come from the job's own GET (:meth:`fetch`; default: this query's
+        ``fail_on``).
+        """
+        settings = self.settings
+        return phase_source(
+            self.client,
+            keys,
+            settings.fail_on if acted is None else acted,
+            self.fetch,
+            validate=settings.validate,
+            fail_on=settings.fail_on,
+            max_concurrency=settings.max_concurrency,
+            clock=self.clock,
+            include_tokens=settings.include_endpoint_tokens,
+            tokens=self.endpoint_tokens,
+        )
 
     def judge(self, observation, poll_number, not_found_tolerance=None):
         """The waiter's verdict on one observation (see ``waiter.judge``), with this query's phases.

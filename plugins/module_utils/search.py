@@ -2,6 +2,8 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The search API (``POST /v2/{project_id}/training-job-searches``): every job with a name, whatever the paging.
 
+Two questions are asked of it: every job with a name (:func:`jobs_named`), and the jobs with these ids
+(:func:`jobs_with_ids`, at most :data:`MAX_IDS` per request: how the phases of many jobs are polled in bulk).
 The client sends each page's request (signing, retries, deadline: the ``post(body, operation)`` it passes);
 this module decides what to ask next and what the pages add up to.
 """
@@ -90,3 +92,41 @@ def jobs_named(post, name, page_size=50, max_pages=200):
         "search training jobs named '%s': more than %d pages of %d results (the service's name filter matches substrings; %d jobs seen), "
         "so the search was stopped rather than answer with part of the jobs" % (label(name), max_pages, page_size, seen)
     )
+
+
+# The most ids one filter takes (the Terraform provider's documentation of the search API; the emulator
+# answers more with ModelArts.0101).
+MAX_IDS = 10
+
+
+def jobs_with_ids(post, ids):
+    """``{id: document}`` for the v2 jobs among ``ids`` (at most :data:`MAX_IDS`) the search returns: one request.
+
+    The filter is ``{"key": "id", "operator": "in", "value": ids}``; one page of 50 holds every answer.  The API
+    reference lists ``in`` among the operators and the SDK's ``Filter`` model takes any key with a list of values;
+    the ``id`` key and its cap of 10 values are the Terraform provider's documentation.  A job the answer lacks is
+    simply not in the result (the caller reads it another way); an answer holding a job that was not asked for
+    means the service does not read the filter so, and is a ``ModelArtsError`` that is not transient (the caller
+    then stops using the search) rather than a page of other jobs taken for an answer.
+    """
+    ids = list(dict.fromkeys(ids))
+    if not 0 < len(ids) <= MAX_IDS:
+        raise ValueError("jobs_with_ids takes 1 to %d ids, got %d" % (MAX_IDS, len(ids)))
+    body = {"offset": 0, "limit": 50, "sort_by": "create_time", "order": "desc", "filters": [{"key": "id", "operator": "in", "value": ids}]}
+    response = post(body, "search %d training job%s by id" % (len(ids), "" if len(ids) == 1 else "s"))
+    items = response.data.get("items", False) if isinstance(response.data, dict) else False
+    items = [] if items is None else items
+    if not isinstance(items, list):
+        raise ModelArtsError("search training jobs by id: the answer has no 'items' list", request_id=response.request_id)
+    asked = set(ids)
+    found = {}
+    for document in items:
+        job_id = _metadata_id(document)
+        if job_id is not None and job_id not in asked:
+            raise ModelArtsError(
+                "search training jobs by id: the answer holds job %s, which was not asked for: the service does not filter by id as expected" % label(job_id),
+                request_id=response.request_id,
+            )
+        if job_id is not None and job_id not in found:
+            found[job_id] = document
+    return found

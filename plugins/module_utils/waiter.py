@@ -11,7 +11,10 @@ Rules, all measured on ``clock``:
 * One deadline for the whole call: ``start + timeout``, shared by every job.
 * Each round polls every job that is not yet in a ``wait_for`` phase; a job that is stops being
   polled. The interval between rounds starts at ``sleep`` and is multiplied by ``GROWTH_FACTOR``
-  (1.5) after every sleep, up to ``max(sleep, sleep_max)``.
+  (1.5) after every sleep, up to ``max(sleep, sleep_max)``. After a round the service throttled
+  (``throttled()``), it is multiplied by ``THROTTLED_GROWTH`` (2) before the nap, under the same cap.
+  How a round learns the phases (a search per 10 jobs, or one GET per job) is ``poll``'s business
+  (``observer``'s phase sources).
 * No sleep runs past the deadline: a nap is ``min(interval, time left)``. When a nap reaches the
   deadline, one last round is polled right at it, so a job that finished during that nap is seen.
   That last round (and only it) is polled with the deadline moved ``grace`` seconds on (the caller
@@ -55,6 +58,8 @@ JOB_FATAL = "fatal"
 ENDING_VERDICTS = frozenset((JOB_FAILED, JOB_UNREACHABLE, JOB_FATAL))
 
 GROWTH_FACTOR = 1.5
+# After a round the service throttled, the interval grows by this much instead (still capped).
+THROTTLED_GROWTH = 2.0
 DEFAULT_NOT_FOUND_TOLERANCE = 3
 
 # Phases a training job never leaves (phases.py owns the vocabulary).
@@ -262,6 +267,16 @@ class WaitResult:
             parts.append("and %d more" % (len(keys) - len(shown),))
         return head + ": " + "; ".join(parts)
 
+    def complete(self, results, now=utc_now):
+        """Take the fuller items of ``results`` (``key -> item or exception``, the phase source's ``complete``) in
+        place of the last ones seen; an error leaves the last item as it was.  A phase that changed meanwhile joins
+        ``phase_history`` (the verdicts stay those of the wait's rounds)."""
+        for key, value in (results or {}).items():
+            if key in self.items and isinstance(value, dict):
+                self.items[key] = value
+                if self.phase_history[key]:
+                    record_phase(self.phase_history[key], value.get("phase"), format_utc(now()))
+
     def observe(self, key, observation, elapsed, stamp, judged):
         """Record one observation of ``key`` with its verdict ``judged`` = ``(verdict, reason)``."""
         verdict, reason = judged
@@ -315,6 +330,7 @@ def wait_for_jobs(
     growth=GROWTH_FACTOR,
     start=None,
     grace=0.0,
+    throttled=None,
 ):
     """Poll jobs until all are in ``wait_for``, any fails, or the shared deadline passes.
 
@@ -325,7 +341,9 @@ def wait_for_jobs(
     ``clock`` reading the call began at, so that fetch counts against the deadline; it defaults to
     ``clock()`` on entry. ``now()`` gives the wall-clock time for ``phase_history``. ``grace`` is how far
     past the deadline the requests of the last round may run (so the whole call ends by
-    ``start + timeout + grace``).
+    ``start + timeout + grace``).  ``throttled()``, when given, says whether the service throttled the
+    calls since it was last asked: the next nap is then at least ``THROTTLED_GROWTH`` times the interval
+    (capped as usual), so rounds slow down under throttling instead of hammering.
 
     Returns a ``WaitResult``; raises ``ValueError`` for unusable options (see
     ``validate_wait_options``). The rules are in this module's docstring.
@@ -373,6 +391,8 @@ def wait_for_jobs(
             if remaining <= 0:
                 outcome = OUTCOME_TIMEOUT
             else:
+                if throttled is not None and throttled():
+                    interval = min(cap, interval * THROTTLED_GROWTH)
                 nap = nap_length(interval, current, deadline)
                 sleeper(nap)
                 # Decided from the nap, not by re-reading the clock: float rounding could leave the

@@ -15,7 +15,8 @@ description:
     v1, so a playbook can trust C(phase), C(completed) and C(failure_reason).
   - With O(wait=true) it polls until every job is in a O(wait_for) phase, failing at once when any job reaches a O(fail_on)
     phase, or when the single deadline O(wait_timeout) passes.
-  - Many jobs are fetched and polled concurrently over one HTTP session.
+  - Many jobs are fetched concurrently over one HTTP session; while waiting, the phases of two or more v2 jobs are
+    polled through the search API (C(POST /v2/{project_id}/training-job-searches)), one request per 10 jobs.
   - For a v2 job in a O(fail_on) phase it also reads why the job failed - the job's error events and the last O(log_lines)
     lines of each task's log - into the item's C(diagnostics), and the failure message quotes the last error event and the
     last lines of the failing task's log (see O(diagnostics)). A completed job costs no extra call.

@@ -7,6 +7,7 @@ A fault is a dict (from a scenario file or ``POST /_emulator/faults``)::
     {type: throttle|error|reset|delay|truncate|html|drift|nulls|echo,
      count: 1,            # how many matching requests it hits; -1 or "always" = every one
      after: 0,            # let this many matching requests through first
+     every: 1,            # hit only every Nth matching request (the Nth, 2Nth...); count then defaults to always
      target: modelarts,   # modelarts (v2, v1 and search), v2, v1, search, iam or all
      job: <id>,           # only GETs of this job (v2 id, or "<job_id>/<version_id>" for v1)
      status: 503,         # error: 500/502/503/504; html: the status of the HTML page (502)
@@ -72,14 +73,17 @@ def normalise(spec, job_key=None):
     kind = fault.get("type")
     if kind not in FAULT_TYPES:
         raise FaultError("fault type must be one of %s, got %r" % (", ".join(FAULT_TYPES), kind))
-    count = fault.get("count", 1)
+    count = fault.get("count", 1 if fault.get("every") is None else -1)
     if count in ("always", None):
         count = -1
     try:
         fault["count"] = int(count)
         fault["after"] = int(fault.get("after", 0))
+        fault["every"] = int(1 if fault.get("every") is None else fault["every"])
     except (TypeError, ValueError):
-        raise FaultError("fault count and after must be integers") from None
+        raise FaultError("fault count, after and every must be integers") from None
+    if fault["every"] < 1:
+        raise FaultError("fault every must be at least 1")
     if job_key is not None:
         fault["job"] = job_key
     if fault.get("job") is not None:
@@ -182,7 +186,7 @@ class FaultStore:
                 if fault["count"] >= 0 and fault["hits"] >= fault["count"]:
                     continue
                 fault["seen"] += 1
-                if fault["seen"] <= fault["after"]:
+                if fault["seen"] <= fault["after"] or (fault["seen"] - fault["after"]) % fault["every"]:
                     continue
                 fault["hits"] += 1
                 return copy.deepcopy(fault)

@@ -187,6 +187,7 @@ class Lifecycle:
         self.hidden_polls = 0  # polls answered "not found"
         self._entered = [self.created_at]  # poll mode: entry time (s) of steps 0..current
         self._last_seen = self.created_at  # poll mode: when a client last saw the job (GET or search)
+        self._bulk_seen = False  # the last poll was a search by id: the next GET reads the job as that search saw it
         self._bounds = []
         total = 0
         for step in steps[:-1]:
@@ -211,14 +212,23 @@ class Lifecycle:
         with self._lock:
             return now >= self.created_at and self.hidden_polls >= self.not_found_polls
 
-    def poll(self, now):
-        """Count one GET of this job and return its Snapshot, or None when it is 'not found' yet."""
+    def poll(self, now, bulk=False):
+        """Count one poll of this job and return its Snapshot, or None when it is 'not found' yet.
+
+        ``bulk``: the poll is a search by id that returned the job.  A GET that follows such a poll,
+        with no other poll between, is the client reading the full document of what the search
+        showed: it is not counted again, so one observation costs one step whichever way it is made.
+        """
         with self._lock:
             if now < self.created_at:
                 return None
             if self.hidden_polls < self.not_found_polls:
                 self.hidden_polls += 1
                 return None
+            if not bulk and self._bulk_seen:
+                self._bulk_seen = False
+                return self._snapshot(now, self.polls)
+            self._bulk_seen = bulk
             self.polls += 1
             return self._snapshot(now, self.polls)
 

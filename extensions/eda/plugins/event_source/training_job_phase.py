@@ -28,6 +28,10 @@ description:
   - 'Each event is C({"modelarts": {"training_job": <item>, "previous_phase": <phase or null>, "phase": <phase>}}): the item
     has the shape of the items of M(modelarts.training.modelarts_training_job_info), with the access tokens of the job''s
     endpoints masked unless O(include_endpoint_tokens) is set.'
+  - With two or more O(training_job_ids), phases are polled through the search API, one request per 10 jobs, spread over
+    the O(interval); a job reaching a O(fail_on) phase or missing from the search is read with one GET, so its event
+    carries the job's own document. After a round the service throttled (HTTP 429), those jobs are polled one
+    O(interval) later.
   - The event of a v2 job reaching a O(fail_on) phase carries, in the item's C(diagnostics), the job's error events and the
     last O(log_lines) lines of each task's log (read once, when the event is made; see O(diagnostics)); other events carry
     C(diagnostics=null).
@@ -313,9 +317,10 @@ class JobState(object):
 class Watcher(object):
     """Change detection over polls, with the waiter's verdicts (``query.judge``) as the error policy.
 
-    ``query`` is the door (``module_utils.query.Query``): its blocking ``fetch(keys)``,
-    ``search(name)`` and ``client.resolve_project_id()`` run in a worker thread; ``judge``, ``redact``
-    and ``settings`` are read here.  ``clock`` is monotonic seconds.
+    ``query`` is the door (``module_utils.query.Query``): the blocking ``observe(keys)`` of its phase
+    source (``query.phase_source``: a search per batch of jobs, or one GET per job - the source does not
+    know which), ``search(name)`` and ``client.resolve_project_id()`` run in a worker thread; ``judge``,
+    ``redact`` and ``settings`` are read here.  ``clock`` is monotonic seconds.
     """
 
     # pylint: disable=too-many-instance-attributes
@@ -328,6 +333,10 @@ class Watcher(object):
         self.validate = query.settings.validate
         now = clock()
         self.jobs = dict((v2_key(job_id), JobState(now)) for job_id in arguments.ids)
+        # How phases are learned (one GET per job, or a search per batch of jobs): the door decides.
+        self.source = query.phase_source(list(self.jobs)) if self.jobs else None
+        self._spread(now)
+        self.throttled = query.client.throttled
         self.finished = {}
         self.dropped = {}
         self.search_state = JobState(now) if arguments.name is not None else None
@@ -335,6 +344,17 @@ class Watcher(object):
         # A poll starts this much early so that its answer, not its start, lands within one interval.
         self.lead = 0.0
         self.round_trips = collections.deque(maxlen=ROUND_TRIPS_KEPT)
+
+    def _spread(self, now):
+        """Spread the jobs' first polls over one interval, a batch (what one request reads) at a time, so that the
+        requests of a round go out evenly rather than all at once; each job is still polled once an interval."""
+        batch = getattr(self.source, "batch", 1)
+        keys = list(self.jobs)
+        groups = (len(keys) + batch - 1) // batch
+        if groups < 2:
+            return
+        for index, key in enumerate(keys):
+            self.jobs[key].due = now + self.arguments.interval * (index // batch) / groups
 
     def redact(self, text):
         """``text`` with every secret the door knows masked (IAM tokens issued since start-up included)."""
@@ -530,11 +550,23 @@ class Watcher(object):
                 self._retry(state, message)
             await asyncio.sleep(max(0.0, state.due - self.clock()))
 
-    async def _fetch_round(self, started):
+    def round_keys(self, started):
+        """The jobs to poll now: those due, and - when one request reads a batch of jobs - the soonest due of the
+        others to fill the last batch (polled early at no extra request)."""
         keys = [key for key, state in self.jobs.items() if state.due <= started]
+        batch = getattr(self.source, "batch", 1)
+        short = -len(keys) % batch
+        if keys and short:
+            others = sorted((state.due, index) for index, (key, state) in enumerate(self.jobs.items()) if state.due > started and not state.failures)
+            ordered = list(self.jobs)
+            keys += [ordered[index] for _due, index in others[:short]]
+        return keys
+
+    async def _fetch_round(self, started):
+        keys = self.round_keys(started)
         if not keys:
             return []
-        results = await asyncio.to_thread(self.query.fetch, keys)
+        results = await asyncio.to_thread(self.source.observe, keys)
         self._schedule(started, keys)
         events = []
         for key in keys:
@@ -565,11 +597,20 @@ class Watcher(object):
         except ModelArtsError as error:
             self.record_search_error(error)
             return []
-        self.search_state.due = self._next_round(started)
+        self.search_state.due = self._next_round(started) + self._throttled_delay(1)
         return await self._diagnosed(self.searched(keys, found))
 
+    def _throttled_delay(self, jobs):
+        """One ``interval`` when the service throttled requests (HTTP 429) since the last round, else 0: the next
+        poll of the round's ``jobs`` waits that much more, so rounds slow down under throttling instead of hammering."""
+        throttled, self.throttled = self.throttled, self.query.client.throttled
+        if self.throttled <= throttled:
+            return 0.0
+        logger.info("the service throttled requests (HTTP 429): the next poll of %d job(s) waits one interval more", jobs)
+        return self.arguments.interval
+
     def _schedule(self, started, keys):
-        due = self._next_round(started)
+        due = self._next_round(started) + self._throttled_delay(len(keys))
         for key in keys:
             state = self.jobs.get(key)
             # A read that fails this round is given its backoff afterwards, by _retry().

@@ -433,3 +433,49 @@ def test_events_ask_the_door_for_diagnostics_except_for_untrusted_documents():
     assert [entry["id"] for entry in asked] == ["a"], "the invalid document's phase is not trusted"
     assert events[1]["modelarts"]["training_job"]["diagnostics"] is None
     assert events[0]["modelarts"]["training_job"] is asked[0]
+
+
+# -- bulk rounds ----------------------------------------------------------------------------------
+
+
+def many(count):
+    return ["job-%03d" % index for index in range(count)]
+
+
+def test_many_jobs_are_read_in_batches_whose_first_polls_spread_over_one_interval():
+    clock = FakeClock()
+    built = watcher({"training_job_ids": many(35), "interval": 4}, clock=clock)
+    assert built.source.batch == 10
+    dues = sorted(set(state.due - clock() for state in built.jobs.values()))
+    assert dues == [0.0, 1.0, 2.0, 3.0]  # four batches, a quarter of an interval apart
+    assert sum(1 for state in built.jobs.values() if state.due == clock()) == 10
+
+
+def test_a_round_fills_its_last_batch_with_the_jobs_due_soonest_and_never_one_in_backoff():
+    clock = FakeClock()
+    built = watcher({"training_job_ids": many(25), "interval": 3}, clock=clock)
+    keys = list(built.jobs)
+    for index, key in enumerate(keys):
+        built.jobs[key].due = clock() + (0 if index < 13 else index)
+    built.jobs[keys[13]].failures = 1  # backing off after an error: not pulled early
+    picked = built.round_keys(clock())
+    assert len(picked) == 20 and picked[:13] == keys[:13]
+    assert picked[13:] == keys[14:21]
+
+
+def test_one_job_is_one_get_a_round():
+    built = watcher({"training_job_ids": ["only"]})
+    assert built.source.batch == 1 and built.round_keys(built.clock()) == ["only"]
+
+
+def test_the_jobs_of_a_throttled_round_are_polled_one_interval_later():
+    clock = FakeClock()
+    built = watcher({"training_job_ids": many(3), "interval": 4}, clock=clock)
+    keys = list(built.jobs)
+    built._schedule(clock(), keys)  # pylint: disable=protected-access
+    assert all(built.jobs[key].due == clock() + 4 for key in keys)
+    built.query.client._throttled += 2  # pylint: disable=protected-access  # two 429 answers during the next round
+    built._schedule(clock(), keys)  # pylint: disable=protected-access
+    assert all(built.jobs[key].due == clock() + 8 for key in keys)
+    built._schedule(clock(), keys)  # pylint: disable=protected-access
+    assert all(built.jobs[key].due == clock() + 4 for key in keys)  # no 429 since: back to the interval

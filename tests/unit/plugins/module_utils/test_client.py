@@ -679,3 +679,31 @@ def test_the_session_applies_proxy_and_ca_variables_once_per_host(monkeypatch):
     assert "https" not in iam["proxies"]  # NO_PROXY still honoured
     assert option["proxies"]["https"] == "http://option-proxy:8080" and option["verify"] == "/option/ca.pem"
     assert first["timeout"] == (1, 2) and first["stream"] is True
+
+
+def test_a_search_by_id_throttled_with_apig_0308_is_retried_like_a_get_and_counted():
+    ids = ["job-%d" % index for index in range(10)]
+    throttled = FakeResponse(429, {"error_code": "APIG.0308", "error_msg": "The throttling threshold has been reached"}, {"Retry-After": "2"})
+    answer = FakeResponse(200, {"total": 1, "count": 1, "items": [dict(JOB, metadata={"id": "job-3", "name": "t"})]})
+    client, clock = make(FakeSession(throttled, answer))
+    found = client.search_training_jobs_by_id(ids)
+    assert list(found) == ["job-3"]  # the other nine are simply not there
+    assert clock.sleeps == [2.0] and client.throttled == 1
+    body = json.loads(client._session.calls[-1]["data"])  # pylint: disable=protected-access
+    assert body["filters"] == [{"key": "id", "operator": "in", "value": ids}] and body["offset"] == 0 and body["limit"] == 50
+    assert all(call["method"] == "POST" for call in client._session.calls)  # pylint: disable=protected-access
+
+
+def test_a_search_by_id_takes_one_to_ten_ids():
+    client, _clock = make(FakeSession())
+    for ids in ([], ["job-%d" % index for index in range(11)]):
+        with pytest.raises(ValueError):
+            client.search_training_jobs_by_id(ids)
+
+
+def test_a_search_by_id_answering_jobs_not_asked_for_is_an_error_that_is_not_transient():
+    other = {"metadata": {"id": "not-asked", "name": "x"}, "status": {"phase": "Running"}}
+    client, _clock = make(FakeSession(FakeResponse(200, {"total": 1, "count": 1, "items": [other]})))
+    with pytest.raises(ModelArtsError, match="not-asked, which was not asked for") as info:
+        client.search_training_jobs_by_id(["job-1", "job-2"])
+    assert not info.value.transient

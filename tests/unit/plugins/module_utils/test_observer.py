@@ -1,0 +1,183 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The phase sources: which requests a round costs, and that every answer is what one GET per job gives."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.modelarts.training.plugins.module_utils import observer, waiter
+from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
+from ansible_collections.modelarts.training.plugins.module_utils.validation import SchemaValidationError
+
+ACTED = ("Completed", "Failed", "Abnormal", "Terminated")
+
+
+class Service(object):
+    """Jobs and their phases, answering searches by id and GETs, and counting both."""
+
+    def __init__(self, phases, hidden=(), search_error=None, broken=()):
+        self.phases = dict(phases)
+        self.hidden = set(hidden)  # jobs the search leaves out
+        self.broken = set(broken)  # jobs whose search document breaks the schema
+        self.search_error = search_error
+        self.searches = []
+        self.gets = []
+
+    def search(self, ids, deadline=None):
+        assert len(ids) <= 10
+        self.searches.append(list(ids))
+        if self.search_error is not None:
+            raise self.search_error
+        return dict((key, {"id": key, "phase": self.phases[key], "from": "search"}) for key in ids if key in self.phases and key not in self.hidden)
+
+    def build(self, document, key):
+        if key in self.broken:
+            raise SchemaValidationError(key, [{"path": "$.status", "message": "bad"}], "v2", item={"id": key, "phase": document["phase"]})
+        return {"id": key, "phase": document["phase"], "from": document["from"]}
+
+    def fetch(self, keys, deadline=None):
+        self.gets.extend(keys)
+        return dict((key, {"id": key, "phase": self.phases[key], "from": "get"} if key in self.phases else ModelArtsError("gone", status=404)) for key in keys)
+
+    def source(self, keys, acted=ACTED):
+        return observer.phase_source(keys, self.fetch, self.search, self.build, acted)
+
+
+def ids(count):
+    return ["job-%03d" % index for index in range(count)]
+
+
+def test_a_round_over_200_jobs_costs_20_searches_and_no_get():
+    keys = ids(200)
+    service = Service(dict((key, "Running") for key in keys))
+    source = service.source(keys)
+    answers = source.observe(keys)
+    assert len(service.searches) == 20 and service.gets == []
+    assert sorted(sum(service.searches, [])) == keys
+    assert list(answers) == keys and all(answers[key] == {"id": key, "phase": "Running", "from": "search"} for key in keys)
+
+
+def test_acted_phases_missing_jobs_and_bad_documents_are_read_by_get():
+    keys = ids(12)
+    phases = dict((key, "Running") for key in keys)
+    phases.update({"job-001": "Completed", "job-002": "Failed"})
+    service = Service(phases, hidden={"job-003"}, broken={"job-004"})
+    answers = service.source(keys).observe(keys)
+    assert len(service.searches) == 2
+    assert sorted(service.gets) == ["job-001", "job-002", "job-003", "job-004"]
+    assert answers["job-001"]["from"] == "get" and answers["job-002"]["phase"] == "Failed"
+    assert answers["job-003"]["from"] == "get" and answers["job-004"]["from"] == "get"
+    assert answers["job-000"]["from"] == "search"
+
+
+def test_a_job_gone_for_good_gets_the_get_error():
+    keys = ids(3)
+    service = Service({"job-000": "Running", "job-001": "Running"})
+    answers = service.source(keys).observe(keys)
+    assert service.gets == ["job-002"] and isinstance(answers["job-002"], ModelArtsError) and answers["job-002"].not_found
+
+
+def test_a_throttled_search_is_each_jobs_error_and_no_get_is_sent():
+    keys = ids(15)
+    throttled = ModelArtsError("throttled", status=429, error_code="APIG.0308", transient=True)
+    service = Service(dict((key, "Running") for key in keys), search_error=throttled)
+    source = service.source(keys)
+    answers = source.observe(keys)
+    assert service.gets == [] and all(answers[key] is throttled for key in keys)
+    assert source.disabled is None  # the next round searches again
+
+
+def test_a_search_refused_for_good_turns_into_gets_for_the_rest_of_the_call():
+    keys = ids(15)
+    refused = ModelArtsError("no permission trainJob:list", status=403, error_code="ModelArts.0204")
+    service = Service(dict((key, "Running") for key in keys), search_error=refused)
+    source = service.source(keys)
+    assert source.batch == 10
+    first = source.observe(keys)
+    assert source.batch == 1  # the event source stops filling batches: every job is a GET now
+    assert sorted(service.gets) == keys and all(first[key]["from"] == "get" for key in keys)
+    service.gets = []
+    source.observe(keys)
+    assert len(service.searches) == 2 and sorted(service.gets) == keys  # no search after the refusal
+
+
+def test_complete_reads_every_job_last_seen_through_a_search_once():
+    keys = ids(5)
+    service = Service(dict((key, "Running") for key in keys))
+    source = service.source(keys)
+    source.observe(keys)
+    service.phases["job-000"] = "Completed"
+    source.observe(["job-000"])  # now read by GET: nothing to complete for it
+    completed = source.complete()
+    assert sorted(completed) == keys[1:] and sorted(service.gets) == keys
+    assert source.complete() == {}
+
+
+def test_v1_jobs_are_always_read_by_get():
+    keys = ids(3) + [("v1", 7, 1)]
+    service = Service(dict((key, "Running") for key in keys))
+    answers = service.source(keys).observe(keys)
+    assert service.gets == [("v1", 7, 1)] and answers[("v1", 7, 1)]["from"] == "get"
+
+
+@pytest.mark.parametrize(
+    "keys, kind", [(["one"], observer.GetPhases), ([("v1", 1, 1), ("v1", 1, 2), "one"], observer.GetPhases), (["a", "b"], observer.SearchPhases)]
+)
+def test_one_job_keeps_the_plain_get(keys, kind):
+    assert isinstance(Service({}).source(keys), kind)
+
+
+def test_the_get_source_is_one_get_per_job_and_nothing_to_complete():
+    service = Service({"one": "Running"})
+    source = service.source(["one"])
+    assert source.observe(["one"]) == {"one": {"id": "one", "phase": "Running", "from": "get"}}
+    assert source.complete() == {} and service.searches == []
+
+
+class Clock(object):
+    def __init__(self):
+        self.now = 0.0
+        self.naps = []
+
+    def __call__(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.naps.append(seconds)
+        self.now += seconds
+
+
+def test_rounds_slow_down_after_the_service_throttled():
+    clock = Clock()
+    answers = iter(["Running"] * 4 + ["Completed"])
+    throttles = iter([False, True, False, False])
+
+    def poll(keys, deadline):
+        phase = next(answers)
+        return dict((key, {"phase": phase}) for key in keys)
+
+    result = waiter.wait_for_jobs(["a"], poll, ["Completed"], ["Failed"], 1000, 2, 60, clock=clock, sleeper=clock.sleep, throttled=lambda: next(throttles))
+    assert result.ok
+    # 2, then 3 (x1.5) doubled to 6 for the throttled round, then 9, 13.5: never faster after throttling.
+    assert clock.naps == [2, 6, 9, 13.5]
+
+
+def test_complete_replaces_the_last_items_and_records_a_phase_change():
+    result = waiter.WaitResult(["a", "b"], ["Completed"], ["Failed"], 10)
+    result.observe("a", {"phase": "Running", "from": "search"}, 1.0, "2026-01-01T00:00:00Z", (waiter.JOB_WAITING, None))
+    result.observe("b", {"phase": "Running", "from": "search"}, 1.0, "2026-01-01T00:00:00Z", (waiter.JOB_WAITING, None))
+    result.complete({"a": {"phase": "Running", "from": "get"}, "b": ModelArtsError("timed out", transient=True)})
+    assert result.items["a"]["from"] == "get" and result.items["b"]["from"] == "search"
+    assert [entry["phase"] for entry in result.phase_history["a"]] == ["Running"]
+
+
+def test_a_search_past_the_deadline_is_not_sent_and_each_job_says_so_by_its_own_name():
+    keys = ids(12)
+    service = Service(dict((key, "Running") for key in keys))
+    clock = Clock()
+    clock.now = 50.0
+    source = observer.phase_source(keys, service.fetch, service.search, service.build, ACTED, clock=clock)
+    answers = source.observe(keys, deadline=10.0)
+    assert service.searches == [] and service.gets == []
+    assert all(answers[key].not_sent and key in str(answers[key]) for key in keys)
