@@ -223,6 +223,42 @@ def transport_error(exc, operation, secrets, headers=None):
     return ModelArtsError("%s: %s: %s" % (operation, name, text), operation=operation, transient=name not in PERMANENT_TRANSPORT_ERRORS)
 
 
+def tls_verify(params):
+    """What ``verify`` every request passes: False, a CA bundle path, or True."""
+    # requests lets REQUESTS_CA_BUNDLE/CURL_CA_BUNDLE replace a session's
+    # verify setting; passing verify on every request keeps ca_bundle in charge.
+    if not params["validate_certs"]:
+        return False
+    bundle = params["ca_bundle"]
+    if bundle and not os.path.exists(bundle):
+        # requests would raise a bare OSError on every attempt, each one retried.
+        raise ConnectionConfigError("%s: no such file or directory: %s" % (describe("ca_bundle"), label(bundle, 300)))
+    return bundle or True
+
+
+def quiet_insecure_warnings(*bases):
+    """Silence urllib3's warning about unverified HTTPS requests to the hosts of ``bases`` (and no other host)."""
+    # urllib3 warns on every unverified request, straight to stderr (in a lookup, Ansible then
+    # complains that a worker wrote to stderr); the caller warns once instead.  The filter only
+    # matches this client's own hosts.
+    for base in bases:
+        host = urlsplit(base).hostname
+        if host:
+            warnings.filterwarnings("ignore", message=r"Unverified HTTPS request is being made to host '%s'" % re.escape(host))
+
+
+def new_session(pool_size, on_proxies=None):
+    """A ``requests`` session with the watched adapter for both schemes and the collection's User-Agent."""
+    if not HAS_REQUESTS:
+        raise ConnectionConfigError("the Python library 'requests' is required")
+    session = _new_requests_session(on_proxies)
+    adapter = watchdog_mod.watched_adapter(pool_size)
+    session.mount("https://", adapter)
+    session.mount("http://", adapter)
+    session.headers["User-Agent"] = USER_AGENT
+    return session
+
+
 class Response(object):
     """A successful API answer: parsed ``data``, HTTP ``status`` and the ``request_id``."""
 
@@ -369,39 +405,19 @@ class ModelArtsClient(object):
         self._refused_after_success = False
         self._succeeded = False
         self.iam = IamSession(self.params, self.request, self.current_credentials)
-        self._verify = self._tls_verify()
+        self._verify = tls_verify(self.params)
         if self._verify is False:
-            self._quiet_insecure_warnings()
+            quiet_insecure_warnings(self.endpoint, self.iam_endpoint)
         proxy = self.params["proxy"]
         if proxy and proxy_misread(proxy):
             raise ConnectionConfigError("%s: %s" % (describe("proxy"), PROXY_ENCODING_HINT))
         self._secrets += tuple(value for value in proxy_secrets(proxy) if value not in self._secrets)
         self._proxies = {"http": proxy, "https": proxy} if proxy else None
-        self._session = session if session is not None else self._new_session(pool_size, self._proxies_resolved)
+        self._session = session if session is not None else new_session(pool_size, self._proxies_resolved)
         # Attempts are watched when the client made its own session (or when asked).
         self._watchdog = watchdog_mod.Watchdog(clock) if (session is None if watchdog is None else watchdog) else None
 
     # -- set-up ---------------------------------------------------------
-
-    def _tls_verify(self):
-        # requests lets REQUESTS_CA_BUNDLE/CURL_CA_BUNDLE replace a session's
-        # verify setting; passing verify on every request keeps ca_bundle in charge.
-        if not self.params["validate_certs"]:
-            return False
-        bundle = self.params["ca_bundle"]
-        if bundle and not os.path.exists(bundle):
-            # requests would raise a bare OSError on every attempt, each one retried.
-            raise ConnectionConfigError("%s: no such file or directory: %s" % (describe("ca_bundle"), label(bundle, 300)))
-        return bundle or True
-
-    def _quiet_insecure_warnings(self):
-        # urllib3 warns on every unverified request, straight to stderr (in a lookup, Ansible then
-        # complains that a worker wrote to stderr); the caller warns once instead.  The filter only
-        # matches this client's own hosts.
-        for base in (self.endpoint, self.iam_endpoint):
-            host = urlsplit(base).hostname
-            if host:
-                warnings.filterwarnings("ignore", message=r"Unverified HTTPS request is being made to host '%s'" % re.escape(host))
 
     def _proxies_resolved(self, proxies):
         # The environment's proxies (HTTPS_PROXY...) as requests resolved them: their credentials are as secret as the option's.
@@ -413,17 +429,6 @@ class ModelArtsClient(object):
             if proxy_misread(url):
                 where = "the %s proxy from the environment (HTTPS_PROXY, HTTP_PROXY or ALL_PROXY)" % label(name, 20)
                 raise requests.exceptions.InvalidProxyURL("%s: %s" % (where, PROXY_ENCODING_HINT))
-
-    @staticmethod
-    def _new_session(pool_size, on_proxies=None):
-        if not HAS_REQUESTS:
-            raise ConnectionConfigError("the Python library 'requests' is required")
-        session = _new_requests_session(on_proxies)
-        adapter = watchdog_mod.watched_adapter(pool_size)
-        session.mount("https://", adapter)
-        session.mount("http://", adapter)
-        session.headers["User-Agent"] = USER_AGENT
-        return session
 
     def close(self):
         """Close the pooled connections and let the watchdog thread end."""

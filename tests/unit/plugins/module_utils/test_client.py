@@ -648,7 +648,7 @@ def test_the_session_never_adds_netrc_credentials(monkeypatch, tmp_path):
     netrc.write_text("default login ci-bot password netrc-password\n")
     netrc.chmod(0o600)
     monkeypatch.setenv("NETRC", str(netrc))
-    session = ModelArtsClient._new_session(4)
+    session = client_mod.new_session(4)
     sent = _capture_send(monkeypatch, session)
     _request(session, "https://modelarts.example.com/v2/p/training-jobs/j")
     prepared, _kwargs = sent[0]
@@ -663,7 +663,7 @@ def test_the_session_applies_proxy_and_ca_variables_once_per_host(monkeypatch):
     monkeypatch.setenv("HTTPS_PROXY", "http://env-proxy.example:3128")
     monkeypatch.setenv("NO_PROXY", "iam.example.com")
     monkeypatch.setenv("REQUESTS_CA_BUNDLE", "/env/ca.pem")
-    session = ModelArtsClient._new_session(4)
+    session = client_mod.new_session(4)
     sent = _capture_send(monkeypatch, session)
     merges = []
     original = session.merge_environment_settings
