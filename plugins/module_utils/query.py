@@ -98,38 +98,28 @@ def mask_endpoint_tokens(details):
     notebook and dashboards: they are access credentials, so they leave the collection only when
     the user asks for them (``include_endpoint_tokens``).
     """
-    found = []
-
-    def walk(node):
-        if isinstance(node, dict):
-            for key, value in node.items():
-                if key == "token" and isinstance(value, str) and value:
-                    found.append(value)
-                    node[key] = MASK
-                elif key == "token" and value is not None and not isinstance(value, str):
-                    node[key] = MASK
-                else:
-                    walk(value)
-        elif isinstance(node, list):
-            for entry in node:
-                walk(entry)
-
-    if isinstance(details, dict):
-        walk(details.get("endpoints"))
-    return found
+    return _endpoint_tokens(details, mask=True)
 
 
 def endpoint_token_values(details):
     """The endpoint tokens of ``details`` without masking them (they are masked in diagnostics all the same)."""
+    return _endpoint_tokens(details, mask=False)
+
+
+def _endpoint_tokens(details, mask):
     found = []
 
     def walk(node):
         if isinstance(node, dict):
             for key, value in node.items():
-                if key == "token" and isinstance(value, str) and value and value != MASK:
-                    found.append(value)
-                else:
+                if key != "token":
                     walk(value)
+                elif isinstance(value, str) and value and value != MASK:
+                    found.append(value)
+                    if mask:
+                        node[key] = MASK
+                elif mask and value is not None and not isinstance(value, str):
+                    node[key] = MASK
         elif isinstance(node, list):
             for entry in node:
                 walk(entry)
