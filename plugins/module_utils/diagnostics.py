@@ -162,7 +162,8 @@ def error_events(raw, secrets):
         events.append((position, {"time": utc_time(event.get("time")), "level": event["level"], "message": clean(event.get("message"), secrets)}))
     # Newest first from the service: reversed, it is oldest first; then a stable sort by the UTC time where known.
     events.reverse()
-    timed = sorted((entry for entry in events if entry[1]["time"]), key=lambda entry: entry[1]["time"])
+    # Sorted as times: without the "Z", "...:05" comes before "...:05.5" as text too ("Z" sorts after ".").
+    timed = sorted((entry for entry in events if entry[1]["time"]), key=lambda entry: entry[1]["time"].rstrip("Z"))
     if len(timed) == len(events):
         return [event for _position, event in timed]
     return [event for _position, event in events]

@@ -114,6 +114,15 @@ def test_events_are_utc_newest_last_and_never_info():
     assert [event["level"] for event in events] == ["Error", "Warning", "Error"]
 
 
+def test_events_of_the_same_second_are_ordered_by_their_fraction():
+    # Newest first from the service; "...:05Z" sorts after "...:05.500Z" as text, never as a time.
+    raw = [
+        {"time": "2026-11-25T18:00:05.500+08:00", "level": "Error", "message": "later"},
+        {"time": "2026-11-25T18:00:05+08:00", "level": "Error", "message": "earlier"},
+    ]
+    assert [event["message"] for event in diagnostics.error_events(raw, ())] == ["earlier", "later"]
+
+
 def test_event_times_in_every_shape_the_service_may_use():
     assert diagnostics.utc_time("2026-11-25T18:00:05.123+08:00") == "2026-11-25T10:00:05.123Z"
     assert diagnostics.utc_time(1764064805000) == "2025-11-25T10:00:05Z"
