@@ -52,6 +52,24 @@ def requests_for(emulator, ids):
     return searches, gets, throttled
 
 
+def wait_on(emulator, run_playbook, tmp_path, ids, ignore_errors=False):
+    """A playbook whose one task waits on ``ids`` (polling fast); the registered result, as the task left it."""
+    task = dict(emulator_connection(emulator), training_job_ids=ids, wait=True, wait_sleep=0.05, wait_sleep_max=0.05, wait_timeout=120)
+    wait = {"modelarts.training.modelarts_training_job_info": task, "register": "result"}
+    if ignore_errors:
+        wait["ignore_errors"] = True
+    playbook = [
+        {
+            "hosts": "localhost",
+            "gather_facts": False,
+            "tasks": [wait, {"ansible.builtin.copy": {"content": "{{ result | to_json }}", "dest": "result.json"}}],
+        }
+    ]
+    process = run_playbook(playbook)
+    assert process.returncode == 0, process.stdout + process.stderr
+    return json.loads((tmp_path / "result.json").read_text())
+
+
 @pytest.fixture
 def throttling(request, emulator):
     """With ``True``: the emulator answers every tenth ModelArts call with 429 APIG.0308 (Retry-After 0) for the test."""
@@ -97,20 +115,7 @@ def test_a_playbook_waiting_on_30_jobs_costs_a_search_per_10_jobs_a_round_and_on
 @pytest.mark.parametrize("throttling", [False, True], ids=["steady", "throttled"], indirect=True)
 def test_the_waits_items_are_as_complete_as_one_get_per_job_gives(emulator, run_playbook, tmp_path, throttling):
     ids = add_jobs(emulator, "bulk-items", 12)
-    task = dict(emulator_connection(emulator), training_job_ids=ids, wait=True, wait_sleep=0.05, wait_sleep_max=0.05, wait_timeout=120)
-    playbook = [
-        {
-            "hosts": "localhost",
-            "gather_facts": False,
-            "tasks": [
-                {"modelarts.training.modelarts_training_job_info": task, "register": "result"},
-                {"ansible.builtin.copy": {"content": "{{ result | to_json }}", "dest": "result.json"}},
-            ],
-        }
-    ]
-    process = run_playbook(playbook)
-    assert process.returncode == 0, process.stdout + process.stderr
-    items = json.loads((tmp_path / "result.json").read_text())["training_jobs"]
+    items = wait_on(emulator, run_playbook, tmp_path, ids)["training_jobs"]
     assert [item["id"] for item in items] == ids
     for index, item in enumerate(items):
         assert item["phase"] == "Completed" and item["completed"] and item["polls"] == RUNNING[index] + 2
@@ -124,20 +129,7 @@ def test_the_waits_items_are_as_complete_as_one_get_per_job_gives(emulator, run_
 @pytest.mark.parametrize("throttling", [False, True], ids=["steady", "throttled"], indirect=True)
 def test_a_wait_that_ends_on_a_failure_completes_every_item_with_a_get(emulator, run_playbook, tmp_path, throttling):
     ids = add_jobs(emulator, "bulk-fail", 12, last=lambda index: "Failed" if index == 0 else "Completed")
-    task = dict(emulator_connection(emulator), training_job_ids=ids, wait=True, wait_sleep=0.05, wait_sleep_max=0.05, wait_timeout=120)
-    playbook = [
-        {
-            "hosts": "localhost",
-            "gather_facts": False,
-            "tasks": [
-                {"modelarts.training.modelarts_training_job_info": task, "register": "result", "ignore_errors": True},
-                {"ansible.builtin.copy": {"content": "{{ result | to_json }}", "dest": "result.json"}},
-            ],
-        }
-    ]
-    process = run_playbook(playbook)
-    assert process.returncode == 0, process.stdout + process.stderr
-    result = json.loads((tmp_path / "result.json").read_text())
+    result = wait_on(emulator, run_playbook, tmp_path, ids, ignore_errors=True)
     assert result["failed"] and ids[0] in result["msg"] and "Failed" in result["msg"]
     searches, gets, _throttled = requests_for(emulator, ids)
     # Job 0 fails at round 3: the jobs done by then were read by GET when done, every other job once at the end.
@@ -194,22 +186,9 @@ def test_a_search_the_service_refuses_turns_the_wait_into_gets_and_the_answer_is
     # Every search is refused with a 403 page (as for an IAM user without modelarts:trainJob:list).
     fault = emulator.add_fault(type="echo", status=403, target="search", count=-1, headers=["Content-Type"])
     try:
-        task = dict(emulator_connection(emulator), training_job_ids=ids, wait=True, wait_sleep=0.05, wait_sleep_max=0.05, wait_timeout=120)
-        playbook = [
-            {
-                "hosts": "localhost",
-                "gather_facts": False,
-                "tasks": [
-                    {"modelarts.training.modelarts_training_job_info": task, "register": "result"},
-                    {"ansible.builtin.copy": {"content": "{{ result | to_json }}", "dest": "result.json"}},
-                ],
-            }
-        ]
-        process = run_playbook(playbook)
+        items = wait_on(emulator, run_playbook, tmp_path, ids)["training_jobs"]
     finally:
         emulator.control("DELETE", "/faults/%s" % fault)
-    assert process.returncode == 0, process.stdout + process.stderr
-    items = json.loads((tmp_path / "result.json").read_text())["training_jobs"]
     assert [(item["id"], item["phase"], item["polls"]) for item in items] == [(job, "Completed", RUNNING[index] + 2) for index, job in enumerate(ids)]
     refused = [entry for entry in emulator.requests(path="/training-job-searches") if entry["status"] == 403]
     assert len(refused) == 2  # the first round's two searches (12 jobs) only: the rest of the call is one GET per job
