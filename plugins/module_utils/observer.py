@@ -18,14 +18,25 @@ would give.  Which way the phases were learned is the source's business:
   of the call, so correctness never depends on the search; a throttled or failing search (retried by the
   client first) gives its error to each job of that request, like a failed GET.
 
-``complete(deadline)`` GETs the jobs whose last item came from a search, so that a result ends with
-every item as complete as one GET per job leaves it.  ``batch`` is how many jobs one request reads:
-the event source groups its rounds by it.  :func:`phase_source` picks one: a single job is one GET a
-round either way, and the search would only add a GET at the end, so it keeps the plain GET.
+``settled`` phases (the wait's ``wait_for`` phases that are final: a job never leaves them) need no GET in the
+round the search shows them: the job is done in that round, as far as the search can tell, and stays
+*unconfirmed* until its own GET reads it.  That GET fills the room a round's searches leave
+(:meth:`SearchPhases.observe` answers for those jobs too, beyond the keys asked), so that no round costs more
+than :func:`round_budget` calls (the searches of every watched job plus :data:`ROUND_HEADROOM` of them) for GETs
+the caller could wait for; a GET that cannot wait (a job ending the wait, missing from the search, or asked for
+by name: the waiter confirms what is still unconfirmed before it calls a wait satisfied) is sent whatever the
+room.  So a gate opens on jobs' own GETs only, never on a search alone.
+
+``adopt(items)`` takes items learned from a search outside the source (the name search a wait starts with) as
+search items.  ``complete(deadline)`` GETs the jobs whose last item came from a search, so that a result ends
+with every item as complete as one GET per job leaves it.  ``batch`` is how many jobs one request reads: the
+event source groups its rounds by it.  :func:`phase_source` picks one: a single job is one GET a round either
+way, and the search would only add a GET at the end, so it keeps the plain GET.
 """
 
 from __future__ import annotations
 
+import math
 import time
 
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
@@ -36,6 +47,16 @@ from ansible_collections.modelarts.training.plugins.module_utils.validation impo
 # The fewest v2 jobs a bulk search is used for (see phase_source).
 SEARCH_MIN_JOBS = 2
 
+# What GETs that can wait may add to a round, as a share of the searches a round of every watched job costs.
+ROUND_HEADROOM = 0.25
+
+
+def round_budget(watched):
+    """The most calls a round of watching ``watched`` v2 jobs spends, GETs that cannot wait aside: the searches of
+    every job (:data:`search.MAX_IDS` a request) plus :data:`ROUND_HEADROOM` of them, at least one (25 for 200 jobs)."""
+    searches = math.ceil(watched / MAX_IDS)
+    return searches + max(1, math.ceil(searches * ROUND_HEADROOM))
+
 
 def chunks(keys, size):
     """``keys`` in consecutive lists of at most ``size``."""
@@ -43,44 +64,78 @@ def chunks(keys, size):
     return [keys[index : index + size] for index in range(0, len(keys), size)]
 
 
-class GetPhases(object):
+class _Source(object):
+    """What both sources remember per job: which last items came from a search (``partial``), and which of those
+    jobs are done by that search alone (``unconfirmed``, in the order they were seen so)."""
+
+    def __init__(self, fetch, settled=()):
+        self._fetch = fetch
+        self.settled = frozenset(settled)
+        self.partial = set()  # keys whose last item came from a search
+        self.unconfirmed = {}  # keys whose search item is in a settled phase, oldest first (a dict as an ordered set)
+
+    def _searched(self, key, item):
+        self.partial.add(key)
+        if item.get("phase") in self.settled:
+            self.unconfirmed.setdefault(key, None)
+
+    def _read(self, results):
+        """Take GET answers: a job its GET read is no longer partial nor unconfirmed (a failed GET leaves it as it was)."""
+        for key, value in results.items():
+            if isinstance(value, dict):
+                self.partial.discard(key)
+                self.unconfirmed.pop(key, None)
+        return results
+
+    def adopt(self, items):
+        """Take ``{key: item or exception}`` learned from a search outside the source (a name search) as search items."""
+        for key, item in items.items():
+            if isinstance(item, dict):
+                self._searched(key, item)
+
+    def complete(self, deadline=None):
+        """``{key: item or exception}`` from a GET of every job whose last item came from a search."""
+        keys = sorted(self.partial, key=str)
+        if not keys:
+            return {}
+        return self._read(self._fetch(keys, deadline))
+
+    def forget(self, keys):
+        """Stop remembering ``keys`` (jobs no longer watched)."""
+        for key in keys:
+            self.partial.discard(key)
+            self.unconfirmed.pop(key, None)
+
+
+class GetPhases(_Source):
     """One GET per job: ``fetch(keys, deadline)`` -> ``{key: item or exception}`` (``query``'s fetch)."""
 
     batch = 1
 
-    def __init__(self, fetch):
-        self._fetch = fetch
-
     def observe(self, keys, deadline=None):
         """``{key: item or exception}`` for ``keys``, each from its own GET."""
-        return self._fetch(list(keys), deadline)
-
-    def complete(self, deadline=None):
-        """Nothing to complete: every item is a GET's.  ``{}``."""
-        return {}
-
-    def forget(self, keys):
-        """Nothing is remembered per job."""
+        return self._read(self._fetch(list(keys), deadline))
 
 
-class SearchPhases(object):
+class SearchPhases(_Source):
     """Phases from the search API, :data:`search.MAX_IDS` jobs a request, with GETs only where needed (module docstring).
 
     ``search(ids, deadline)`` -> ``{id: document}`` (the client's ``search_training_jobs_by_id``);
     ``build(document, key)`` -> item, masked (raises ``SchemaValidationError`` under ``validate=strict``);
     ``fetch(keys, deadline)`` -> ``{key: item or exception}`` (one GET per job, concurrently);
-    ``acted``: the phases whose item must be a GET's.
+    ``acted``: the phases whose item must be a GET's in the round they are seen; ``settled``: those whose GET can
+    come in a later round; ``watched``: how many v2 jobs the calls of a round are budgeted for (:func:`round_budget`).
     """
 
-    def __init__(self, search, build, fetch, acted, max_concurrency=16, clock=time.monotonic):
+    def __init__(self, search, build, fetch, acted, settled=(), watched=0, max_concurrency=16, clock=time.monotonic):
         # pylint: disable=too-many-arguments
+        super().__init__(fetch, settled)
         self._search = search
         self._build = build
-        self._fetch = fetch
-        self.acted = frozenset(acted)
+        self.acted = frozenset(acted) - self.settled
+        self.budget = round_budget(watched)
         self._max_concurrency = max_concurrency
         self._clock = clock
-        self.partial = set()  # keys whose last item came from a search
         self.disabled = None  # the error that turned the search off for this call, if any
 
     @property
@@ -89,9 +144,10 @@ class SearchPhases(object):
         return MAX_IDS if self.disabled is None else 1
 
     def observe(self, keys, deadline=None):
-        """``{key: item or exception}`` for ``keys``, in their order."""
+        """``{key: item or exception}`` for ``keys``, in their order, then for the unconfirmed jobs this round's room
+        let it GET (jobs the caller took for done already, and asked no more about)."""
         keys = list(dict.fromkeys(keys))
-        searchable = [key for key in keys if isinstance(key, str)] if self.disabled is None else []
+        searchable = [key for key in keys if isinstance(key, str) and key not in self.unconfirmed] if self.disabled is None else []
         answers = {}
         groups = chunks(searchable, MAX_IDS)
         if groups:
@@ -103,14 +159,15 @@ class SearchPhases(object):
                 clock=self._clock,
             )
             for index, group in enumerate(groups):
-                answers.update(self._read(group, found[index]))
+                answers.update(self._kept(group, found[index]))
         need_get = [key for key in keys if key not in answers]
-        if need_get:
-            answers.update(self._fetch(need_get, deadline))
-            self.partial.difference_update(need_get)
-        return dict((key, answers[key]) for key in keys)
+        room = self.budget - len(groups) - len(need_get)
+        confirm = [key for key in self.unconfirmed if key not in need_get][: max(0, room)]
+        if need_get or confirm:
+            answers.update(self._read(self._fetch(need_get + confirm, deadline)))
+        return dict((key, answers[key]) for key in keys + [key for key in confirm if key not in keys])
 
-    def _read(self, group, found):
+    def _kept(self, group, found):
         """What one search request says of its ``group``: items to keep, errors for all; jobs left out are not in it."""
         if isinstance(found, DeadlineExceeded):
             return dict((key, DeadlineExceeded(key)) for key in group)  # never sent: each job says so, by its own name
@@ -131,7 +188,7 @@ class SearchPhases(object):
             if item.get("phase") in self.acted or item.get("phase") is None:
                 continue
             kept[key] = item
-            self.partial.add(key)
+            self._searched(key, item)
         return kept
 
     @staticmethod
@@ -140,29 +197,18 @@ class SearchPhases(object):
         transient nor the fan-out's own (a request never sent) - a 4xx such as a refused filter or permission."""
         return isinstance(error, ModelArtsError) and not error.transient
 
-    def complete(self, deadline=None):
-        """``{key: item or exception}`` from a GET of every job whose last item came from a search."""
-        keys = sorted(self.partial, key=str)
-        if not keys:
-            return {}
-        results = self._fetch(keys, deadline)
-        self.partial.difference_update(key for key, value in results.items() if isinstance(value, dict))
-        return results
 
-    def forget(self, keys):
-        """Stop remembering ``keys`` (jobs no longer watched)."""
-        self.partial.difference_update(keys)
-
-
-def phase_source(keys, fetch, search, build, acted, max_concurrency=16, clock=time.monotonic):
+def phase_source(keys, fetch, search, build, acted, settled=(), max_concurrency=16, clock=time.monotonic):
     """The phase source for watching ``keys``: :class:`SearchPhases` from :data:`SEARCH_MIN_JOBS` v2 jobs, else :class:`GetPhases`.
 
     Calls per round for ``n`` v2 jobs: ``n`` GETs, or ``ceil(n / 10)`` searches plus a GET for each job
-    reaching an acted phase (a GET it gets either way); the search adds a GET per job still watched when
-    the result is completed.  For one job both cost one call a round, so the GET, with nothing to
-    complete, is never worse; from two jobs on the search costs fewer calls every round it is not the last.
+    reaching an acted phase (a GET it gets either way, within :func:`round_budget` for a settled one); the
+    search adds a GET per job still watched when the result is completed.  For one job both cost one call a
+    round, so the GET, with nothing to complete, is never worse; from two jobs on the search costs fewer calls
+    every round it is not the last.  ``settled`` phases (final ones among those waited for) are in ``acted`` or not:
+    either way a job seen in one by a search is done, its GET to come (module docstring).
     """
     v2 = [key for key in keys if isinstance(key, str)]
     if len(v2) >= SEARCH_MIN_JOBS:
-        return SearchPhases(search, build, fetch, acted, max_concurrency=max_concurrency, clock=clock)
-    return GetPhases(fetch)
+        return SearchPhases(search, build, fetch, acted, settled, len(v2), max_concurrency=max_concurrency, clock=clock)
+    return GetPhases(fetch, settled)

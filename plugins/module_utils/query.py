@@ -210,6 +210,7 @@ def phase_source(
     keys,
     acted,
     fetch,
+    settled=(),
     validate="strict",
     fail_on=DEFAULT_FAIL_ON,
     max_concurrency=DEFAULT_MAX_CONCURRENCY,
@@ -218,14 +219,15 @@ def phase_source(
     tokens=None,
 ):
     """The ``observer`` phase source for watching ``keys`` through ``client``: how a wait or the event source learns
-    phases (bulk search or one GET per job).  ``acted`` are the phases whose item must be a GET's; ``fetch(keys,
-    deadline)`` is the caller's GET of many jobs (``{key: item or exception}``, as :func:`fetch_item` builds them)."""
+    phases (bulk search or one GET per job).  ``acted`` are the phases whose item must be a GET's, ``settled`` those
+    whose GET may come in a later round (``observer``); ``fetch(keys, deadline)`` is the caller's GET of many jobs
+    (``{key: item or exception}``, as :func:`fetch_item` builds them)."""
     from ansible_collections.modelarts.training.plugins.module_utils import observer  # pylint: disable=import-outside-toplevel
 
     def build(document, key):
         return search_item(document, key, validate=validate, fail_on=fail_on, include_tokens=include_tokens, tokens=tokens)
 
-    return observer.phase_source(keys, fetch, client.search_training_jobs_by_id, build, acted, max_concurrency=max_concurrency, clock=clock)
+    return observer.phase_source(keys, fetch, client.search_training_jobs_by_id, build, acted, settled, max_concurrency=max_concurrency, clock=clock)
 
 
 def _mask_error(error, include_tokens, tokens=None):
@@ -354,6 +356,8 @@ def query_jobs(
         keys,
         acted,
         poll,
+        # A job the search shows in a final phase waited for is done; its GET may wait for room in a round.
+        settled=(set(wait_for) & set(TERMINAL_PHASES)) - set(fail_on or ()),
         validate=validate,
         fail_on=fail_on,
         max_concurrency=max_concurrency,
@@ -369,6 +373,8 @@ def query_jobs(
         was, seen_throttled[0] = seen_throttled[0], count
         return count > was
 
+    if initial:
+        source.adopt(initial)  # a name search's items: search items like the source's own
     outcome = _waiter().wait_for_jobs(
         keys,
         source.observe,
@@ -384,6 +390,7 @@ def query_jobs(
         start=start,
         grace=grace,
         throttled=throttled,
+        unconfirmed=lambda: source.unconfirmed,
     )
     # The items the search gave are made as complete as a GET's (within the same bound as the last round).
     outcome.complete(source.complete(start + wait_timeout + grace))

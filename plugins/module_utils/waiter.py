@@ -29,7 +29,8 @@ Rules, all measured on ``clock``:
   ``not_found_tolerance`` polls (a job just created may not be visible yet), and end the wait with
   outcome ``error`` afterwards; any other error ends it at once with outcome ``error``.
 * Only a job whose last item is in ``wait_for`` counts as done; the outcome is ``satisfied`` only
-  when every job is.
+  when every job is, and none of them is done by a search's word alone (``unconfirmed``): those are
+  read by their own GET first.
 """
 
 from __future__ import annotations
@@ -299,13 +300,18 @@ def _result_for(results, key):
     return MissingResult("poll returned no result for this job")
 
 
-def _poll_safely(poll, keys, deadline):
+def _poll_safely(poll, keys, deadline, known=()):
+    """``{key: item or exception}`` for ``keys``, then for the other ``known`` keys ``poll`` also answered for."""
     try:
         results = poll(list(keys), deadline)
     except Exception as exc:
         # A poll that fails as a whole fails for each job, so the usual error rules apply.
         return dict((key, exc) for key in keys)
-    return dict((key, _result_for(results, key)) for key in keys)
+    answers = dict((key, _result_for(results, key)) for key in keys)
+    for key in known:
+        if key not in answers and isinstance(results.get(key), (dict, BaseException)):
+            answers[key] = results[key]
+    return answers
 
 
 def _counts_as_poll(observation):
@@ -331,6 +337,7 @@ def wait_for_jobs(
     start=None,
     grace=0.0,
     throttled=None,
+    unconfirmed=None,
 ):
     """Poll jobs until all are in ``wait_for``, any fails, or the shared deadline passes.
 
@@ -343,7 +350,11 @@ def wait_for_jobs(
     past the deadline the requests of the last round may run (so the whole call ends by
     ``start + timeout + grace``).  ``throttled()``, when given, says whether the service throttled the
     calls since it was last asked: the next nap is then at least ``THROTTLED_GROWTH`` times the interval
-    (capped as usual), so rounds slow down under throttling instead of hammering.
+    (capped as usual), so rounds slow down under throttling instead of hammering.  ``unconfirmed()``, when given,
+    names the jobs whose item so far comes from a search only (``observer``): a wait every job of which is done is
+    satisfied only once those are read again - the round that does so follows at once, within ``grace`` of the
+    deadline like a last round - and ``poll`` may answer for jobs done already (a phase source confirming them with
+    the room a round leaves), which are judged again like any observation.
 
     Returns a ``WaitResult``; raises ``ValueError`` for unusable options (see
     ``validate_wait_options``). The rules are in this module's docstring.
@@ -363,26 +374,38 @@ def wait_for_jobs(
     pending = keys
     first_round = initial is not None
 
+    confirming = False  # this round reads the jobs done by a search only (see unconfirmed)
     while True:
-        round_deadline = deadline + grace if last_round else deadline
+        round_deadline = deadline + grace if last_round or confirming else deadline
         if first_round:
             observations = dict((key, _result_for(initial, key)) for key in pending if key in initial)
             missing = [key for key in pending if key not in initial]
             if missing:
-                observations.update(_poll_safely(poll, missing, round_deadline))
-            observations = dict((key, observations[key]) for key in pending)
+                observations.update(_poll_safely(poll, missing, round_deadline, keys))
+            ordered = dict((key, observations[key]) for key in pending)
+            ordered.update(observations)  # then the jobs done already that the poll answered for
+            observations = ordered
             first_round = False
         else:
-            observations = _poll_safely(poll, pending, round_deadline) if pending else {}
+            observations = _poll_safely(poll, pending, round_deadline, keys) if pending else {}
         elapsed = clock() - started
         stamp = format_utc(now())
         for key, observation in observations.items():
             if _counts_as_poll(observation):
                 result.polls[key] += 1
             result.observe(key, observation, elapsed, stamp, judge(observation, result.polls[key], wait_for, fail_on, terminal_phases, not_found_tolerance))
-        pending = [key for key in pending if result.verdicts[key] != JOB_DONE]
+        pending = [key for key in keys if result.verdicts[key] != JOB_DONE]
 
         outcome = wait_outcome(result.verdicts)
+        if outcome == OUTCOME_SATISFIED and unconfirmed is not None:
+            doubtful = set(unconfirmed())
+            pending = [key for key in keys if key in doubtful]
+            if pending:
+                # Done by a search only: not an answer to open a gate on until each job's own GET says so.
+                outcome, confirming = None, not confirming
+                if confirming:
+                    continue
+        confirming = False
         if outcome is None and last_round:
             outcome = OUTCOME_TIMEOUT
         if outcome is None:

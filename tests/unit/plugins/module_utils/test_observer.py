@@ -181,3 +181,145 @@ def test_a_search_past_the_deadline_is_not_sent_and_each_job_says_so_by_its_own_
     answers = source.observe(keys, deadline=10.0)
     assert service.searches == [] and service.gets == []
     assert all(answers[key].not_sent and key in str(answers[key]) for key in keys)
+
+
+# -- settled jobs: done by the search's word, confirmed by GET within a round's room ------------------------------------
+
+
+def test_round_budget_is_the_searches_of_every_job_and_a_quarter_more():
+    assert observer.round_budget(200) == 25 and observer.round_budget(1000) == 125
+    assert observer.round_budget(2) == 2 and observer.round_budget(11) == 3 and observer.round_budget(0) == 1
+
+
+def settled_source(service, keys):
+    return observer.phase_source(keys, service.fetch, service.search, service.build, ACTED, settled=("Completed",))
+
+
+def test_jobs_the_search_shows_settled_beyond_the_rounds_room_are_done_and_confirmed_in_later_rounds():
+    keys = ids(200)
+    service = Service(dict((key, "Running") for key in keys))
+    source = settled_source(service, keys)
+    for key in keys[:12]:
+        service.phases[key] = "Completed"
+    answers = source.observe(keys)
+    # 20 searches and the 5 GETs the room of 25 leaves: the 5 jobs seen settled first get their own document now.
+    assert len(service.searches) == 20 and service.gets == keys[:5]
+    assert all(answers[key]["from"] == "get" for key in keys[:5])
+    assert all(answers[key] == {"id": key, "phase": "Completed", "from": "search"} for key in keys[5:12])
+    assert list(source.unconfirmed) == keys[5:12]
+    # The next round asks only about the jobs still running (the waiter's pending): 19 searches, 6 GETs, and the
+    # answers of the unconfirmed jobs come along beyond the keys asked.
+    service.searches, service.gets = [], []
+    answers = source.observe(keys[12:])
+    assert len(service.searches) == 19 and service.gets == keys[5:11]
+    assert list(answers)[-6:] == keys[5:11] and all(answers[key]["from"] == "get" for key in keys[5:11])
+    assert list(source.unconfirmed) == keys[11:12]
+    completed = source.complete()  # the last one, and the running jobs last seen through the search
+    assert sorted(completed) == keys[11:] and all(item["from"] == "get" for item in completed.values())
+    assert not source.unconfirmed and not source.partial
+
+
+def test_gets_that_cannot_wait_are_sent_whatever_the_room():
+    keys = ids(20)
+    service = Service(dict((key, "Failed" if key < "job-010" else "Running") for key in keys), hidden={"job-019"})
+    source = settled_source(service, keys)
+    answers = source.observe(keys)
+    # Budget 3 for 20 jobs: 2 searches, yet all ten failed jobs and the one the search left out are read now.
+    assert len(service.searches) == 2 and sorted(service.gets) == keys[:10] + ["job-019"]
+    assert all(answers[key]["from"] == "get" for key in keys[:10] + ["job-019"])
+
+
+def test_a_job_asked_about_while_unconfirmed_is_read_by_get_not_searched_again():
+    keys = ids(30)
+    service = Service(dict((key, "Completed") for key in keys))
+    source = settled_source(service, keys)
+    source.observe(keys)  # budget 4: 3 searches and one GET
+    assert len(source.unconfirmed) == 29
+    service.searches, service.gets = [], []
+    answers = source.observe(keys[5:8])
+    assert service.searches == [] and service.gets[:3] == keys[5:8]
+    assert all(answers[key]["from"] == "get" for key in keys[5:8]) and not set(keys[5:8]) & set(source.unconfirmed)
+
+
+def test_a_failed_confirmation_leaves_the_job_unconfirmed_and_partial():
+    keys = ids(2)
+    service = Service({"job-000": "Completed", "job-001": "Running"})
+    source = settled_source(service, keys)
+    source._fetch = lambda some, deadline=None: dict((key, ModelArtsError("busy", status=503, transient=True)) for key in some)
+    answers = source.observe(keys)
+    assert isinstance(answers["job-000"], ModelArtsError)  # the GET's answer is the round's answer
+    assert "job-000" in source.unconfirmed and "job-000" in source.partial
+
+
+def test_items_of_a_name_search_are_adopted_as_search_items():
+    service = Service({"only": "Completed"})
+    source = settled_source(service, ["only"])
+    assert isinstance(source, observer.GetPhases)
+    source.adopt({"only": {"id": "only", "phase": "Completed", "from": "search"}, ("search", 1): ValueError("no id")})
+    assert list(source.unconfirmed) == ["only"] and source.partial == {"only"}
+    assert source.observe(["only"]) == {"only": {"id": "only", "phase": "Completed", "from": "get"}}
+    assert not source.unconfirmed and not source.partial
+
+
+def run_wait(poll, unconfirmed, keys=("a", "b"), timeout=100):
+    clock = Clock()
+    result = waiter.wait_for_jobs(
+        list(keys), poll, ["Completed"], ["Failed"], timeout, 5, 5, clock=clock, sleeper=clock.sleep, grace=3, unconfirmed=unconfirmed
+    )
+    return result, clock
+
+
+def test_a_wait_done_by_the_search_alone_reads_the_jobs_at_once_before_it_is_satisfied():
+    doubtful = {"a": None, "b": None}
+    calls = []
+
+    def poll(keys, deadline):
+        calls.append((list(keys), deadline))
+        if len(calls) == 1:
+            return dict((key, {"phase": "Completed", "from": "search"}) for key in keys)
+        doubtful.clear()
+        return dict((key, {"phase": "Completed", "from": "get"}) for key in keys)
+
+    result, clock = run_wait(poll, lambda: doubtful)
+    assert result.ok and clock.naps == [], "the confirming round follows at once"
+    assert calls == [(["a", "b"], 100), (["a", "b"], 103)], "within the grace, like a last round"
+    assert all(item["from"] == "get" for item in result.items.values()) and result.polls == {"a": 2, "b": 2}
+
+
+def test_a_confirmation_that_denies_the_search_fails_the_wait():
+    doubtful = {"a": None}
+
+    def poll(keys, deadline):
+        if "a" in doubtful and keys == ["a"]:
+            doubtful.clear()
+            return {"a": {"phase": "Failed", "failure_reason": "OOM"}}
+        return dict((key, {"phase": "Completed"}) for key in keys)
+
+    result, _clock = run_wait(poll, lambda: doubtful)
+    assert not result.ok and result.outcome == waiter.OUTCOME_FAILED and "reached phase Failed: OOM" in result.message()
+
+
+def test_a_confirmation_answered_beyond_the_keys_asked_is_judged_again():
+    """A job done already comes back into the round's keys when its confirming GET fails (transient), and is
+    satisfied only once a GET read it."""
+    doubtful = {}
+    rounds = []
+
+    def poll(keys, deadline):
+        rounds.append(list(keys))
+        if len(rounds) == 1:
+            doubtful["a"] = None
+            return {"a": {"phase": "Completed", "from": "search"}, "b": {"phase": "Running"}}
+        if len(rounds) == 2:  # b still running; a's confirmation, beyond the keys asked, fails
+            return {"b": {"phase": "Running"}, "a": ModelArtsError("busy", status=503, transient=True)}
+        doubtful.clear()
+        return dict((key, {"phase": "Completed", "from": "get"}) for key in keys)
+
+    result, _clock = run_wait(poll, lambda: doubtful)
+    assert rounds == [["a", "b"], ["b"], ["a", "b"]]
+    assert result.ok and result.items["a"]["from"] == "get" and result.polls["a"] == 3
+
+
+def test_a_source_that_never_confirms_never_opens_the_gate():
+    result, clock = run_wait(lambda keys, deadline: dict((key, {"phase": "Completed"}) for key in keys), lambda: {"a": None}, timeout=30)
+    assert result.outcome == waiter.OUTCOME_TIMEOUT and clock.now <= 30

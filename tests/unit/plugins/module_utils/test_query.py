@@ -297,18 +297,33 @@ def test_waiting_by_name_follows_a_job_that_appears_later():
 
 
 def test_waiting_by_name_tolerates_a_transient_search_error():
-    session = FakeSession(FakeResponse(503, {"error_code": "ModelArts.0001", "error_msg": "busy"}), search_page(document("j1", "Completed", "nightly")))
+    session = FakeSession(
+        FakeResponse(503, {"error_code": "ModelArts.0001", "error_msg": "busy"}),
+        search_page(document("j1", "Completed", "nightly")),
+        FakeResponse(200, document("j1", "Completed", "nightly")),
+    )
     result = make_query(session, Selection(name="nightly"), wait=True, wait_timeout=60, wait_sleep=5).run()
     assert result.ok, result.msg
 
 
 @pytest.mark.parametrize("phase,ok", [("Completed", True), ("Running", False), ("Failed", False)])
 def test_wait_timeout_0_by_name_looks_once_like_by_id(phase, ok):
-    session = FakeSession(search_page(document("j1", phase, "nightly")))
+    """One look: one search, then the job's own GET (its whole document, and for Completed the gate's confirmation)."""
+    session = FakeSession(search_page(document("j1", phase, "nightly")), FakeResponse(200, document("j1", phase, "nightly")))
     # diagnostics false: the failed job's events and logs would be more requests, the subject of the tests below.
     result = make_query(session, Selection(name="nightly"), wait=True, wait_timeout=0, diagnostics=False).run()
     assert result.ok is ok, result.msg
-    assert len(session.calls) == 1 and "deadline passed" not in (result.msg or "")
+    assert len(session.calls) == 2 and "deadline passed" not in (result.msg or "")
+    assert session.calls[1]["data"] is None, "the second call is the job's GET"
+
+
+@pytest.mark.parametrize("wait_timeout", [0, 60])
+def test_a_name_search_saying_completed_opens_no_gate_the_jobs_own_get_denies(wait_timeout):
+    """The search's word is not the gate's: a job it lists as Completed whose own document says Failed fails the wait."""
+    session = FakeSession(search_page(document("j1", "Completed", "nightly")), FakeResponse(200, document("j1", "Failed", "nightly")))
+    result = make_query(session, Selection(name="nightly"), wait=True, wait_timeout=wait_timeout, diagnostics=False).run()
+    assert not result.ok and "reached phase Failed" in result.msg
+    assert result.items[0]["phase"] == "Failed" and len(session.calls) == 2
 
 
 def test_without_wait_a_name_no_job_has_is_an_empty_answer():
