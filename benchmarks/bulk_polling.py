@@ -134,8 +134,11 @@ def run_wait(emu, mode, count, throttled, tag):
     per_round = [b - a for a, b in zip(rounds, rounds[1:])]
     searches, gets, throttles = api_calls(emu, mark, prefix)
     correct = outcome.ok and all(item["phase"] == "Completed" and item["details"]["status"]["phase"] == "Completed" for item in outcome.items)
+    # A job is seen Completed at its lifecycle's step; when the search saw it so in a round without room for its GET,
+    # the GET that confirms it comes in a later round and is one more request (poll) of the job.
     expected_polls = [spec["timeline"][0]["polls"] + spec["timeline"][1]["polls"] + 1 for spec in specs]
-    correct = correct and [item["polls"] for item in outcome.items] == expected_polls
+    extra = [item["polls"] - expected for item, expected in zip(outcome.items, expected_polls)]
+    correct = correct and all(value in (0, 1) for value in extra) and (mode == "after" or not any(extra))
     paths = sorted(set(path for item in outcome.items for path in json_paths(item["details"])))
     return {
         "mode": mode,
@@ -149,6 +152,7 @@ def run_wait(emu, mode, count, throttled, tag):
         "calls_per_round_mean": (searches + gets) / len(per_round),
         "attempts_per_round_max": max(per_round),
         "attempts_per_round": per_round,
+        "confirmations_deferred": sum(extra),
         "correct": bool(correct),
         "details_paths": len(paths),
         "details_signature": hash(tuple(paths)),
@@ -246,12 +250,12 @@ def table(results):
     if wait:
         lines += [
             "| 200-job wait | rate-limit fault | rounds | calls (searches + GETs) | calls per round, mean | requests in the busiest round "
-            "| 429 answers | every item correct and complete |",
-            "|---|---|---|---|---|---|---|---|",
+            "| GETs a later round's room took | 429 answers | every item correct and complete |",
+            "|---|---|---|---|---|---|---|---|---|",
         ]
         for r in wait:
             lines.append(
-                "| %s | %s | %d | %d (%d + %d) | %.1f | %d | %d | %s |"
+                "| %s | %s | %d | %d (%d + %d) | %.1f | %d | %d | %d | %s |"
                 % (
                     r["mode"],
                     "429 every 10th call" if r["throttled"] else "off",
@@ -261,6 +265,7 @@ def table(results):
                     r["gets"],
                     r["calls_per_round_mean"],
                     r["attempts_per_round_max"],
+                    r.get("confirmations_deferred", 0),
                     r["throttled_answers"],
                     "yes" if r["correct"] else "NO",
                 )

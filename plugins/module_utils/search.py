@@ -26,6 +26,16 @@ def _metadata_id(document):
     return job_id if isinstance(job_id, str) and job_id else None
 
 
+def _items(response, what):
+    """The ``items`` list of a search answer: a null list is an empty one (optional fields may be null), no list at all
+    is an error naming ``what`` was asked."""
+    items = response.data.get("items", False) if isinstance(response.data, dict) else False
+    items = [] if items is None else items
+    if not isinstance(items, list):
+        raise ModelArtsError("%s: the answer has no 'items' list" % what, request_id=response.request_id)
+    return items
+
+
 def _repeats_most_of(items, ids):
     """Whether most of the identifiable documents of ``items`` are among ``ids``: a page read at an item offset."""
     known = [job_id for job_id in (_metadata_id(item) for item in items) if job_id is not None]
@@ -59,11 +69,7 @@ def jobs_named(post, name, page_size=50, max_pages=200):
             "filters": [{"key": "name", "operator": "like", "value": [name]}],
         }
         response = post(body, "search training jobs named '%s' (offset %d)" % (label(name), offset))
-        items = response.data.get("items", False) if isinstance(response.data, dict) else False
-        # A null list is an empty one (optional fields may be null); no list at all is an error.
-        items = [] if items is None else items
-        if not isinstance(items, list):
-            raise ModelArtsError("search training jobs named '%s': the answer has no 'items' list" % label(name), request_id=response.request_id)
+        items = _items(response, "search training jobs named '%s'" % label(name))
         if request == 1 and _repeats_most_of(items, ids):
             item_offsets = True
         # Read at an item offset, the page starts inside what was seen: by id, and by position for id-less documents.
@@ -114,10 +120,7 @@ def jobs_with_ids(post, ids):
         raise ValueError("jobs_with_ids takes 1 to %d ids, got %d" % (MAX_IDS, len(ids)))
     body = {"offset": 0, "limit": 50, "sort_by": "create_time", "order": "desc", "filters": [{"key": "id", "operator": "in", "value": ids}]}
     response = post(body, "search %d training job%s by id" % (len(ids), "" if len(ids) == 1 else "s"))
-    items = response.data.get("items", False) if isinstance(response.data, dict) else False
-    items = [] if items is None else items
-    if not isinstance(items, list):
-        raise ModelArtsError("search training jobs by id: the answer has no 'items' list", request_id=response.request_id)
+    items = _items(response, "search training jobs by id")
     asked = set(ids)
     found = {}
     for document in items:

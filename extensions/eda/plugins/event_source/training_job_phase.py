@@ -30,8 +30,10 @@ description:
     endpoints masked unless O(include_endpoint_tokens) is set.'
   - With two or more O(training_job_ids), phases are polled through the search API, one request per 10 jobs, spread over
     the O(interval); a job reaching a O(fail_on) phase or missing from the search is read with one GET, so its event
-    carries the job's own document. After a round the service throttled (HTTP 429), those jobs are polled one
-    O(interval) later.
+    carries the job's own document. The other events carry the document the search returned for the job, validated and
+    normalised like a GET's; where the service's list answers leave fields out, the item's C(details) lacks them too (a
+    rule that needs the whole document of, say, a C(Completed) job runs the module or the lookup on C(training_job.id)).
+    After a round the service throttled (HTTP 429), those jobs are polled one O(interval) later.
   - The event of a v2 job reaching a O(fail_on) phase carries, in the item's C(diagnostics), the job's error events and the
     last O(log_lines) lines of each task's log (read once, when the event is made; see O(diagnostics)); other events carry
     C(diagnostics=null).
