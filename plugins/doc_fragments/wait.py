@@ -15,10 +15,13 @@ options:
       - Poll until every job is in a O(wait_for) phase, any job reaches a O(fail_on) phase, or O(wait_timeout) passes.
       - While waiting, transient errors (throttling, 5xx, timeouts) and a job not found on its first three polls (as
         right after creation) are tolerated.
-      - With two or more v2 jobs, each round learns the phases through the search API, one request per 10 jobs, and a
-        job's own document is read (one GET) when it reaches a O(wait_for), O(fail_on) or final phase, when the search
-        does not return it, and when the wait ends, so every item is as complete as with one GET per job. After a round
-        the service throttled (HTTP 429), the next interval doubles.
+      - With two or more v2 jobs, each round learns the phases through the search API, one request per 10 jobs (or, for
+        jobs selected by O(name), one search of the name while that takes fewer requests), and a job's own document is
+        read (one GET) when it reaches a O(wait_for), O(fail_on) or final phase, when the search does not return it, and
+        when the wait ends, so every item is as complete as with one GET per job. A wait is satisfied only once each
+        job's own GET shows it in O(wait_for), never on a search's word alone. The GET of a job the search shows in a
+        final O(wait_for) phase may come in a later round, so that a round costs at most its searches plus a quarter of
+        them (25 calls for 200 jobs). After a round the service throttled (HTTP 429), the next interval doubles.
     type: bool
     default: false
   wait_for:
@@ -63,8 +66,9 @@ options:
   wait:
     description:
       - Poll until every job is in a O(wait_for) phase; fail the lookup at once when any reaches a O(fail_on) phase.
-      - With two or more v2 jobs, each round learns the phases through the search API, one request per 10 jobs; every
-        item returned is still the job's own document.
+      - With two or more v2 jobs, each round learns the phases through the search API, one request per 10 jobs (or one
+        search of the O(name) the jobs were selected by, while that takes fewer requests); every item returned is still
+        the job's own document, and the wait is satisfied only once each job's own GET shows it in O(wait_for).
     type: bool
     default: false
   wait_for:

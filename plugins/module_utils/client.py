@@ -706,14 +706,15 @@ class ModelArtsClient(object):
         operation = "preview the log of task %s of training job %s" % (label(task_id), label(job_id))
         return self.request("GET", path, operation=operation, deadline=deadline)
 
-    def search_training_jobs(self, name, deadline=None, page_size=50, max_pages=200):
-        """All v2 jobs whose name is exactly ``name``, from every page of the search API (see :mod:`.search`)."""
+    def search_training_jobs(self, name, deadline=None, page_size=50, max_pages=200, pages=None):
+        """All v2 jobs whose name is exactly ``name``, from every page of the search API (see :mod:`.search`; ``pages``, a
+        list, receives how many requests it took)."""
         path = "/v2/%s/training-job-searches" % escape(self.resolve_project_id(deadline))
 
         def post(body, operation):
             return self.request("POST", path, body=body, operation=operation, deadline=deadline)
 
-        return search.jobs_named(post, name, page_size=page_size, max_pages=max_pages)
+        return search.jobs_named(post, name, page_size=page_size, max_pages=max_pages, pages=pages)
 
     def search_training_jobs_by_id(self, ids, deadline=None):
         """``{id: document}`` of the v2 jobs among ``ids`` (at most ``search.MAX_IDS``) the search API returns: one request."""

@@ -127,10 +127,12 @@ class SearchPhases(_Source):
     come in a later round; ``watched``: how many v2 jobs the calls of a round are budgeted for (:func:`round_budget`).
     """
 
-    def __init__(self, search, build, fetch, acted, settled=(), watched=0, max_concurrency=16, clock=time.monotonic):
+    def __init__(self, search, build, fetch, acted, settled=(), watched=0, max_concurrency=16, clock=time.monotonic, named=None, name_pages=None):
         # pylint: disable=too-many-arguments
         super().__init__(fetch, settled)
         self._search = search
+        self._named = named
+        self.name_pages = name_pages  # what a search of the watched name cost last (requests), None: not known yet
         self._build = build
         self.acted = frozenset(acted) - self.settled
         self.budget = round_budget(watched)
@@ -150,7 +152,10 @@ class SearchPhases(_Source):
         searchable = [key for key in keys if isinstance(key, str) and key not in self.unconfirmed] if self.disabled is None else []
         answers = {}
         groups = chunks(searchable, MAX_IDS)
-        if groups:
+        spent = len(groups)
+        if groups and self._named is not None and self.name_pages is not None and self.name_pages < len(groups):
+            spent, answers = self._by_name(searchable, deadline)
+        elif groups:
             found = fetch_concurrently(
                 list(range(len(groups))),
                 lambda index, when: self._search(groups[index], when),
@@ -161,11 +166,24 @@ class SearchPhases(_Source):
             for index, group in enumerate(groups):
                 answers.update(self._kept(group, found[index]))
         need_get = [key for key in keys if key not in answers]
-        room = self.budget - len(groups) - len(need_get)
+        room = self.budget - spent - len(need_get)
         confirm = [key for key in self.unconfirmed if key not in need_get][: max(0, room)]
         if need_get or confirm:
             answers.update(self._read(self._fetch(need_get + confirm, deadline)))
         return dict((key, answers[key]) for key in keys + [key for key in confirm if key not in keys])
+
+    def _by_name(self, keys, deadline):
+        """``(requests, {key: item or exception})``: what one search of the watched name (every page) says of ``keys``."""
+        if deadline is not None and self._clock() >= deadline:
+            return 0, self._kept(keys, DeadlineExceeded(keys[0]))
+        pages = []
+        try:
+            found = self._named(deadline, pages)
+        except Exception as error:  # pylint: disable=broad-except
+            found = error  # each job's error, as for a failed search by id (a 4xx turns the search off)
+        if pages:
+            self.name_pages = pages[0]
+        return (pages[0] if pages else 1), self._kept(keys, found)
 
     def _kept(self, group, found):
         """What one search request says of its ``group``: items to keep, errors for all; jobs left out are not in it."""
@@ -198,7 +216,7 @@ class SearchPhases(_Source):
         return isinstance(error, ModelArtsError) and not error.transient
 
 
-def phase_source(keys, fetch, search, build, acted, settled=(), max_concurrency=16, clock=time.monotonic):
+def phase_source(keys, fetch, search, build, acted, settled=(), max_concurrency=16, clock=time.monotonic, named=None, name_pages=None):
     """The phase source for watching ``keys``: :class:`SearchPhases` from :data:`SEARCH_MIN_JOBS` v2 jobs, else :class:`GetPhases`.
 
     Calls per round for ``n`` v2 jobs: ``n`` GETs, or ``ceil(n / 10)`` searches plus a GET for each job
@@ -207,8 +225,13 @@ def phase_source(keys, fetch, search, build, acted, settled=(), max_concurrency=
     round, so the GET, with nothing to complete, is never worse; from two jobs on the search costs fewer calls
     every round it is not the last.  ``settled`` phases (final ones among those waited for) are in ``acted`` or not:
     either way a job seen in one by a search is done, its GET to come (module docstring).
+
+    When the jobs were selected by a name, ``named(deadline, pages)`` searches that name (every page; ``{id:
+    document}``, ``pages`` receiving the requests it took) and ``name_pages`` is what that cost the last time: a round
+    searches by name while that is fewer requests than the searches by id (4 pages of 50 for 200 jobs of one name,
+    against 20), and by id once the jobs still watched take fewer.
     """
     v2 = [key for key in keys if isinstance(key, str)]
     if len(v2) >= SEARCH_MIN_JOBS:
-        return SearchPhases(search, build, fetch, acted, settled, len(v2), max_concurrency=max_concurrency, clock=clock)
+        return SearchPhases(search, build, fetch, acted, settled, len(v2), max_concurrency=max_concurrency, clock=clock, named=named, name_pages=name_pages)
     return GetPhases(fetch, settled)

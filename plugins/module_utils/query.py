@@ -217,17 +217,36 @@ def phase_source(
     clock=time.monotonic,
     include_tokens=False,
     tokens=None,
+    name=None,
+    name_pages=None,
 ):
     """The ``observer`` phase source for watching ``keys`` through ``client``: how a wait or the event source learns
     phases (bulk search or one GET per job).  ``acted`` are the phases whose item must be a GET's, ``settled`` those
     whose GET may come in a later round (``observer``); ``fetch(keys, deadline)`` is the caller's GET of many jobs
-    (``{key: item or exception}``, as :func:`fetch_item` builds them)."""
+    (``{key: item or exception}``, as :func:`fetch_item` builds them).  ``name``: the name the jobs were selected by,
+    whose search (``name_pages`` requests the last time) may read their phases in fewer requests than by id."""
     from ansible_collections.modelarts.training.plugins.module_utils import observer  # pylint: disable=import-outside-toplevel
 
     def build(document, key):
         return search_item(document, key, validate=validate, fail_on=fail_on, include_tokens=include_tokens, tokens=tokens)
 
-    return observer.phase_source(keys, fetch, client.search_training_jobs_by_id, build, acted, settled, max_concurrency=max_concurrency, clock=clock)
+    def named(deadline, pages):
+        from ansible_collections.modelarts.training.plugins.module_utils.search import documents_by_id  # pylint: disable=import-outside-toplevel
+
+        return documents_by_id(client.search_training_jobs(name, deadline=deadline, pages=pages))
+
+    return observer.phase_source(
+        keys,
+        fetch,
+        client.search_training_jobs_by_id,
+        build,
+        acted,
+        settled,
+        max_concurrency=max_concurrency,
+        clock=clock,
+        named=named if name is not None else None,
+        name_pages=name_pages,
+    )
 
 
 def _mask_error(error, include_tokens, tokens=None):
@@ -320,6 +339,8 @@ def query_jobs(
     include_tokens=False,
     grace=None,
     tokens=None,
+    name=None,
+    name_pages=None,
 ):
     """Fetch the jobs of ``keys`` concurrently over the client's one session; wait when asked.
 
@@ -329,7 +350,7 @@ def query_jobs(
     may run ``grace`` seconds past it (default: one ``request_timeout``).  Transient errors and a few
     not-founds right after creation are tolerated, and any job reaching a ``fail_on`` phase ends the
     wait at once.  ``initial`` may hold items (or errors) already known from a name search made
-    after ``start``, keyed like ``keys``.
+    after ``start``, keyed like ``keys``; ``name`` is then that name, and ``name_pages`` the requests its search took.
     """
     keys = list(dict.fromkeys(keys))
     start = clock() if start is None else start
@@ -364,6 +385,8 @@ def query_jobs(
         clock=clock,
         include_tokens=include_tokens,
         tokens=tokens,
+        name=name,
+        name_pages=name_pages,
     )
     seen_throttled = [client.throttled]
 
@@ -407,14 +430,15 @@ def query_jobs(
     return QueryResult(items, False, outcome.message(limit=MESSAGE_JOBS_SHOWN), errors, outcome, job_messages=lines)
 
 
-def keys_for_name(client, name, validate="strict", fail_on=DEFAULT_FAIL_ON, deadline=None, include_tokens=False, tokens=None):
+def keys_for_name(client, name, validate="strict", fail_on=DEFAULT_FAIL_ON, deadline=None, include_tokens=False, tokens=None, pages=None):
     """Keys and items of the v2 jobs named exactly ``name`` (every page of the search API).
 
     Returns ``(keys, found)``: ``found[key]`` is the job's item, or the ``SchemaValidationError`` of a
     document that breaks the schema under ``validate=strict`` - one bad document never hides the
-    others.  A document without a readable id cannot be keyed and is reported under ``("search", n)``.
+    others.  A document without a readable id cannot be keyed and is reported under ``("search", n)``.  ``pages``, a
+    list, receives how many requests the search took.
     """
-    documents = client.search_training_jobs(name, deadline=deadline)
+    documents = client.search_training_jobs(name, deadline=deadline, pages=pages)
     found = {}
     for index, document in enumerate(documents):
         ref = _document_ref(document, index)
@@ -600,8 +624,9 @@ class Query(object):
 
         return fetch_concurrently(keys, fetch_one, max_concurrency=settings.max_concurrency, deadline=deadline, clock=self.clock)
 
-    def search(self, name, deadline=None):
-        """``(keys, found)`` for the v2 jobs named ``name``: ``found[key]`` is an item or the schema error of that one job."""
+    def search(self, name, deadline=None, pages=None):
+        """``(keys, found)`` for the v2 jobs named ``name``: ``found[key]`` is an item or the schema error of that one job
+        (``pages``, a list, receives how many requests the search took)."""
         settings = self.settings
         return keys_for_name(
             self.client,
@@ -611,6 +636,7 @@ class Query(object):
             deadline=deadline,
             include_tokens=settings.include_endpoint_tokens,
             tokens=self.endpoint_tokens,
+            pages=pages,
         )
 
     def diagnose(self, items, deadline=None):
@@ -674,8 +700,8 @@ class Query(object):
 
     # -- what the module and the lookup call ----------------------------------------------------
 
-    def _find_named(self, name, start):
-        """``(keys, found)`` of the jobs named ``name`` (see :meth:`search`).
+    def _find_named(self, name, start, pages=None):
+        """``(keys, found)`` of the jobs named ``name`` (see :meth:`search`; ``pages`` receives each search's requests).
 
         Without ``wait``, one search.  With it, a name no job has yet is not an answer (a misspelt name
         must never open a gate): the search is repeated on the waiter's schedule until a job has the
@@ -685,7 +711,7 @@ class Query(object):
         """
         settings = self.settings
         if not settings.wait:
-            return self.search(name, None)
+            return self.search(name, None, pages)
         waiter = _waiter()
         deadline = start + settings.wait_timeout
         grace = float(self.client.params["request_timeout"])
@@ -695,7 +721,7 @@ class Query(object):
         while True:
             searches += 1
             try:
-                keys, found = self.search(name, deadline + grace if last else deadline)
+                keys, found = self.search(name, deadline + grace if last else deadline, pages)
                 failure = None
             except ModelArtsError as error:
                 if not error.transient:
@@ -726,11 +752,11 @@ class Query(object):
         settings = self.settings
         selection = self.selection
         start = self.clock()
-        keys, initial = selection.keys, None
+        keys, initial, pages = selection.keys, None, []
         warnings = list(self.warnings)
         if selection.name is not None:
             try:
-                keys, initial = self._find_named(selection.name, start)
+                keys, initial = self._find_named(selection.name, start, pages)
             except ModelArtsError as error:
                 return QueryResult([], False, str(error), {"search": error}, warnings=warnings, single=selection.single)
             warnings.extend(str(value) for value in initial.values() if isinstance(value, UnidentifiedJobError))
@@ -751,6 +777,8 @@ class Query(object):
             start=start,
             include_tokens=settings.include_endpoint_tokens,
             tokens=self.endpoint_tokens,
+            name=selection.name,
+            name_pages=pages[-1] if pages else None,
         )
         result.single = selection.single
         grace = float(self.client.params["request_timeout"])

@@ -42,8 +42,9 @@ def _repeats_most_of(items, ids):
     return bool(known) and 2 * sum(1 for job_id in known if job_id in ids) > len(known)
 
 
-def jobs_named(post, name, page_size=50, max_pages=200):
-    """All v2 jobs whose name is exactly ``name``, following every page of the search API.
+def jobs_named(post, name, page_size=50, max_pages=200, pages=None):
+    """All v2 jobs whose name is exactly ``name``, following every page of the search API.  ``pages``, a list,
+    receives the number of requests it took (what the next search of the name will cost, about).
 
     The API's ``name`` filter matches substrings, so the exact match is applied here.  ``offset``
     is a page index in the SDK's model (0 = first page); an older edition of the API reference
@@ -92,12 +93,24 @@ def jobs_named(post, name, page_size=50, max_pages=200):
         # The page that told the readings apart may hold nothing new (jobs created meanwhile shift it).
         stale = fresh == 0 and not (item_offsets and request == 1)
         if not items or len(items) < page_size or stale or (total is not None and seen >= total):
+            if pages is not None:
+                pages.append(request + 1)
             return found
         offset = covered if item_offsets else offset + 1
     raise ModelArtsError(
         "search training jobs named '%s': more than %d pages of %d results (the service's name filter matches substrings; %d jobs seen), "
         "so the search was stopped rather than answer with part of the jobs" % (label(name), max_pages, page_size, seen)
     )
+
+
+def documents_by_id(documents):
+    """``{id: document}`` of the ``documents`` with a readable ``metadata.id`` (the first of any id given twice)."""
+    found = {}
+    for document in documents:
+        job_id = _metadata_id(document)
+        if job_id is not None and job_id not in found:
+            found[job_id] = document
+    return found
 
 
 # The most ids one filter takes (the Terraform provider's documentation of the search API; the emulator

@@ -21,11 +21,11 @@ JOBS = 30
 RUNNING = [1 + index % 4 for index in range(JOBS)]
 
 
-def add_jobs(emulator, prefix, count, last=lambda index: "Completed"):
+def add_jobs(emulator, prefix, count, last=lambda index: "Completed", **extra):
     ids = [unique_id("%s-%02d" % (prefix, index)) for index in range(count)]
     emulator.add_jobs(
         [
-            {"id": job, "name": prefix, "timeline": [{"phase": "Pending", "polls": 1}, {"phase": "Running", "polls": RUNNING[index]}, last(index)]}
+            dict(extra, id=job, name=prefix, timeline=[{"phase": "Pending", "polls": 1}, {"phase": "Running", "polls": RUNNING[index]}, last(index)])
             for index, job in enumerate(ids)
         ]
     )
@@ -156,6 +156,40 @@ def test_a_wait_that_ends_on_a_failure_completes_every_item_with_a_get(emulator,
     items = dict((item["id"], item) for item in result["training_jobs"])
     assert items[ids[0]]["phase"] == "Failed" and items[ids[0]]["failure_reason"]
     assert all(items[job]["details"]["metadata"]["id"] == job for job in ids)
+
+
+@pytest.mark.parametrize("throttling", [False, True], ids=["steady", "throttled"], indirect=True)
+def test_a_wait_by_name_searches_the_name_while_that_costs_fewer_requests_than_ids(emulator, run_playbook, tmp_path, throttling):
+    name = unique_id("bulk-name")
+    ids = add_jobs(emulator, name, JOBS, search_counts_as_poll=True)  # a search of the name is a poll of each job
+    task = dict(emulator_connection(emulator), name=name, wait=True, wait_sleep=0.05, wait_sleep_max=0.05, wait_timeout=120)
+    playbook = [
+        {
+            "hosts": "localhost",
+            "gather_facts": False,
+            "tasks": [
+                {"modelarts.training.modelarts_training_job_info": task, "register": "result"},
+                {"ansible.builtin.copy": {"content": "{{ result | to_json }}", "dest": "result.json"}},
+            ],
+        }
+    ]
+    process = run_playbook(playbook)
+    assert process.returncode == 0, process.stdout + process.stderr
+    items = json.loads((tmp_path / "result.json").read_text())["training_jobs"]
+    assert sorted(item["id"] for item in items) == sorted(ids) and all(item["phase"] == "Completed" for item in items)
+    assert all(item["details"]["metadata"]["id"] == item["id"] for item in items)
+    by_name = [
+        entry
+        for entry in emulator.requests(path="/training-job-searches")
+        if entry["status"] == 200 and {"key": "name", "operator": "like", "value": [name]} in ((entry.get("body") or {}).get("filters") or [])
+    ]
+    by_id, gets, _throttled = requests_for(emulator, ids)
+    # Round 1 is the search that found the 30 jobs (one page).  Round n > 1 watches the jobs not done before it (job i
+    # is done at round 3 + i % 4) and searches the name (1 page) while the searches by id would take more requests.
+    watched = [sum(1 for running in RUNNING if running + 2 >= n) for n in range(2, max(RUNNING) + 3)]
+    assert len(by_name) == 1 + sum(1 for count in watched if math.ceil(count / 10) > 1)
+    assert len(by_id) == sum(math.ceil(count / 10) for count in watched if math.ceil(count / 10) <= 1)
+    assert sorted(gets) == sorted(ids), "every job's own document, once"
 
 
 @pytest.fixture(scope="module")

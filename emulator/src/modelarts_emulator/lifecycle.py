@@ -215,7 +215,7 @@ class Lifecycle:
     def poll(self, now, bulk=False):
         """Count one poll of this job and return its Snapshot, or None when it is 'not found' yet.
 
-        ``bulk``: the poll is a search by id that returned the job.  A GET that follows such a poll,
+        ``bulk``: the poll is a search that returned the job (by id, or one counted as a poll).  A GET that follows such a poll,
         with no other poll between, is the client reading the full document of what the search
         showed: it is not counted again, so one observation costs one step whichever way it is made.
         """

@@ -284,13 +284,14 @@ def v2_search(state, exchange, match):
         matched.sort(key=lambda js: (js[1].created_ms, js[0].v2_id), reverse=reverse)
     # offset is a page index (the SDK's model); an older edition of the API reference calls it an item offset.
     first = offset if state.settings["search_offset"] == "item" else offset * limit
-    # A search by id asks about those very jobs: it is a poll of each job it returns (in bulk).
+    # A search by id asks about those very jobs: it is a poll of each job it returns (in bulk: the GET that follows
+    # reads the same step).  Any other search is one where the setting or the job says so.
     by_id = any(key == "id" and operator == "in" for key, operator, _values in filters)
     items = []
     for job, snapshot in matched[first : first + limit]:
         counts = job.search_counts_as_poll if job.search_counts_as_poll is not None else state.settings["search_counts_as_poll"]
         if counts or by_id:
-            snapshot = job.lifecycle.poll(now, bulk=by_id) or snapshot
+            snapshot = job.lifecycle.poll(now, bulk=True) or snapshot
         items.append(documents.v2_document(job, snapshot))
     doc = {"total": len(matched), "count": len(items), "limit": limit, "offset": offset, "sort_by": sort_by, "order": order, "group_by": "", "items": items}
     return finish(Response(200, json_bytes(doc), document=doc, api="search"), fault)

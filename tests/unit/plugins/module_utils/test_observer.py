@@ -323,3 +323,87 @@ def test_a_confirmation_answered_beyond_the_keys_asked_is_judged_again():
 def test_a_source_that_never_confirms_never_opens_the_gate():
     result, clock = run_wait(lambda keys, deadline: dict((key, {"phase": "Completed"}) for key in keys), lambda: {"a": None}, timeout=30)
     assert result.outcome == waiter.OUTCOME_TIMEOUT and clock.now <= 30
+
+
+# -- jobs selected by a name: one search of the name a round while it costs fewer requests than by id -------------------
+
+
+class NamedService(Service):
+    """A service whose jobs share a name; ``pages`` is what a search of the name costs (requests)."""
+
+    def __init__(self, phases, pages, error=None, **kwargs):
+        super().__init__(phases, **kwargs)
+        self.pages = pages
+        self.error = error
+        self.named_calls = 0
+
+    def named(self, deadline, pages):
+        self.named_calls += 1
+        pages.append(self.pages)
+        if self.error is not None:
+            raise self.error
+        return dict((key, {"id": key, "phase": phase, "from": "name"}) for key, phase in self.phases.items() if key not in self.hidden)
+
+    def source(self, keys, acted=ACTED, name_pages=None):
+        return observer.phase_source(keys, self.fetch, self.search, self.build, acted, ("Completed",), named=self.named, name_pages=name_pages)
+
+
+def test_200_jobs_of_one_name_cost_the_names_4_pages_a_round_not_20_searches():
+    keys = ids(200)
+    service = NamedService(dict((key, "Running") for key in keys), pages=4)
+    source = service.source(keys, name_pages=4)
+    answers = source.observe(keys)
+    assert service.named_calls == 1 and service.searches == [] and service.gets == []
+    assert all(answers[key]["from"] == "name" for key in keys)
+
+
+def test_the_name_gives_way_to_ids_once_the_jobs_still_watched_take_fewer_requests():
+    keys = ids(200)
+    service = NamedService(dict((key, "Running") for key in keys), pages=4)
+    source = service.source(keys, name_pages=4)
+    source.observe(keys[:40])  # 4 searches by id cost what the name costs: by id
+    assert service.named_calls == 0 and len(service.searches) == 4
+    source.observe(keys[:41])  # 5 searches by id: the name is cheaper
+    assert service.named_calls == 1 and len(service.searches) == 4
+
+
+def test_without_the_names_cost_known_the_search_is_by_id():
+    keys = ids(30)
+    service = NamedService(dict((key, "Running") for key in keys), pages=1)
+    service.source(keys).observe(keys)
+    assert service.named_calls == 0 and len(service.searches) == 3
+
+
+def test_the_names_cost_is_learnt_from_each_search_of_it():
+    keys = ids(30)
+    service = NamedService(dict((key, "Running") for key in keys), pages=1)
+    source = service.source(keys, name_pages=1)
+    service.pages = 5  # many more jobs took the name meanwhile
+    source.observe(keys)
+    assert service.named_calls == 1 and source.name_pages == 5
+    source.observe(keys)
+    assert service.named_calls == 1 and len(service.searches) == 3
+
+
+def test_a_watched_job_the_name_search_lacks_is_read_by_get_and_settled_ones_wait_for_room():
+    keys = ids(30)
+    phases = dict((key, "Running") for key in keys)
+    phases.update({"job-000": "Completed", "job-001": "Completed", "job-002": "Failed"})
+    service = NamedService(phases, pages=1, hidden={"job-003"})
+    answers = service.source(keys, name_pages=1).observe(keys)
+    # Budget 4: 1 page, the failed job and the missing one (GETs that cannot wait), one settled job with the room left.
+    assert sorted(service.gets) == ["job-000", "job-002", "job-003"]
+    assert answers["job-001"]["from"] == "name" and answers["job-002"]["from"] == "get" and answers["job-003"]["from"] == "get"
+
+
+@pytest.mark.parametrize("transient", [True, False])
+def test_a_failed_search_of_the_name_is_each_jobs_error_or_turns_the_search_off(transient):
+    keys = ids(30)
+    error = ModelArtsError("refused", status=503 if transient else 403, transient=transient)
+    service = NamedService(dict((key, "Running") for key in keys), pages=1, error=error)
+    source = service.source(keys, name_pages=1)
+    answers = source.observe(keys)
+    if transient:
+        assert all(answers[key] is error for key in keys) and service.gets == [] and source.disabled is None
+    else:
+        assert source.disabled is error and sorted(service.gets) == keys and all(answers[key]["from"] == "get" for key in keys)
