@@ -136,7 +136,8 @@ def run_wait(emu, mode, count, throttled, tag, by_name=False):
     per_round = [b - a for a, b in zip(rounds, rounds[1:])]
     searches, gets, throttles = api_calls(emu, mark, prefix)
     outcome.items.sort(key=lambda item: item["id"])  # a name search lists the newest first
-    correct = [item["id"] for item in outcome.items] == ids and outcome.ok and all(item["phase"] == "Completed" and item["details"]["status"]["phase"] == "Completed" for item in outcome.items)
+    correct = [item["id"] for item in outcome.items] == ids and outcome.ok
+    correct = correct and all(item["phase"] == "Completed" and item["details"]["status"]["phase"] == "Completed" for item in outcome.items)
     # A job is seen Completed at its lifecycle's step; when the search saw it so in a round without room for its GET,
     # the GET that confirms it comes in a later round and is one more request (poll) of the job.
     expected_polls = [spec["timeline"][0]["polls"] + spec["timeline"][1]["polls"] + 1 for spec in specs]
@@ -388,7 +389,7 @@ def main():
             for throttled in (False, True):
                 for mode in ("before", "after"):
                     tag += 1
-                    for by_name in ((False, True) if "wait" in groups else ()):
+                    for by_name in (False, True) if "wait" in groups else ():
                         result = run_wait(emu, mode, options.wait_jobs, throttled, "%02d" % tag, by_name)
                         print(json.dumps(dict((k, v) for k, v in result.items() if k != "attempts_per_round")), flush=True)
                         results.append(result)

@@ -113,6 +113,15 @@ def test_search_does_not_count_as_poll_unless_asked(emu, client):
     assert phases == ["Creating", "Pending", "Running"]
 
 
+def test_a_search_that_counts_as_a_poll_is_read_again_by_the_get_right_after_it(emu, client):
+    """Like a search by id: the GET that follows reads the step the search showed, and the next GET moves on."""
+    name = [{"key": "name", "operator": "in", "value": ["polls-to-completed"]}]
+    emu.settings(search_counts_as_poll=True)
+    job = client.search({"filters": name}).json()["items"][0]
+    assert job["status"]["phase"] == "Creating"
+    assert _phases(client, job["metadata"]["id"], 2) == ["Creating", "Pending"]
+
+
 def test_jobs_added_at_run_time(emu, client):
     emu.add_jobs([{"id": "77777777-0000-4000-8000-000000000001", "name": "added-later", "timeline": [{"phase": "Pending", "polls": 1}, "Completed"]}])
     assert _phases(client, "77777777-0000-4000-8000-000000000001", 2) == ["Pending", "Completed"]

@@ -16,16 +16,17 @@ would give.  Which way the phases were learned is the source's business:
   as a missing ``trainJob:list`` permission, a refused filter, or an answer holding jobs that were not
   asked for: a service that does not filter by id) turns the source into one GET per job for the rest
   of the call, so correctness never depends on the search; a throttled or failing search (retried by the
-  client first) gives its error to each job of that request, like a failed GET.
+  client first) gives its error to each job of that request, like a failed GET.  Jobs selected by a name
+  are searched by that name instead (every page) while it takes fewer requests than by id.
 
 ``settled`` phases (the wait's ``wait_for`` phases that are final: a job never leaves them) need no GET in the
 round the search shows them: the job is done in that round, as far as the search can tell, and stays
 *unconfirmed* until its own GET reads it.  That GET fills the room a round's searches leave
 (:meth:`SearchPhases.observe` answers for those jobs too, beyond the keys asked), so that no round costs more
 than :func:`round_budget` calls (the searches of every watched job plus :data:`ROUND_HEADROOM` of them) for GETs
-the caller could wait for; a GET that cannot wait (a job ending the wait, missing from the search, or asked for
-by name: the waiter confirms what is still unconfirmed before it calls a wait satisfied) is sent whatever the
-room.  So a gate opens on jobs' own GETs only, never on a search alone.
+the caller could wait for; a GET that cannot wait (a job ending the wait, missing from the search, or an
+unconfirmed job the caller asks about again: the waiter does so before it calls a wait satisfied) is sent
+whatever the room.  So a gate opens on jobs' own GETs only, never on a search alone.
 
 ``adopt(items)`` takes items learned from a search outside the source (the name search a wait starts with) as
 search items.  ``complete(deadline)`` GETs the jobs whose last item came from a search, so that a result ends
