@@ -66,9 +66,9 @@ options:
   wait:
     description:
       - Poll until every job is in a O(wait_for) phase; fail the lookup at once when any reaches a O(fail_on) phase.
-      - With two or more v2 jobs, each round learns the phases through the search API, one request per 10 jobs (or one
-        search of the O(name) the jobs were selected by, while that takes fewer requests); every item returned is still
-        the job's own document, and the wait is satisfied only once each job's own GET shows it in O(wait_for).
+      - With two or more v2 jobs, each round learns the phases through the search API, one request per 10 jobs; every
+        item returned is still the job's own document, and the wait is satisfied only once each job's own GET shows it
+        in O(wait_for).
     type: bool
     default: false
   wait_for:
