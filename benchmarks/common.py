@@ -205,7 +205,8 @@ def add_what_if_plugins(base):
 
 # Ansible's floor for carrying the same documents (issue 14): a module and a lookup that return the
 # collection's own items, read from a file the benchmark wrote before the rounds (``capture_items``),
-# with no HTTP, no validation and no collection code at all. What they cost is what ansible-core
+# with no HTTP, no validation and no collection code at all. With ``single`` it also returns the
+# first item as ``training_job``, as the module does for ``training_job_id``. What they cost is what ansible-core
 # costs to start a plain module or lookup and to carry these items to the play; no module or
 # lookup returning the same items can be faster than that. Written into the staged collection only.
 FLOOR_MODULE = "bench_floor_module"
@@ -222,7 +223,9 @@ from ansible.module_utils.basic import AnsibleModule
 
 
 def main():
-    module = AnsibleModule(argument_spec=dict(items_file=dict(type="path", required=True), count=dict(type="int", required=True)))
+    module = AnsibleModule(
+        argument_spec=dict(items_file=dict(type="path", required=True), count=dict(type="int", required=True), single=dict(type="bool", default=False))
+    )
     items = []
     with open(module.params["items_file"], encoding="utf-8") as handle:
         for line in handle:
@@ -231,6 +234,8 @@ def main():
             items.append(json.loads(line.partition("\\t")[2]))
     if len(items) < module.params["count"]:
         module.fail_json(msg="items_file holds %d items, count is %d" % (len(items), module.params["count"]))
+    if module.params["single"]:
+        module.exit_json(changed=False, training_jobs=items, training_job=items[0])
     module.exit_json(changed=False, training_jobs=items)
 
 
