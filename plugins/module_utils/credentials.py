@@ -29,7 +29,7 @@ import os
 import threading
 
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
-from ansible_collections.modelarts.training.plugins.module_utils.options import REGION_PATTERN, ConnectionConfigError, describe
+from ansible_collections.modelarts.training.plugins.module_utils.options import AGENCY_OPTIONS, REGION_PATTERN, ConnectionConfigError, describe
 from ansible_collections.modelarts.training.plugins.module_utils.text import label
 
 # Renew when less than this many seconds, or a third of the lifetime, remains (whichever is shorter).
@@ -342,8 +342,6 @@ class Renewing(object):
 
 # The kinds whose credentials are given as they are (Static); the others are obtained (credential_sources).
 STATIC_KINDS = ("aksk", "auth_token")
-# Options that wrap any provider in an agency (credential_sources.Agency).
-AGENCY_OPTIONS = ("agency_name", "agency_domain_name", "agency_duration")
 
 
 def option_value(values, name):
