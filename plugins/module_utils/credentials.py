@@ -3,9 +3,9 @@
 """Credentials and how they stay valid while a wait lasts for days: the core every call uses.
 
 Each source is one small *provider* with ``name``, ``refreshable`` and ``obtain(transport, deadline)``,
-which answers a :class:`Credentials`.  This file holds the two that every task may use without a
-request of their own, :class:`Static` (AK/SK with or without a security token, or an ``auth_token``, as
-given), and what all providers share; the sources that obtain credentials from a service or a file
+which answers a :class:`Credentials`.  This file holds the provider of credentials given as they are,
+which needs no request of its own, :class:`Static` (AK/SK with or without a security token, or an
+``auth_token``), and what all providers share; the sources that obtain credentials from a service or a file
 (IAM password, the SDK's credentials file, a federated or OIDC id token, CCE pod identity, instance
 metadata, an agency, and :func:`~credential_sources.default_chain`) are in ``credential_sources.py``,
 imported only when a task uses one of them: AnsiballZ compiles every module_utils file a module
