@@ -205,7 +205,8 @@ def add_what_if_plugins(base):
 
 # Ansible's floor for carrying the same documents (issue 14): a module and a lookup that return the
 # collection's own items, read from a file the benchmark wrote before the rounds (``capture_items``),
-# with no HTTP, no validation and no collection code at all. What they cost is what ansible-core
+# with no HTTP, no validation and no collection code at all. With ``single`` it also returns the
+# first item as ``training_job``, as the module does for ``training_job_id``. What they cost is what ansible-core
 # costs to start a plain module or lookup and to carry these items to the play; no module or
 # lookup returning the same items can be faster than that. Written into the staged collection only.
 FLOOR_MODULE = "bench_floor_module"
@@ -222,7 +223,9 @@ from ansible.module_utils.basic import AnsibleModule
 
 
 def main():
-    module = AnsibleModule(argument_spec=dict(items_file=dict(type="path", required=True), count=dict(type="int", required=True)))
+    module = AnsibleModule(
+        argument_spec=dict(items_file=dict(type="path", required=True), count=dict(type="int", required=True), single=dict(type="bool", default=False))
+    )
     items = []
     with open(module.params["items_file"], encoding="utf-8") as handle:
         for line in handle:
@@ -231,6 +234,8 @@ def main():
             items.append(json.loads(line.partition("\\t")[2]))
     if len(items) < module.params["count"]:
         module.fail_json(msg="items_file holds %d items, count is %d" % (len(items), module.params["count"]))
+    if module.params["single"]:
+        module.exit_json(changed=False, training_jobs=items, training_job=items[0])
     module.exit_json(changed=False, training_jobs=items)
 
 
@@ -270,16 +275,19 @@ class LookupModule(LookupBase):
 )
 
 
-# The floor of one GET with ``requests`` (issue 14, goal "one module task <= one uri task"): a plain
-# module that imports ``requests``, GETs one job with the IAM token and returns the document, either
-# as ``uri`` does (``json``) or under the module's two keys (``training_job`` and ``training_jobs``,
-# which the interface fixes). It has no collection code: no option resolution, validation or
-# normalisation. Between ``uri`` and it is the transport library; between it and the module, the
-# collection's own code.
+# The floor of the GETs with ``requests`` (issue 14, goal "one module task <= one uri task"; issue 24): a
+# plain module that imports ``requests``, GETs the jobs with the IAM token and returns the documents,
+# either as ``uri`` does (``json``, one job) or under the module's keys (``training_job`` and
+# ``training_jobs``, which the interface fixes). With ``base_url`` and ``ids`` it GETs every job over
+# one session, 16 at a time, as the module does by default, and returns the documents as
+# ``training_jobs``. It has no collection code: no option resolution, signing, validation,
+# normalisation or masking. Between ``uri`` and it is the transport library; between it and the
+# module, the collection's own code.
 REQUESTS_FLOOR_MODULE = "bench_requests_floor"
 _REQUESTS_FLOOR_SOURCE = """# Benchmark-only plugin written by benchmarks/common.py into a staged copy; not part of the collection.
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 
 import requests
 
@@ -288,16 +296,33 @@ from ansible.module_utils.basic import AnsibleModule
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(url=dict(type="str", required=True), token=dict(type="str", required=True, no_log=True), ca_path=dict(type="path"),
-                           both_keys=dict(type="bool", default=False))
+        argument_spec=dict(url=dict(type="str"), base_url=dict(type="str"), ids=dict(type="list", elements="str"),
+                           token=dict(type="str", required=True, no_log=True), ca_path=dict(type="path"), both_keys=dict(type="bool", default=False)),
+        required_one_of=[("url", "ids")], mutually_exclusive=[("url", "ids")], required_together=[("base_url", "ids")],
     )
-    response = requests.get(module.params["url"], headers={"X-Auth-Token": module.params["token"]}, verify=module.params["ca_path"] or True, timeout=30)
-    if response.status_code != 200:
-        module.fail_json(msg="HTTP %d" % response.status_code)
-    document = json.loads(response.content)
-    if module.params["both_keys"]:
-        module.exit_json(changed=False, training_job=document, training_jobs=[document])
-    module.exit_json(changed=False, json=document)
+    params = module.params
+    verify = params["ca_path"] or True
+    if params["url"]:
+        response = requests.get(params["url"], headers={"X-Auth-Token": params["token"]}, verify=verify, timeout=30)
+        if response.status_code != 200:
+            module.fail_json(msg="HTTP %d" % response.status_code)
+        document = json.loads(response.content)
+        if params["both_keys"]:
+            module.exit_json(changed=False, training_job=document, training_jobs=[document])
+        module.exit_json(changed=False, json=document)
+    session = requests.Session()
+    session.trust_env = False
+
+    def get(job_id):
+        response = session.get("%s/%s" % (params["base_url"], job_id), headers={"X-Auth-Token": params["token"]}, verify=verify, timeout=30)
+        if response.status_code != 200:
+            raise RuntimeError("HTTP %d" % response.status_code)
+        return json.loads(response.content)
+
+    with ThreadPoolExecutor(max_workers=min(16, len(params["ids"]))) as pool:
+        documents = list(pool.map(get, params["ids"]))
+    session.close()
+    module.exit_json(changed=False, training_jobs=documents)
 
 
 if __name__ == "__main__":

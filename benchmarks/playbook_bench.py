@@ -27,7 +27,9 @@ Measured task kinds:
   (``common.capture_items``), with no HTTP and no collection code (``common.add_floor_plugins``).
 
 The what-if and ``details_paths`` kinds run only in the blocks they are compared in: the fan-out
-block of the largest module size and the lookup blocks.
+block of the largest module size and the lookup blocks. The ``floor`` group (issue 24) puts the
+module (both credential kinds) next to ``module_floor`` returning the very same result, in blocks
+of 1 job and of 200 jobs.
 """
 
 import json
@@ -74,6 +76,12 @@ SINGLE_KINDS = ("module_token", "module_aksk", "uri", "requests_floor", "request
 # The module kinds compared with the uri loop and the module at the largest fan-out size only.
 TOP_KINDS = ("module_aksk", "module_token_nodetails", "module_token_paths", "module_floor")
 LOOKUP_KINDS = ("lookup", "lookup_phase", "lookup_nodetails", "lookup_paths", "lookup_floor")
+# The single task against Ansible's floor (issue 24): the module with both credential kinds and the
+# floor module returning the very same result (``single`` for one job), in blocks of each size; and
+# the requests floor (the same GETs with the token, the documents returned as they are), which
+# bounds what any module using ``requests`` could reach.
+FLOOR_KINDS = ("module_token", "module_aksk", "module_floor", "requests_floor_both")
+FLOOR_SIZES = (1, 200)
 # The details_paths of the module_token_paths and lookup_paths kinds.
 PATHS = ["metadata.name", "status.phase", "status.duration"]
 
@@ -105,10 +113,15 @@ def task_for(kind, size, name, ids_var="bulk_ids"):
         module = WHAT_IF_MODULE if kind == "module_token_nodetails" else "modelarts_training_job_info"
         return {"name": name, "modelarts.training." + module: options}
     if kind in ("requests_floor", "requests_floor_both"):
-        options = {"url": "{{ base }}/%s" % ids, "token": "{{ token }}", "ca_path": "{{ ca_file }}", "both_keys": kind == "requests_floor_both"}
+        options = {"token": "{{ token }}", "ca_path": "{{ ca_file }}", "both_keys": kind == "requests_floor_both"}
+        if size == 1:
+            options["url"] = "{{ base }}/%s" % ids
+        else:
+            options.update(base_url="{{ base }}", ids=ids)
         return {"name": name, "modelarts.training." + REQUESTS_FLOOR_MODULE: options}
     if kind == "module_floor":
-        return {"name": name, "modelarts.training." + FLOOR_MODULE: {"items_file": "{{ floor_items_file }}", "count": size}}
+        options = {"items_file": "{{ floor_items_file }}", "count": size, "single": size == 1}
+        return {"name": name, "modelarts.training." + FLOOR_MODULE: options}
     if kind == "uri":
         task = {
             "name": name,
@@ -205,12 +218,13 @@ def ansible_env(collections_base, home, timer_file):
     return env
 
 
-def plan(groups, single_reps, module_sizes, uri_sizes, lookup_reps):
+def plan(groups, single_reps, module_sizes, uri_sizes, lookup_reps, floor_reps=0):
     """The measured tasks of one round as blocks: a list of lists of ``(kind, size, name)``.
 
     A block holds the tasks that are compared with each other (one module task and one uri task
     doing the same GET; the module and the uri loop over the same n jobs; the lookup with 1 and
-    with 50 terms). Blocks are shuffled per round and so are the tasks within a block, but a block's
+    with 50 terms; the module and the floor module returning the same result). Blocks are shuffled
+    per round and so are the tasks within a block, but a block's
     tasks run next to each other, so each ratio compares tasks that met the same machine load.
     Task names are ``group|kind|size|block``.
     """
@@ -229,6 +243,10 @@ def plan(groups, single_reps, module_sizes, uri_sizes, lookup_reps):
             if size in uri_sizes:
                 block.append(("uri", size, "fanout|uri|%d|0" % size))
             blocks.append(block)
+    if "floor" in groups:
+        for rep in range(floor_reps):
+            for size in FLOOR_SIZES:
+                blocks.append([(kind, size, "floor|%s|%d|%d" % (kind, size, rep)) for kind in FLOOR_KINDS])
     if "lookup" in groups:
         for rep in range(lookup_reps):
             blocks.append([(kind, size, "lookup|%s|%d|%d" % (kind, size, rep)) for kind in LOOKUP_KINDS for size in (1, 50)])
@@ -275,13 +293,13 @@ def run_round(emu, collections_base, workdir, measured, round_index, timeout=180
     return times, wall
 
 
-def run(emu, collections_base, groups, rounds, single_reps, module_sizes, uri_sizes, lookup_reps, seed=5, log=print, docsets=("bulk",)):
+def run(emu, collections_base, groups, rounds, single_reps, module_sizes, uri_sizes, lookup_reps, seed=5, log=print, docsets=("bulk",), floor_reps=0):
     """Run ``rounds`` playbook rounds per document set; return ``{docset: samples, summaries and paired ratios}``.
 
     In each round every document set gets one ``ansible-playbook`` run, in a shuffled order, so the
     document sizes are measured side by side under the same machine load.
     """
-    blocks = plan(groups, single_reps, module_sizes, uri_sizes, lookup_reps)
+    blocks = plan(groups, single_reps, module_sizes, uri_sizes, lookup_reps, floor_reps)
     rng = random.Random(seed)
     samples = dict((docset, {}) for docset in docsets)  # docset -> 'group|kind|size' -> list of [round, block, seconds]
     walls = dict((docset, []) for docset in docsets)
@@ -345,6 +363,10 @@ def analyse(samples, walls, rounds):
     add("single_requests_floor_vs_uri", "single|requests_floor|1", "single|uri|1")
     add("single_requests_floor_both_vs_uri", "single|requests_floor_both|1", "single|uri|1")
     add("single_module_token_vs_requests_floor_both", "single|module_token|1", "single|requests_floor_both|1")
+    for size in FLOOR_SIZES:
+        for kind in ("module_token", "module_aksk", "requests_floor_both"):
+            add("floor_%s_vs_module_floor_%d" % (kind, size), "floor|%s|%d" % (kind, size), "floor|module_floor|%d" % size)
+        add("floor_module_token_vs_requests_floor_both_%d" % size, "floor|module_token|%d" % size, "floor|requests_floor_both|%d" % size)
     fan_sizes = sorted(int(key.split("|")[2]) for key in series if key.startswith("fanout|module_token|"))
     uri_sizes = sorted(int(key.split("|")[2]) for key in series if key.startswith("fanout|uri|"))
     for size in fan_sizes:

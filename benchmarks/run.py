@@ -12,7 +12,10 @@ Groups (``--only``, repeatable; default all):
 * ``single``: one module task vs one ``ansible.builtin.uri`` task doing the same GET (issue 4);
 * ``fanout``: N jobs in one module task vs a ``uri`` loop over them, N up to 200, and the plot (issue 4);
 * ``lookup``: 50 terms vs 1 term in one lookup, in a playbook and in process (issue 5);
-* ``client``: queries per second of the collection's client vs a raw ``requests`` loop and the official SDK (issue 4).
+* ``client``: queries per second of the collection's client vs a raw ``requests`` loop and the official SDK (issue 4);
+* ``floor``: one module task for 1 job and for 200 jobs (``auth_token`` and AK/SK) next to the floor module
+  returning the very same result from a file, with no HTTP (issue 24):
+  ``run.py --only floor --docs full --rounds 5``.
 
 Next to the module at the largest fan-out size and to the lookup, in the same blocks (issue 14): the
 real ``details_paths`` option (three paths), the what-if copies without ``details``, and the floor,
@@ -50,13 +53,14 @@ import lookup_bench
 import playbook_bench
 import plot
 
-GROUPS = ("single", "fanout", "lookup", "client")
+GROUPS = ("single", "fanout", "lookup", "client", "floor")
 FULL = {
     "rounds": 3,
     "single_reps": 5,
     "module_sizes": [1, 10, 50, 200],
     "uri_sizes": [1, 10, 200],
     "lookup_reps": 5,
+    "floor_reps": 4,
     "client_rounds": 30,
     "client_block": 50,
     "direct_rounds": 3,
@@ -68,6 +72,7 @@ QUICK = {
     "module_sizes": [1, 10, 50, 200],
     "uri_sizes": [1, 10, 25],
     "lookup_reps": 3,
+    "floor_reps": 2,
     "client_rounds": 10,
     "client_block": 40,
     "direct_rounds": 2,
@@ -86,6 +91,10 @@ GOALS = {
     "lookup_50_vs_1": ("<=", 2.0, "50 terms in one lookup cost at most 2x one term (task time ratio, loopback)"),
     "lookup_50_vs_1_latency": ("<=", 2.0, "the same with 50 ms simulated service latency"),
     "lookup_phase_50_vs_1": ("<=", 2.0, "the same on loopback with field='phase'"),
+    "floor_module_token_vs_module_floor_1": ("<=", 1.15, "one job: module task (auth_token) at most 1.15x the floor module returning the same result"),
+    "floor_module_aksk_vs_module_floor_1": ("<=", 1.15, "one job: module task (AK/SK) at most 1.15x the floor module returning the same result"),
+    "floor_module_token_vs_module_floor_200": ("<=", 1.25, "200 jobs: module task (auth_token) at most 1.25x the floor module returning the same result"),
+    "floor_module_aksk_vs_module_floor_200": ("<=", 1.25, "200 jobs: module task (AK/SK) at most 1.25x the floor module returning the same result"),
 }
 
 
@@ -169,6 +178,30 @@ def lookup_table(title, playbooks):
             "paired: %s." % ratio_cell(ratios["lookup_floor_bound_50_vs_1"]),
         ]
     return lines + [""]
+
+
+def floor_table(playbooks):
+    """Markdown lines: the module against the floor module returning the same result, per size (issue 24)."""
+    series, ratios = playbooks["series"], playbooks["ratios"]
+    lines = [
+        "**The module against Ansible's floor** (a plain module returning the same result from a file, no HTTP; seconds per task)",
+        "",
+        "| jobs | module, `auth_token` | module, AK/SK | floor | requests floor | `auth_token` / floor | AK/SK / floor | requests floor / floor "
+        "| `auth_token` / requests floor |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for size in playbook_bench.FLOOR_SIZES:
+        cells = [fmt_spread((series.get("floor|%s|%d" % (kind, size)) or {}).get("summary")) for kind in playbook_bench.FLOOR_KINDS]
+        cells += [ratio_cell(ratios.get("floor_%s_vs_module_floor_%d" % (kind, size))) for kind in ("module_token", "module_aksk", "requests_floor_both")]
+        cells.append(ratio_cell(ratios.get("floor_module_token_vs_requests_floor_both_%d" % size)))
+        lines.append("| %d | %s |" % (size, " | ".join(cells)))
+    return lines + [
+        "",
+        "Ratios are paired (tasks run next to each other), median (min-max). Floor: a plain module returning the module's very result "
+        "from a file, no HTTP. Requests floor: a plain module doing the same GETs with `requests` and the token (16 at a time over one "
+        "session for 200 jobs) and returning the documents as they are: no option resolution, signing, validation, normalisation or masking.",
+        "",
+    ]
 
 
 FANOUT_TOP_ROWS = (
@@ -260,6 +293,9 @@ def playbook_markdown(lines, playbooks, latency, docset):
                 lines += ["", "uri loop, least-squares line per round: %s s per job, %s s fixed." % (fmt_spread(fit["slope"]), fmt_spread(fit["intercept"]))]
             lines.append("")
             goals.append((docset, "fanout_200", ratios.get("fanout_uri_vs_module_token_200") or ratios.get("fanout_uri_vs_module_token_200_extrapolated")))
+        if any(key.startswith("floor|") for key in series):
+            lines += floor_table(playbooks)
+            goals += [(docset, key, ratios.get(key)) for key in GOALS if key.startswith("floor_") and key in ratios]
         if "lookup|lookup|1" in series:
             lines += lookup_table("**Lookup in a playbook** (`set_fact` of `query(...)`, AK/SK; seconds per task)", playbooks)
             goals.append((docset, "lookup_50_vs_1", ratios.get("lookup_50_vs_1")))
@@ -403,7 +439,7 @@ def main(argv=None):
             results["docsets"] = docsets
             if "full" in docsets:
                 add_full_jobs(emu)
-            playbook_groups = [group for group in groups if group in ("single", "fanout", "lookup")]
+            playbook_groups = [group for group in groups if group in ("single", "fanout", "lookup", "floor")]
             if playbook_groups:
                 log("playbooks: %s, %d rounds per document set (%s)" % (", ".join(playbook_groups), config["rounds"], ", ".join(docsets)))
                 by_docset = playbook_bench.run(
@@ -417,6 +453,7 @@ def main(argv=None):
                     config["lookup_reps"],
                     log=log,
                     docsets=docsets,
+                    floor_reps=config["floor_reps"],
                 )
                 for docset, value in by_docset.items():
                     results["playbooks" + _suffix(docset)] = value

@@ -30,7 +30,6 @@ from ansible_collections.modelarts.training.plugins.module_utils.errors import (
     error_from_response,
 )
 from ansible_collections.modelarts.training.plugins.module_utils.iam import IamSession
-from ansible_collections.modelarts.training.plugins.module_utils import search
 from ansible_collections.modelarts.training.plugins.module_utils import watchdog as watchdog_mod
 from ansible_collections.modelarts.training.plugins.module_utils.options import (
     CONNECTION_OPTIONS,
@@ -198,6 +197,14 @@ def _new_requests_session(on_proxies=None):
             return self.send(prepared, timeout=timeout, allow_redirects=allow_redirects, stream=stream, **settings)
 
     return _Session()
+
+
+def _search():
+    """The search API's paging and id batches (``search.py``), imported by the calls that search only: AnsiballZ
+    compiles every module_utils file a module imports on each run, and reading jobs by id never searches."""
+    from ansible_collections.modelarts.training.plugins.module_utils import search  # pylint: disable=import-outside-toplevel
+
+    return search
 
 
 def transport_error(exc, operation, secrets, headers=None):
@@ -714,7 +721,7 @@ class ModelArtsClient(object):
         def post(body, operation):
             return self.request("POST", path, body=body, operation=operation, deadline=deadline)
 
-        return search.jobs_named(post, name, page_size=page_size, max_pages=max_pages, pages=pages)
+        return _search().jobs_named(post, name, page_size=page_size, max_pages=max_pages, pages=pages)
 
     def search_training_jobs_by_id(self, ids, deadline=None):
         """``{id: document}`` of the v2 jobs among ``ids`` (at most ``search.MAX_IDS``) the search API returns: one request."""
@@ -724,7 +731,7 @@ class ModelArtsClient(object):
         def post(body, operation):
             return self.request("POST", path, body=body, operation=operation, deadline=deadline)
 
-        return search.jobs_with_ids(post, ids)
+        return _search().jobs_with_ids(post, ids)
 
     @property
     def throttled(self):

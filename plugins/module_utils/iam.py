@@ -4,8 +4,9 @@
 
 The project id is given, named by the credentials (a password token's scope, a credentials file), or
 looked up once from the region (``GET /v3/projects?name=<region>``).  Credentials themselves, the
-password-issued token included, come from ``credentials.py``.  Every call goes through the client's
-own ``request`` (retries, deadline, error model), so this file knows IAM's rules and nothing of HTTP.
+password-issued token included, come from ``credentials.py`` and ``credential_sources.py``.  Every call
+goes through the client's own ``request`` (retries, deadline, error model), so this file knows IAM's
+rules and nothing of HTTP.
 """
 
 from __future__ import annotations

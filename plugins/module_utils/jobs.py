@@ -37,7 +37,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.phases import (
     V1_STATUS_NAMES,
     V1_STATUS_PHASES,
 )
-from ansible_collections.modelarts.training.plugins.module_utils.schemas import (
+from ansible_collections.modelarts.training.plugins.module_utils.schema_data import (
     MAX_DURATION_MS,
     MAX_EPOCH_MS,
     V1_JOB_VERSION_SCHEMA,

@@ -45,9 +45,9 @@ CONNECTION_OPTIONS = {
     "username": ({"type": "str"}, "HUAWEICLOUD_USERNAME"),
     "password": ({"type": "str", "no_log": True}, "HUAWEICLOUD_PASSWORD"),
     "domain_name": ({"type": "str"}, "HUAWEICLOUD_DOMAIN_NAME"),
-    # Sources the collection obtains credentials from and renews (credentials.py).  The SDK's credentials
+    # Sources the collection obtains credentials from and renews (credential_sources.py).  The SDK's credentials
     # file sits below every level, the environment included: HUAWEICLOUD_SDK_CREDENTIALS_FILE is read by
-    # the default chain (credentials.default_chain), so the option has no environment variable here.
+    # the default chain (credential_sources.default_chain), so the option has no environment variable here.
     "credentials_file": ({"type": "path"}, None),
     "idp_id": ({"type": "str"}, "HUAWEICLOUD_SDK_IDP_ID"),
     "id_token_file": ({"type": "path"}, "HUAWEICLOUD_SDK_ID_TOKEN_FILE"),

@@ -262,7 +262,7 @@ def test_the_watch_refuses_to_go_on_after_the_kill_and_closes_late_sockets():
 def test_the_metadata_probe_of_a_host_that_accepts_and_never_answers_ends_within_its_budget(tmp_path, monkeypatch):
     # No credentials anywhere: the default chain probes instance metadata. A host that accepts connections and
     # never answers (a firewall's tarpit, a transparent proxy) must cost the probe's budget, not a read timeout.
-    from ansible_collections.modelarts.training.plugins.module_utils import credentials  # pylint: disable=import-outside-toplevel
+    from ansible_collections.modelarts.training.plugins.module_utils import credential_sources, credentials  # pylint: disable=import-outside-toplevel
 
     monkeypatch.setenv("HOME", str(tmp_path))
     silent = socket.socket()
@@ -282,5 +282,5 @@ def test_the_metadata_probe_of_a_host_that_accepts_and_never_answers_ends_within
     finally:
         silent.close()
     # The probe's session-token request ends within METADATA_PROBE_WITHIN; a read timeout would be 60 s.
-    assert elapsed < credentials.METADATA_PROBE_WITHIN + LOOSE, "the probe took %.1fs" % elapsed
+    assert elapsed < credential_sources.METADATA_PROBE_WITHIN + LOOSE, "the probe took %.1fs" % elapsed
     assert "instance metadata: nothing answered at http://127.0.0.1:%d within 2s" % port in str(info.value), str(info.value)

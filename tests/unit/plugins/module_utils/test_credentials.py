@@ -21,23 +21,25 @@ from types import SimpleNamespace
 import pytest
 
 from ansible_collections.modelarts.training.plugins.module_utils import credentials as cred
-from ansible_collections.modelarts.training.plugins.module_utils.credentials import (
+from ansible_collections.modelarts.training.plugins.module_utils.credential_sources import (
     Agency,
-    Credentials,
-    CredentialsConfigError,
     CredentialsFile,
     Federated,
     InstanceMetadata,
-    NoCredentialsError,
     OidcSts,
     Password,
     PodIdentity,
     Probing,
+    default_chain,
+)
+from ansible_collections.modelarts.training.plugins.module_utils.credentials import (
+    Credentials,
+    CredentialsConfigError,
+    NoCredentialsError,
     Provider,
     Renewing,
     Static,
     Transport,
-    default_chain,
     provider_for,
     read_text_file,
     renew_time,

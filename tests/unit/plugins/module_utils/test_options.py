@@ -31,7 +31,7 @@ def test_each_credential_kind(params, kind):
 
 
 def test_no_credential_option_is_the_default_chain():
-    # Where hosts keep credentials is looked at when the client first needs them (credentials.default_chain).
+    # Where hosts keep credentials is looked at when the client first needs them (credential_sources.default_chain).
     assert check_credentials(dict(BASE)) == "default"
 
 

@@ -13,8 +13,11 @@ import os
 import pytest
 from jsonschema import Draft202012Validator
 
+from ansible_collections.modelarts.training.plugins.module_utils import jobs, schema_data
 from ansible_collections.modelarts.training.plugins.module_utils.phases import PHASES, V1_STATUS_PHASES
 from ansible_collections.modelarts.training.plugins.module_utils.schemas import (
+    MAX_DURATION_MS,
+    MAX_EPOCH_MS,
     V1_JOB_VERSION_SCHEMA,
     V2_TRAINING_JOB_SCHEMA,
     with_nullable_optionals,
@@ -268,7 +271,11 @@ def _generator():
 
 def test_docs_schema_json_equals_generator_output():
     files = _generator().expected_files()
-    assert sorted(files) == ["docs/schemas/v1_training_job_version.schema.json", "docs/schemas/v2_training_job.schema.json"]
+    assert sorted(files) == [
+        "docs/schemas/v1_training_job_version.schema.json",
+        "docs/schemas/v2_training_job.schema.json",
+        "plugins/module_utils/schema_data.py",
+    ]
     for relative, content in files.items():
         with open(os.path.join(ROOT, relative), encoding="utf-8") as handle:
             assert handle.read() == content, "%s is stale: run hacking/generate_schemas.py" % relative
@@ -278,10 +285,19 @@ def test_generated_json_is_the_python_schema():
     files = _generator().expected_files()
     assert json.loads(files["docs/schemas/v2_training_job.schema.json"]) == V2_TRAINING_JOB_SCHEMA
     assert json.loads(files["docs/schemas/v1_training_job_version.schema.json"]) == V1_JOB_VERSION_SCHEMA
-    assert all(content.endswith("}\n") and '\n  "$defs"' in content for content in files.values())
+    assert all(content.endswith("}\n") and '\n  "$defs"' in content for path, content in files.items() if path.endswith(".json"))
 
 
-@pytest.mark.parametrize("name", ["schemas.py", "validation.py", "jobs.py", "phases.py"])
+def test_schema_data_is_the_python_schema():
+    # What the module validates with (schema_data.py, generated) is what schemas.py says, in the same order.
+    assert schema_data.V2_TRAINING_JOB_SCHEMA == V2_TRAINING_JOB_SCHEMA
+    assert schema_data.V1_JOB_VERSION_SCHEMA == V1_JOB_VERSION_SCHEMA
+    assert json.dumps(schema_data.V2_TRAINING_JOB_SCHEMA) == json.dumps(V2_TRAINING_JOB_SCHEMA)
+    assert (schema_data.MAX_EPOCH_MS, schema_data.MAX_DURATION_MS) == (MAX_EPOCH_MS, MAX_DURATION_MS)
+    assert jobs.V2_TRAINING_JOB_SCHEMA is schema_data.V2_TRAINING_JOB_SCHEMA
+
+
+@pytest.mark.parametrize("name", ["schemas.py", "schema_data.py", "validation.py", "jobs.py", "phases.py"])
 def test_module_utils_parse_as_python_3_8(name):
     with open(os.path.join(ROOT, "plugins", "module_utils", name), encoding="utf-8") as handle:
         ast.parse(handle.read(), feature_version=(3, 8))
