@@ -330,13 +330,68 @@ if __name__ == "__main__":
 """
 
 
+# The floor of any HTTPS GET from Python (issue 24): the requests floor's module on the standard library alone
+# (``http.client`` and ``ssl``, one kept-alive connection per worker thread), so that neither ``requests`` nor
+# ``urllib3`` is imported. It takes the same options.
+HTTP_FLOOR_MODULE = "bench_http_floor"
+_HTTP_FLOOR_SOURCE = """# Benchmark-only plugin written by benchmarks/common.py into a staged copy; not part of the collection.
+
+import http.client
+import json
+import ssl
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from urllib.parse import urlsplit
+
+from ansible.module_utils.basic import AnsibleModule
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(url=dict(type="str"), base_url=dict(type="str"), ids=dict(type="list", elements="str"),
+                           token=dict(type="str", required=True, no_log=True), ca_path=dict(type="path"), both_keys=dict(type="bool", default=False)),
+        required_one_of=[("url", "ids")], mutually_exclusive=[("url", "ids")], required_together=[("base_url", "ids")],
+    )
+    params = module.params
+    context = ssl.create_default_context(cafile=params["ca_path"])
+    local = threading.local()
+
+    def get(url):
+        parts = urlsplit(url)
+        connection = getattr(local, "connection", None)
+        if connection is None:
+            connection = local.connection = http.client.HTTPSConnection(parts.hostname, parts.port, context=context, timeout=30)
+        connection.request("GET", parts.path, headers={"X-Auth-Token": params["token"]})
+        response = connection.getresponse()
+        body = response.read()
+        if response.status != 200:
+            raise RuntimeError("HTTP %d" % response.status)
+        return json.loads(body)
+
+    if params["url"]:
+        document = get(params["url"])
+        if params["both_keys"]:
+            module.exit_json(changed=False, training_job=document, training_jobs=[document])
+        module.exit_json(changed=False, json=document)
+    with ThreadPoolExecutor(max_workers=min(16, len(params["ids"]))) as pool:
+        documents = list(pool.map(get, ["%s/%s" % (params["base_url"], job_id) for job_id in params["ids"]]))
+    module.exit_json(changed=False, training_jobs=documents)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
 def add_floor_plugins(base):
-    """Write the floor plugins (``FLOOR_MODULE``, ``FLOOR_LOOKUP``, ``REQUESTS_FLOOR_MODULE``) into the staged collection at ``base``."""
+    """Write the floor plugins (``FLOOR_MODULE``, ``FLOOR_LOOKUP``, ``REQUESTS_FLOOR_MODULE``, ``HTTP_FLOOR_MODULE``) into the
+    staged collection at ``base``."""
     target = os.path.join(base, "ansible_collections", "modelarts", "training", "plugins")
     for kind, name, text in (
         ("modules", FLOOR_MODULE, _FLOOR_MODULE_SOURCE),
         ("lookup", FLOOR_LOOKUP, _FLOOR_LOOKUP_SOURCE),
         ("modules", REQUESTS_FLOOR_MODULE, _REQUESTS_FLOOR_SOURCE),
+        ("modules", HTTP_FLOOR_MODULE, _HTTP_FLOOR_SOURCE),
     ):
         with open(os.path.join(target, kind, name + ".py"), "w", encoding="utf-8") as handle:
             handle.write(text)

@@ -47,6 +47,7 @@ from common import (
     DOCSETS,
     FLOOR_LOOKUP,
     FLOOR_MODULE,
+    HTTP_FLOOR_MODULE,
     REQUESTS_FLOOR_MODULE,
     WHAT_IF_LOOKUP,
     WHAT_IF_MODULE,
@@ -79,8 +80,9 @@ LOOKUP_KINDS = ("lookup", "lookup_phase", "lookup_nodetails", "lookup_paths", "l
 # The single task against Ansible's floor (issue 24): the module with both credential kinds and the
 # floor module returning the very same result (``single`` for one job), in blocks of each size; and
 # the requests floor (the same GETs with the token, the documents returned as they are), which
-# bounds what any module using ``requests`` could reach.
-FLOOR_KINDS = ("module_token", "module_aksk", "module_floor", "requests_floor_both")
+# bounds what any module using ``requests`` could reach; and the http.client floor, the same on the standard
+# library alone, which bounds what any module doing the GETs in Python could reach.
+FLOOR_KINDS = ("module_token", "module_aksk", "module_floor", "requests_floor_both", "http_floor_both")
 FLOOR_SIZES = (1, 200)
 # The details_paths of the module_token_paths and lookup_paths kinds.
 PATHS = ["metadata.name", "status.phase", "status.duration"]
@@ -112,13 +114,14 @@ def task_for(kind, size, name, ids_var="bulk_ids"):
             options["details_paths"] = list(PATHS)
         module = WHAT_IF_MODULE if kind == "module_token_nodetails" else "modelarts_training_job_info"
         return {"name": name, "modelarts.training." + module: options}
-    if kind in ("requests_floor", "requests_floor_both"):
-        options = {"token": "{{ token }}", "ca_path": "{{ ca_file }}", "both_keys": kind == "requests_floor_both"}
+    if kind in ("requests_floor", "requests_floor_both", "http_floor_both"):
+        options = {"token": "{{ token }}", "ca_path": "{{ ca_file }}", "both_keys": kind != "requests_floor"}
         if size == 1:
             options["url"] = "{{ base }}/%s" % ids
         else:
             options.update(base_url="{{ base }}", ids=ids)
-        return {"name": name, "modelarts.training." + REQUESTS_FLOOR_MODULE: options}
+        module = HTTP_FLOOR_MODULE if kind == "http_floor_both" else REQUESTS_FLOOR_MODULE
+        return {"name": name, "modelarts.training." + module: options}
     if kind == "module_floor":
         options = {"items_file": "{{ floor_items_file }}", "count": size, "single": size == 1}
         return {"name": name, "modelarts.training." + FLOOR_MODULE: options}
@@ -364,7 +367,7 @@ def analyse(samples, walls, rounds):
     add("single_requests_floor_both_vs_uri", "single|requests_floor_both|1", "single|uri|1")
     add("single_module_token_vs_requests_floor_both", "single|module_token|1", "single|requests_floor_both|1")
     for size in FLOOR_SIZES:
-        for kind in ("module_token", "module_aksk", "requests_floor_both"):
+        for kind in ("module_token", "module_aksk", "requests_floor_both", "http_floor_both"):
             add("floor_%s_vs_module_floor_%d" % (kind, size), "floor|%s|%d" % (kind, size), "floor|module_floor|%d" % size)
         add("floor_module_token_vs_requests_floor_both_%d" % size, "floor|module_token|%d" % size, "floor|requests_floor_both|%d" % size)
     fan_sizes = sorted(int(key.split("|")[2]) for key in series if key.startswith("fanout|module_token|"))

@@ -186,20 +186,22 @@ def floor_table(playbooks):
     lines = [
         "**The module against Ansible's floor** (a plain module returning the same result from a file, no HTTP; seconds per task)",
         "",
-        "| jobs | module, `auth_token` | module, AK/SK | floor | requests floor | `auth_token` / floor | AK/SK / floor | requests floor / floor "
-        "| `auth_token` / requests floor |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| jobs | module, `auth_token` | module, AK/SK | floor | requests floor | http.client floor | `auth_token` / floor | AK/SK / floor "
+        "| requests floor / floor | http.client floor / floor | `auth_token` / requests floor |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for size in playbook_bench.FLOOR_SIZES:
         cells = [fmt_spread((series.get("floor|%s|%d" % (kind, size)) or {}).get("summary")) for kind in playbook_bench.FLOOR_KINDS]
-        cells += [ratio_cell(ratios.get("floor_%s_vs_module_floor_%d" % (kind, size))) for kind in ("module_token", "module_aksk", "requests_floor_both")]
+        versus_floor = ("module_token", "module_aksk", "requests_floor_both", "http_floor_both")
+        cells += [ratio_cell(ratios.get("floor_%s_vs_module_floor_%d" % (kind, size))) for kind in versus_floor]
         cells.append(ratio_cell(ratios.get("floor_module_token_vs_requests_floor_both_%d" % size)))
         lines.append("| %d | %s |" % (size, " | ".join(cells)))
     return lines + [
         "",
         "Ratios are paired (tasks run next to each other), median (min-max). Floor: a plain module returning the module's very result "
         "from a file, no HTTP. Requests floor: a plain module doing the same GETs with `requests` and the token (16 at a time over one "
-        "session for 200 jobs) and returning the documents as they are: no option resolution, signing, validation, normalisation or masking.",
+        "session for 200 jobs) and returning the documents as they are: no option resolution, signing, validation, normalisation or masking. "
+        "http.client floor: the same on the standard library alone (`http.client` and `ssl`, one kept-alive connection per thread).",
         "",
     ]
 
