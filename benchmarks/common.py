@@ -284,7 +284,17 @@ class LookupModule(LookupBase):
 # normalisation or masking. Between ``uri`` and it is the transport library; between it and the
 # module, the collection's own code.
 REQUESTS_FLOOR_MODULE = "bench_requests_floor"
-_REQUESTS_FLOOR_SOURCE = """# Benchmark-only plugin written by benchmarks/common.py into a staged copy; not part of the collection.
+# The two GET floors' options: one ``url``, or ``base_url`` and ``ids``; the IAM token; the CA file.
+_GET_FLOOR_MAIN = """def main():
+    module = AnsibleModule(
+        argument_spec=dict(url=dict(type="str"), base_url=dict(type="str"), ids=dict(type="list", elements="str"),
+                           token=dict(type="str", required=True, no_log=True), ca_path=dict(type="path"), both_keys=dict(type="bool", default=False)),
+        required_one_of=[("url", "ids")], mutually_exclusive=[("url", "ids")], required_together=[("base_url", "ids")],
+    )
+    params = module.params
+"""
+_REQUESTS_FLOOR_SOURCE = (
+    """# Benchmark-only plugin written by benchmarks/common.py into a staged copy; not part of the collection.
 
 import json
 from concurrent.futures import ThreadPoolExecutor
@@ -294,14 +304,9 @@ import requests
 from ansible.module_utils.basic import AnsibleModule
 
 
-def main():
-    module = AnsibleModule(
-        argument_spec=dict(url=dict(type="str"), base_url=dict(type="str"), ids=dict(type="list", elements="str"),
-                           token=dict(type="str", required=True, no_log=True), ca_path=dict(type="path"), both_keys=dict(type="bool", default=False)),
-        required_one_of=[("url", "ids")], mutually_exclusive=[("url", "ids")], required_together=[("base_url", "ids")],
-    )
-    params = module.params
-    verify = params["ca_path"] or True
+"""
+    + _GET_FLOOR_MAIN
+    + """    verify = params["ca_path"] or True
     if params["url"]:
         response = requests.get(params["url"], headers={"X-Auth-Token": params["token"]}, verify=verify, timeout=30)
         if response.status_code != 200:
@@ -328,13 +333,15 @@ def main():
 if __name__ == "__main__":
     main()
 """
+)
 
 
 # The floor of any HTTPS GET from Python (issue 24): the requests floor's module on the standard library alone
 # (``http.client`` and ``ssl``, one kept-alive connection per worker thread), so that neither ``requests`` nor
 # ``urllib3`` is imported. It takes the same options.
 HTTP_FLOOR_MODULE = "bench_http_floor"
-_HTTP_FLOOR_SOURCE = """# Benchmark-only plugin written by benchmarks/common.py into a staged copy; not part of the collection.
+_HTTP_FLOOR_SOURCE = (
+    """# Benchmark-only plugin written by benchmarks/common.py into a staged copy; not part of the collection.
 
 import http.client
 import json
@@ -346,14 +353,9 @@ from urllib.parse import urlsplit
 from ansible.module_utils.basic import AnsibleModule
 
 
-def main():
-    module = AnsibleModule(
-        argument_spec=dict(url=dict(type="str"), base_url=dict(type="str"), ids=dict(type="list", elements="str"),
-                           token=dict(type="str", required=True, no_log=True), ca_path=dict(type="path"), both_keys=dict(type="bool", default=False)),
-        required_one_of=[("url", "ids")], mutually_exclusive=[("url", "ids")], required_together=[("base_url", "ids")],
-    )
-    params = module.params
-    context = ssl.create_default_context(cafile=params["ca_path"])
+"""
+    + _GET_FLOOR_MAIN
+    + """    context = ssl.create_default_context(cafile=params["ca_path"])
     local = threading.local()
 
     def get(url):
@@ -381,6 +383,7 @@ def main():
 if __name__ == "__main__":
     main()
 """
+)
 
 
 def add_floor_plugins(base):
