@@ -607,37 +607,25 @@ class Query(object):
 
     # -- what the event source calls ------------------------------------------------------------
 
+    def _item_options(self):
+        """How this query builds items, whichever way a document was read: ``validate``, ``fail_on``, and its endpoint
+        tokens masked (or kept) and collected into :attr:`endpoint_tokens`."""
+        settings = self.settings
+        return dict(validate=settings.validate, fail_on=settings.fail_on, include_tokens=settings.include_endpoint_tokens, tokens=self.endpoint_tokens)
+
     def fetch(self, keys, deadline=None):
         """``{key: item or exception}`` for ``keys``, fetched concurrently; never raises for one job."""
-        settings = self.settings
+        options = self._item_options()
 
         def fetch_one(key, when):
-            return fetch_item(
-                self.client,
-                key,
-                validate=settings.validate,
-                fail_on=settings.fail_on,
-                deadline=when,
-                include_tokens=settings.include_endpoint_tokens,
-                tokens=self.endpoint_tokens,
-            )
+            return fetch_item(self.client, key, deadline=when, **options)
 
-        return fetch_concurrently(keys, fetch_one, max_concurrency=settings.max_concurrency, deadline=deadline, clock=self.clock)
+        return fetch_concurrently(keys, fetch_one, max_concurrency=self.settings.max_concurrency, deadline=deadline, clock=self.clock)
 
     def search(self, name, deadline=None, pages=None):
         """``(keys, found)`` for the v2 jobs named ``name``: ``found[key]`` is an item or the schema error of that one job
         (``pages``, a list, receives how many requests the search took)."""
-        settings = self.settings
-        return keys_for_name(
-            self.client,
-            name,
-            validate=settings.validate,
-            fail_on=settings.fail_on,
-            deadline=deadline,
-            include_tokens=settings.include_endpoint_tokens,
-            tokens=self.endpoint_tokens,
-            pages=pages,
-        )
+        return keys_for_name(self.client, name, deadline=deadline, pages=pages, **self._item_options())
 
     def diagnose(self, items, deadline=None):
         """Set ``diagnostics`` on each of ``items`` (in place): the service's events and log tails for a v2 item in a
@@ -680,12 +668,9 @@ class Query(object):
             keys,
             settings.fail_on if acted is None else acted,
             self.fetch,
-            validate=settings.validate,
-            fail_on=settings.fail_on,
             max_concurrency=settings.max_concurrency,
             clock=self.clock,
-            include_tokens=settings.include_endpoint_tokens,
-            tokens=self.endpoint_tokens,
+            **self._item_options(),
         )
 
     def judge(self, observation, poll_number, not_found_tolerance=None):
@@ -763,8 +748,6 @@ class Query(object):
         result = query_jobs(
             self.client,
             keys,
-            validate=settings.validate,
-            fail_on=settings.fail_on,
             wait=settings.wait,
             wait_for=settings.wait_for,
             wait_timeout=settings.wait_timeout,
@@ -775,10 +758,9 @@ class Query(object):
             clock=self.clock,
             sleeper=self.sleeper,
             start=start,
-            include_tokens=settings.include_endpoint_tokens,
-            tokens=self.endpoint_tokens,
             name=selection.name,
             name_pages=pages[-1] if pages else None,
+            **self._item_options(),
         )
         result.single = selection.single
         grace = float(self.client.params["request_timeout"])

@@ -382,9 +382,7 @@ def wait_for_jobs(
             missing = [key for key in pending if key not in initial]
             if missing:
                 observations.update(_poll_safely(poll, missing, round_deadline, keys))
-            ordered = dict((key, observations[key]) for key in pending)
-            ordered.update(observations)  # then the jobs done already that the poll answered for
-            observations = ordered
+            observations = dict((key, observations[key]) for key in pending)
             first_round = False
         else:
             observations = _poll_safely(poll, pending, round_deadline, keys) if pending else {}
