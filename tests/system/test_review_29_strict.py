@@ -50,7 +50,7 @@ def test_lookup_refuses_a_misspelt_keyword(emulator, run_playbook, keywords, unk
     result = run_playbook(_lookup_play(expression), env=emulator.env("aksk"), verbosity=3)
     output = result.stdout + result.stderr
     assert result.returncode != 0, output
-    assert "\"msg\": \"RESULT=" not in result.stdout, output
+    assert '"msg": "RESULT=' not in result.stdout, output
     assert "unknown keyword %s (did you mean %s?)" % (unknown, meant) in output, output
     assert "Traceback" not in output, output
 
@@ -104,7 +104,8 @@ def test_role_warns_about_a_variable_it_does_not_define(emulator, run_playbook):
 
 def test_role_warns_about_a_misspelt_variable_from_the_inventory(emulator, run_playbook):
     # Set where users keep such settings (here extra vars): the role's check sees every variable in scope.
-    result = run_playbook(_role_play({"training_job_gate_ids": [COMPLETED], "training_job_gate_poll": 0.1}), extra_vars={"training_job_gate_fail_onn": []}, env=emulator.env("aksk"))
+    play = _role_play({"training_job_gate_ids": [COMPLETED], "training_job_gate_poll": 0.1})
+    result = run_playbook(play, extra_vars={"training_job_gate_fail_onn": []}, env=emulator.env("aksk"))
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
     assert "training_job_gate_fail_onn (did you mean training_job_gate_fail_on?)" in output, output
