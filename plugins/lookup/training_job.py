@@ -20,6 +20,8 @@ description:
     are rendered before use; no other variable is read.
   - The credential kind comes from the highest of these levels that names any credential option, so a keyword
     O(auth_token) replaces AK/SK from C(modelarts_*) variables or E(HUAWEICLOUD_SDK_AK)/E(HUAWEICLOUD_SDK_SK).
+  - A keyword that is not one of the options below is an error that names it and the closest option
+    (C(unknown keyword auth_tokn (did you mean auth_token?))); it is never dropped.
 options:
   _terms:
     description:

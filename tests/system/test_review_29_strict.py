@@ -102,8 +102,8 @@ def test_role_warns_about_a_variable_it_does_not_define(emulator, run_playbook):
     assert "did you mean training_job_gate_timeout?" in warnings[0], output
 
 
-def test_role_warns_about_a_misspelt_variable_from_the_inventory(emulator, run_playbook):
-    # Set where users keep such settings (here extra vars): the role's check sees every variable in scope.
+def test_role_warns_about_a_misspelt_variable_from_extra_vars(emulator, run_playbook):
+    # Not only the include_role vars: the role checks every training_job_gate_* variable in scope.
     play = _role_play({"training_job_gate_ids": [COMPLETED], "training_job_gate_poll": 0.1})
     result = run_playbook(play, extra_vars={"training_job_gate_fail_onn": []}, env=emulator.env("aksk"))
     output = result.stdout + result.stderr
