@@ -152,3 +152,16 @@ def test_shipped_gate_playbook_takes_one_id_on_the_command_line(emulator, ansibl
     assert "closed:" not in output, output
     release = tmp_path / "modelarts-releases" / "release-r29.json"
     assert COMPLETED in release.read_text(), output
+
+
+def test_module_takes_a_string_as_one_id_or_a_comma_separated_list(emulator, run_playbook):
+    # The module's training_job_ids is a list option: Ansible splits a string at commas, the door strips each id.
+    task = {
+        "name": "Read the jobs",
+        "modelarts.training.modelarts_training_job_info": {"training_job_ids": "%s, %s" % (COMPLETED, FAILED)},
+        "register": "jobs",
+    }
+    show = {"name": "Show", "ansible.builtin.debug": {"msg": "PHASES={{ jobs.training_jobs | map(attribute='phase') | join(',') }}"}}
+    result = run_playbook([{"hosts": "localhost", "gather_facts": False, "tasks": [task, show]}], env=emulator.env("aksk"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "PHASES=Completed,Failed" in result.stdout, result.stdout
