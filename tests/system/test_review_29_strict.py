@@ -112,9 +112,10 @@ def test_role_warns_about_a_misspelt_variable_from_extra_vars(emulator, run_play
 
 
 def test_role_is_quiet_about_its_own_variables(emulator, run_playbook):
-    # Two gates in one play: the facts the first one set (messages, failures) are the role's own.
+    # Two gates in one play: the facts and the result the first one set (messages, failures) are the role's own.
     play = _role_play({"training_job_gate_ids": [COMPLETED], "training_job_gate_poll": 0.1})
-    play[0]["tasks"].insert(1, dict(play[0]["tasks"][0]))
+    second = dict(play[0]["tasks"][0], vars={"training_job_gate_ids": [COMPLETED], "training_job_gate_fact": "training_job_gate_opened"})
+    play[0]["tasks"].insert(1, second)
     result = run_playbook(play, env=emulator.env("aksk"))
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
