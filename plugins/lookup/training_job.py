@@ -20,6 +20,8 @@ description:
     are rendered before use; no other variable is read.
   - The credential kind comes from the highest of these levels that names any credential option, so a keyword
     O(auth_token) replaces AK/SK from C(modelarts_*) variables or E(HUAWEICLOUD_SDK_AK)/E(HUAWEICLOUD_SDK_SK).
+  - A keyword that is not one of the options below is an error that names it and the closest option
+    (C(unknown keyword auth_tokn (did you mean auth_token?))); it is never dropped.
 options:
   _terms:
     description:
@@ -91,6 +93,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.options import 
     LEVEL_KEYWORD,
     LEVEL_VARIABLE,
     ConnectionConfigError,
+    check_known,
     variable_names,
 )
 from ansible_collections.modelarts.training.plugins.module_utils.query import Query, Selection, check_job_id, v1_selection_key, v2_key
@@ -153,6 +156,11 @@ class LookupModule(LookupBase):
         given = dict((name, variables[var]) for name, var in names.items() if variables and var in variables)
         rendered = self._templar.template(given) if given else {}
         rendered = dict((name, _plain(value)) for name, value in rendered.items())
+        # ansible-core drops a keyword it has no definition for: refuse it, naming the documented one meant.
+        try:
+            check_known(kwargs, [name for name in self.option_definitions if not name.startswith("_")], "keyword")
+        except ConnectionConfigError as error:
+            raise AnsibleLookupError("training_job lookup: %s" % error) from None
         keys = [term_key(term, index) for index, term in enumerate(flatten_terms(terms))]
         # The door reads the raw values itself, strictly, and names their origin in its errors.
         try:
@@ -160,7 +168,7 @@ class LookupModule(LookupBase):
         except ConnectionConfigError as error:
             raise AnsibleLookupError("training_job lookup: %s" % error) from None
         with query:
-            # Ansible still checks the keywords (an unknown one fails) and serves field.
+            # Ansible checks the keywords' types against the documentation and serves field.
             self.set_options(var_options=None, direct=kwargs)
             result = query.run()
         for warning in result.warnings:

@@ -468,6 +468,43 @@ def environment_level(environ=None):
     return values
 
 
+def unknown_names(given, known, prefix="", hints=None):
+    """``[(name, hint)]`` for each name of ``given`` not in ``known``, sorted; ``hint`` is ``"did you mean <closest known name>?"``.
+
+    The closest name is ``difflib.get_close_matches`` over ``known``, compared without ``prefix`` (the
+    role's ``training_job_gate_`` would make any two of its names look alike); ``hints`` replaces the
+    suggestion for particular names; a name with neither gets ``None``.
+    """
+    import difflib  # pylint: disable=import-outside-toplevel  # only a misspelt name needs it
+
+    known = [str(name) for name in known]
+    stems = dict((name[len(prefix) :] if prefix and name.startswith(prefix) else name, name) for name in known)
+    found = []
+    for name in sorted(set(str(name) for name in given) - set(known)):
+        stem = name[len(prefix) :] if prefix and name.startswith(prefix) else name
+        close = difflib.get_close_matches(stem, list(stems), n=1)
+        hint = (hints or {}).get(name) or ("did you mean %s?" % stems[close[0]] if close else None)
+        found.append((name, hint))
+    return found
+
+
+def unknown_text(found, what):
+    """``unknown keyword auth_tokn (did you mean auth_token?)``: the names :func:`unknown_names` found, as one phrase."""
+    names = ", ".join("%s (%s)" % (name, hint) if hint else name for name, hint in found)
+    return "unknown %s%s %s" % (what, "s" if len(found) > 1 else "", names)
+
+
+def check_known(given, known, what, hints=None):
+    """Refuse names of ``given`` that are not in ``known``: :class:`ConnectionConfigError` naming each, with the closest known one.
+
+    The one rule for options an entry point does not know (the lookup's keywords, the event source's
+    arguments); ``what`` names them in the message (``keyword``, ``argument``).
+    """
+    found = unknown_names(given, known, hints=hints)
+    if found:
+        raise ConnectionConfigError(unknown_text(found, what))
+
+
 def variable_names():
     """The ``modelarts_*`` variable of each connection option (the only variables the lookup reads)."""
     return dict((name, VARIABLE_PREFIX + name) for name in CONNECTION_OPTIONS)

@@ -82,7 +82,8 @@ notes:
   - Arguments win over the HUAWEICLOUD_* environment variables option by option, and credentials are taken as a whole
     from the arguments when they name any credential option.
   - An unknown argument, a value of the wrong type (C(interval=soon), C(stop_when_done=perhaps)) or missing, incomplete or
-    conflicting credentials end the source before any request, with a message naming the argument or variable.
+    conflicting credentials end the source before any request, with a message naming the argument or variable (and, for
+    an unknown argument, the closest known one, as in C(unknown argument intervall (did you mean interval?))).
   - Throttling, server errors, connection errors and a job not found during its first polls are retried with backoff; a job
     that cannot be read for good is dropped with an error; credentials or a project the service refuses end the source.
   - No secret (secret key, security token, password, IAM token, proxy credentials, endpoint access tokens) reaches an event
@@ -144,7 +145,9 @@ from ansible_collections.modelarts.training.plugins.module_utils.options import 
     CONNECTION_OPTIONS,
     LEVEL_ARGUMENT,
     QUERY_OPTIONS,
+    WAIT_OPTIONS,
     ConnectionConfigError,
+    check_known,
     convert,
     to_bool,
     where,
@@ -176,6 +179,8 @@ ROUND_TRIPS_KEPT = 5
 # The source's own arguments; everything else it accepts is the door's.
 SOURCE_ARGUMENTS = ("training_job_ids", "name", "interval", "stop_when_done")
 DOOR_ARGUMENTS = tuple(CONNECTION_OPTIONS) + tuple(QUERY_OPTIONS) + ("fail_on",)
+# The wait options are the module's and the lookup's: the source follows every job to a final phase.
+WAIT_HINTS = dict((name, "the source has no wait options; it follows each job to a final phase") for name in WAIT_OPTIONS if name != "fail_on")
 # Verdicts after which a job is not polled again.
 FINAL_VERDICTS = frozenset((JOB_DONE, JOB_FAILED, JOB_UNREACHABLE))
 # Errors that say the credentials or the project are wrong: every job would fail the same way, so
@@ -223,9 +228,10 @@ class Arguments(object):
     """
 
     def __init__(self, args):
-        unknown = sorted(str(key) for key in args if key not in SOURCE_ARGUMENTS and key not in DOOR_ARGUMENTS and not str(key).startswith("eda_"))
-        if unknown:
-            raise SourceConfigError("%s: unknown arguments %s; see the DOCUMENTATION of the source or docs/event_source.md" % (NAME, ", ".join(unknown)))
+        try:
+            check_known((key for key in args if not str(key).startswith("eda_")), SOURCE_ARGUMENTS + DOOR_ARGUMENTS, "argument", hints=WAIT_HINTS)
+        except ConnectionConfigError as error:
+            raise SourceConfigError("%s: %s; see the DOCUMENTATION of the source or docs/event_source.md" % (NAME, error)) from None
         has_ids = not _blank(args.get("training_job_ids"))
         has_name = not _blank(args.get("name"))
         if has_ids == has_name:

@@ -98,9 +98,12 @@ def door(args, environ=None):
         ({"name": "n", "interval": True}, r"interval \(argument\) must be a number"),
         ({"name": "n", "stop_when_done": "perhaps"}, r"stop_when_done \(argument\) must be a boolean"),
         ({"name": "n", "stop_when_done": 2}, r"stop_when_done \(argument\) must be a boolean"),
-        ({"name": "n", "intervall": 3}, "unknown arguments intervall"),
+        ({"name": "n", "intervall": 3}, r"unknown argument intervall \(did you mean interval\?\)"),
         # Waiting is the module's business: the source watches until a final verdict.
-        ({"name": "n", "wait_for": ["Running"], "wait_timeout": 5}, "unknown arguments wait_for, wait_timeout"),
+        (
+            {"name": "n", "wait_for": ["Running"], "wait_timeout": 5},
+            r"unknown arguments wait_for \(the source has no wait options; it follows each job to a final phase\), wait_timeout \(the source",
+        ),
     ],
 )
 def test_own_arguments_are_refused_before_any_request(args, message):

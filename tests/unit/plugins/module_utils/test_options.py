@@ -10,7 +10,9 @@ from ansible_collections.modelarts.training.plugins.module_utils.options import 
     CONNECTION_OPTIONS,
     ConnectionConfigError,
     check_credentials,
+    check_known,
     connection_argument_spec,
+    unknown_names,
 )
 
 BASE = {"region": "cn-north-4", "project_id": "p"}
@@ -91,3 +93,25 @@ def test_argument_spec_leaves_the_environment_to_resolve():
     assert spec["request_timeout"]["default"] == 30.0
     spec["region"]["type"] = "int"
     assert connection_argument_spec()["region"]["type"] == "str", "callers get a fresh copy"
+
+
+def test_unknown_names_suggest_the_closest_known_name():
+    known = ["auth_token", "wait_timeout", "field", "request_timeout"]
+    assert unknown_names(["auth_tokn", "field", "colour"], known) == [("auth_tokn", "did you mean auth_token?"), ("colour", None)]
+    assert unknown_names(["wait_timout"], known) == [("wait_timout", "did you mean wait_timeout?")]
+    assert unknown_names(["field"], known) == []
+
+
+def test_unknown_names_compare_without_the_shared_prefix():
+    # With the prefix, every training_job_gate_* name would look close to every other one.
+    known = ["training_job_gate_ids", "training_job_gate_timeout", "training_job_gate_poll"]
+    found = unknown_names(["training_job_gate_timout", "training_job_gate_colour"], known, prefix="training_job_gate_")
+    assert found == [("training_job_gate_colour", None), ("training_job_gate_timout", "did you mean training_job_gate_timeout?")]
+
+
+def test_check_known_names_every_unknown_name_and_takes_hints():
+    with pytest.raises(ConnectionConfigError, match=r"^unknown keywords auth_tokn \(did you mean auth_token\?\), colour$"):
+        check_known({"auth_tokn": "x", "colour": 1, "field": "phase"}, ["auth_token", "field"], "keyword")
+    with pytest.raises(ConnectionConfigError, match=r"^unknown argument wait_for \(no waiting here\)$"):
+        check_known(["wait_for"], ["fail_on"], "argument", hints={"wait_for": "no waiting here"})
+    check_known({"field": 1}, ["field"], "keyword")
