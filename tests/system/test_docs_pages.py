@@ -249,3 +249,83 @@ def test_role_page_runs_the_gate_playbook_in_its_installed_form(started, ansible
     )
     assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
     assert (release_dir / "release-docs.json").exists()
+
+
+# -- docs/event_source.md --------------------------------------------------------------------------------------------
+
+
+def quick_start():
+    """(inventory.yml, the emulator variant's vars.yml, the command) as event_source.md's quick start shows them."""
+    consoles = blocks(page("event_source.md").split("## Quick start", 1)[1], "console")
+    inventory = re.search(r"\$ cat inventory.yml\n(.*?)\n\$ ", consoles[0], re.S).group(1) + "\n"
+    emulator_variant = next(block for block in consoles if "stop_when_done: true" in block)
+    variables = re.search(r"\$ cat vars.yml\n(.*?)\n\$ ", emulator_variant, re.S).group(1) + "\n"
+    command = re.search(r"^\$ (ansible-rulebook .*)$", emulator_variant, re.M).group(1).split()
+    return inventory, variables, command
+
+
+def rulebook(command, env, cwd):
+    return subprocess.run([os.path.join(BIN, command[0])] + command[1:], env=env, cwd=str(cwd), capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_event_source_quick_start_runs_against_the_emulator(started, ansible_env, tmp_path):
+    inventory, variables, command = quick_start()
+    (tmp_path / "inventory.yml").write_text(inventory)
+    (tmp_path / "vars.yml").write_text(variables)
+    run = rulebook(command, environment(ansible_env, started, TMPDIR=str(tmp_path)), tmp_path)
+    assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
+    releases = list((tmp_path / "modelarts-releases").glob("release-*.json"))
+    assert len(releases) == 1 and COMPLETED_JOB in releases[0].read_text(), run.stdout[-3000:]
+
+
+def test_event_source_controller_variant_passes_what_the_gate_playbook_reads():
+    variant = page("event_source.md").split("### Variant for AWX", 1)[1]
+    rule = yaml.safe_load(blocks(variant, "yaml")[0])[0]
+    extra_vars = rule["action"]["run_job_template"]["job_args"]["extra_vars"]
+    with open(os.path.join(ROOT, "playbooks", "gate_deployment.yml")) as handle:
+        reads = yaml.safe_load(handle)[0]["vars"]
+    assert set(extra_vars) <= set(reads), (sorted(extra_vars), sorted(reads))
+
+
+def test_eda_controller_credential_reaches_the_shipped_rulebook(emulator, ansible_env, tmp_path):
+    """event_source.md's path for an activation: the AWX type's injectors with eda.filename, the shipped rulebook as is."""
+    from jinja2.sandbox import ImmutableSandboxedEnvironment  # pylint: disable=import-outside-toplevel
+
+    text = " ".join(page("event_source.md").split())
+    assert "changing `tower.filename` to `eda.filename`" in text
+    with open(os.path.join(ROOT, "extensions", "awx", "huaweicloud_credential_type.yml")) as handle:
+        injectors = yaml.safe_load(handle.read().replace("tower.filename", "eda.filename"))["injectors"]
+    with open(emulator.ca_file) as handle:
+        inputs = dict(emulator.connection("aksk"), ca_bundle=handle.read())
+    inputs = {
+        "region": inputs["region"],
+        "project_id": inputs["project_id"],
+        "access_key": inputs["access_key"],
+        "secret_key": inputs["secret_key"],
+        "endpoint": inputs["endpoint"],
+        "iam_endpoint": inputs["iam_endpoint"],
+        "ca_bundle": inputs["ca_bundle"],
+    }
+    # As the controller injects a credential: each file injector's file, then the env injectors rendered in a sandbox.
+    sandbox = ImmutableSandboxedEnvironment()
+    files = {}
+    for label, template in injectors["file"].items():
+        path = tmp_path / ("credential-" + label.split(".", 1)[1])
+        path.write_text(sandbox.from_string(template).render(**inputs))
+        files[label.split(".", 1)[1]] = str(path)
+    namespace = dict(inputs, eda={"filename": files})
+    injected = dict((name, sandbox.from_string(template).render(**namespace)) for name, template in injectors["env"].items())
+    assert injected["HUAWEICLOUD_SDK_SK"] == emulator.sk and injected["HUAWEICLOUD_CA_BUNDLE"] == files["ca_bundle"]
+
+    job = "docs-eda-%s" % os.urandom(6).hex()
+    emulator.add_jobs([{"id": job, "name": "docs-eda", "timeline": ["Running", "Completed"]}])
+    inventory, _variables, command = quick_start()
+    (tmp_path / "inventory.yml").write_text(inventory)
+    (tmp_path / "vars.yml").write_text(yaml.safe_dump({"training_job_ids": [job], "poll_interval": 0.3, "stop_when_done": True}))
+    # Credentials only in the variables the credential injects: ansible_env holds no HUAWEICLOUD_* of its own.
+    env = environment(ansible_env, injected, TMPDIR=str(tmp_path))
+    assert [name for name in env if name.startswith("HUAWEICLOUD_") and name not in injected] == ["HUAWEICLOUD_METADATA_ENDPOINT"]
+    run = rulebook(command, env, tmp_path)
+    assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
+    releases = list((tmp_path / "modelarts-releases").glob("release-*.json"))
+    assert len(releases) == 1 and job in releases[0].read_text(), run.stdout[-3000:]
