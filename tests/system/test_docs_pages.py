@@ -6,7 +6,9 @@ docs/getting_started.md: the emulator started with the page's command, the page'
 ``first_job.yml`` run with ``ansible-playbook first_job.yml``; the output is what the page shows, short,
 and the failed job's message comes first, while the registered result keeps every documented key. The
 missing-library messages of getting_started.md and lookup.md, lookup.md's error lines, the documented
-``validate_certs`` messages, and role.md's installed-form command, each run and compared with the page.
+``validate_certs`` messages, role.md's installed-form command, event_source.md's quick start (its inventory,
+the emulator variant), its controller variant and its credentials path for an EDA controller activation, and
+the exchanges emulator.md says the emulator serves: each run and compared with the page.
 """
 
 import json
@@ -329,3 +331,32 @@ def test_eda_controller_credential_reaches_the_shipped_rulebook(emulator, ansibl
     assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
     releases = list((tmp_path / "modelarts-releases").glob("release-*.json"))
     assert len(releases) == 1 and job in releases[0].read_text(), run.stdout[-3000:]
+
+
+# -- docs/emulator.md ------------------------------------------------------------------------------------------------
+
+
+def test_emulator_differences_deny_no_call_the_emulator_serves(emulator):
+    """Every IAM/STS exchange emulator.md lists is served (not the gateway's 404), and "Differences" denies none of them."""
+    import ssl  # pylint: disable=import-outside-toplevel
+    import urllib.error  # pylint: disable=import-outside-toplevel
+    import urllib.request  # pylint: disable=import-outside-toplevel
+
+    text = page("emulator.md")
+    exchanges = text.split("## Credential exchanges", 1)[1].split("\n## ", 1)[0]
+    calls = re.findall(r"`(POST) (/v[0-9.]+/[^`\s]+)`", exchanges)
+    assert ("POST", "/v3.0/OS-CREDENTIAL/securitytokens") in calls, calls
+    context = ssl.create_default_context(cafile=emulator.ca_file)
+    for method, path in calls:
+        request = urllib.request.Request(emulator.url + path, data=b"{}", method=method, headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, context=context, timeout=10) as response:  # nosec - loopback
+                body = response.read()
+        except urllib.error.HTTPError as error:
+            body = error.read()
+        assert b"APIG.0101" not in body, (path, body)
+    differences = text.split("## Differences from the real service", 1)[1].split("\n## ", 1)[0]
+    for _method, path in calls:
+        root = "/".join(path.split("/")[:3])  # /v3.0/OS-CREDENTIAL
+        for sentence in re.split(r"(?<=\.)\s", " ".join(differences.split())):
+            assert not (root in sentence and re.search(r"\bno\b", sentence) and "mints" not in sentence), sentence
