@@ -22,6 +22,10 @@ NEWEST_ABSENT := no Python 3.13 found (looked in PYENV_ROOT, pyenv root, pyenv w
 VENV_NEWEST := $(CURDIR)/.venv-newest
 BIN_NEWEST := $(VENV_NEWEST)/bin
 STAMP_NEWEST := $(VENV_NEWEST)/.installed
+# `make demo` has its own small venv (requirements/demo.txt: ansible-core, the plugins' libraries and
+# cryptography), so a first demo does not install the whole test toolchain.
+VENV_DEMO := $(CURDIR)/.venv-demo
+STAMP_DEMO := $(VENV_DEMO)/.installed
 export PATH := $(BIN):$(PATH)
 
 .PHONY: help venv docs bench bench-quick get-pip get-pip-newest sanity-newest units-newest integration-newest demo test test-quick sanity units emulator-tests system-tests molecule integration lint docs-lint changelog-lint ee clean ruff
@@ -97,8 +101,13 @@ endif
 get-pip: $(STAMP)
 	@hacking/provide_get_pip.sh $(BIN)/python
 
-demo: $(STAMP)
-	@$(IN_COPY) -- $(BIN)/python $(CURDIR)/hacking/demo.py
+$(STAMP_DEMO): requirements/runtime.txt requirements/demo.txt
+	test -x $(VENV_DEMO)/bin/python || $(PYTHON) -m venv $(VENV_DEMO)
+	$(VENV_DEMO)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements/demo.txt
+	touch $@
+
+demo: $(STAMP_DEMO)
+	@$(IN_COPY) -- $(VENV_DEMO)/bin/python $(CURDIR)/hacking/demo.py
 
 test: venv
 	@hacking/run_suites.sh ruff sanity units emulator-tests integration system-tests molecule lint docs-lint changelog-lint ee \

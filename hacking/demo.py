@@ -7,7 +7,7 @@
 2. Run playbooks/gate_deployment.yml on the two good jobs: the gate waits through Creating,
    Pending and Running, opens on Completed, and the deploy step writes a release manifest.
 3. Run it again with the BERT job added: the gate stays closed, the deploy never runs.
-4. Stop the emulator.
+4. Stop the emulator and remove the demo's private temporary directory (the release manifests too).
 
 Run from the checkout with the project's venv; ANSIBLE_COLLECTIONS_PATH must point at a staged
 copy of the collection (hacking/in_staged_copy.sh does that for `make demo`).
@@ -43,7 +43,15 @@ def run_gate(env, release_dir, release, job_ids, v1_jobs):
 
 
 def main():
-    release_dir = tempfile.mkdtemp(prefix="modelarts-demo-releases-")
+    # Everything the demo writes (the release manifests, whatever ansible-playbook leaves in TMPDIR)
+    # goes to one private directory, removed at the end: the demo leaves nothing behind in /tmp.
+    with tempfile.TemporaryDirectory(prefix="modelarts-demo-") as work:
+        return demo(work)
+
+
+def demo(work):
+    release_dir = os.path.join(work, "releases")
+    os.mkdir(release_dir)
     say("Starting the ModelArts emulator (HTTPS, the demo jobs: modelarts-emulator --tls-dir DIR)")
     with running_emulator(scenario="demo", tls=True) as emu:
         print("    listening on %s; jobs start training now" % emu.url)
@@ -54,6 +62,7 @@ def main():
             ANSIBLE_INVENTORY_UNPARSED_WARNING="0",
             ANSIBLE_RETRY_FILES_ENABLED="0",
             PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
+            TMPDIR=work,
         )
 
         say("Run 1: gate on resnet50-flowers-train (v2) and legacy-mnist-train (v1); both finish in ~15 s")
@@ -76,7 +85,7 @@ def main():
             "The gate stayed closed: the failed job blocked the deploy, and no release-demo-2.json was written; the message above"
             " quotes the job's last error event and the last lines of its log (diagnostics)"
         )
-    say("Emulator stopped. Releases written: %s" % ", ".join(sorted(os.listdir(release_dir))))
+    say("Emulator stopped. Releases written: %s (removed with the demo's temporary directory)" % ", ".join(sorted(os.listdir(release_dir))))
     return 0
 
 

@@ -208,8 +208,8 @@ notes:
   - "When no level names any credential option, credentials are looked for where hosts keep them: the SDK credentials file
     (E(HUAWEICLOUD_SDK_CREDENTIALS_FILE), else C(~/.huaweicloud/credentials)), then CCE pod identity
     (E(HC_CONTAINER_CREDENTIALS_FULL_URI) and E(HC_CONTAINER_AUTHORIZATION_TOKEN_FILE)), then the ECS/BMS instance metadata
-    (E(HUAWEICLOUD_METADATA_ENDPOINT), default C(http://169.254.169.254)) with a short connect timeout. If none serves, one
-    error names every source tried and why it was skipped."
+    (E(HUAWEICLOUD_METADATA_ENDPOINT), default C(http://169.254.169.254)) with a short connect timeout, unless
+    E(HUAWEICLOUD_METADATA_DISABLED) is V(true). If none serves, one error names every source tried and why it was skipped."
   - Credentials the collection obtains (federated, OIDC, pod identity, instance metadata, agency, IAM password tokens) are renewed
     when less than 5 minutes or a third of their lifetime remains, and once when the service refuses them.
   - Secrets (O(secret_key), O(security_token), O(auth_token), O(password), O(oidc_id_token), id and pod tokens, and credentials
@@ -492,7 +492,8 @@ notes:
   - Credentials are checked before any request is sent; conflicting or incomplete credentials fail and name the options and
     environment variables involved.
   - "When no level names any credential option: the SDK credentials file, then CCE pod identity, then the ECS/BMS instance
-    metadata; see the module's notes. Obtained credentials are renewed before they expire."
+    metadata (not looked at when E(HUAWEICLOUD_METADATA_DISABLED) is V(true)); see the module's notes. Obtained credentials
+    are renewed before they expire."
   - Secrets never appear in results, error messages or logs.
 requirements:
   - requests

@@ -45,7 +45,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.credentials imp
 )
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.iam import parse_iso8601
-from ansible_collections.modelarts.training.plugins.module_utils.options import CONTROL_CHARACTERS, describe
+from ansible_collections.modelarts.training.plugins.module_utils.options import CONTROL_CHARACTERS, ConnectionConfigError, describe, to_bool
 from ansible_collections.modelarts.training.plugins.module_utils.text import label
 
 # IAM's assume_role accepts 15 minutes to 24 hours.
@@ -77,6 +77,8 @@ ENV_OIDC_DURATION = "HUAWEICLOUD_OIDC_DURATION_SECONDS"
 ENV_POD_URI = "HC_CONTAINER_CREDENTIALS_FULL_URI"
 ENV_POD_TOKEN_FILE = "HC_CONTAINER_AUTHORIZATION_TOKEN_FILE"
 ENV_METADATA_ENDPOINT = "HUAWEICLOUD_METADATA_ENDPOINT"
+# true: the default chain never looks at the instance metadata (like botocore's AWS_EC2_METADATA_DISABLED).
+ENV_METADATA_DISABLED = "HUAWEICLOUD_METADATA_DISABLED"
 
 CREDENTIALS_SECTION = "basic"
 JSON_TYPE = "application/json;charset=UTF-8"
@@ -94,6 +96,18 @@ def metadata_endpoint(environ=None):
     value = (environ.get(ENV_METADATA_ENDPOINT) or "").strip() or METADATA_ENDPOINT
     _check_url(value, ENV_METADATA_ENDPOINT)
     return value.rstrip("/")
+
+
+def metadata_disabled(environ=None):
+    """Whether ``HUAWEICLOUD_METADATA_DISABLED`` switches the instance metadata source off: a boolean, or an error naming it."""
+    environ = os.environ if environ is None else environ
+    value = (environ.get(ENV_METADATA_DISABLED) or "").strip()
+    if not value:
+        return False
+    try:
+        return to_bool(value, ENV_METADATA_DISABLED, None)
+    except ConnectionConfigError:
+        raise CredentialsConfigError("%s must be a boolean (true or false), got %r" % (ENV_METADATA_DISABLED, label(value, 40))) from None
 
 
 # -- helpers -------------------------------------------------------------------------------------------------------
@@ -593,11 +607,26 @@ class Probing(Provider):
         return "%s answered HTTP %s%s" % (where, error.status, " %s" % label(error.error_code, 40) if error.error_code else "")
 
 
+class NothingServes(Provider):
+    """The end of a default chain whose every source was skipped: :class:`NoCredentialsError`, without a request."""
+
+    name = "no credentials"
+
+    def __init__(self, skipped):
+        self.skipped = list(skipped)
+
+    def obtain(self, transport, deadline):
+        raise NoCredentialsError(self.skipped)
+
+
 # -- choosing a provider -------------------------------------------------------------------------------------------
 
 
 def default_chain(environ=None, home=None):
     """The provider when no credentials are given: the credentials file, then pod identity, then instance metadata.
+
+    ``HUAWEICLOUD_METADATA_DISABLED=true`` leaves the instance metadata out: then nothing is probed, and the
+    provider raises :class:`NoCredentialsError` saying so.
 
     Only local facts decide here (variables, whether a file exists); the metadata service is looked at when
     the returned provider first obtains.  A source that is set up but unusable (a variable naming a missing
@@ -630,6 +659,8 @@ def default_chain(environ=None, home=None):
             raise CredentialsConfigError("CCE pod identity: %s is set but %s is not; set both, or neither" % (given, missing))
         return PodIdentity(uri, token_file)
     skipped.append(("CCE pod identity", "%s and %s are not set" % (ENV_POD_URI, ENV_POD_TOKEN_FILE)))
+    if metadata_disabled(environ):
+        return NothingServes(skipped + [("instance metadata", "%s is true" % ENV_METADATA_DISABLED)])
     return Probing(InstanceMetadata(metadata_endpoint(environ)), skipped)
 
 

@@ -237,3 +237,28 @@ def test_user_given_temporary_credentials_that_expire_mid_wait_say_so(modelarts_
     assert "worked earlier in this task and are now refused: they have expired" in result.stdout, result.stdout[-3000:]
     assert "idp_id and id_token_file" in result.stdout
     assert emu.security_token not in result.stdout and emu.temp_sk not in result.stdout
+
+
+# -- switching the instance metadata off (issue 29) -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["true", "false", "maybe"])
+def test_huaweicloud_metadata_disabled_switches_the_probe_off(emulator, repo, tmp_path, value):
+    """``HUAWEICLOUD_METADATA_DISABLED=true``: the default chain never asks the instance metadata, even one that would serve."""
+    metadata = emulator.http_listener()
+    env = {"HOME": str(tmp_path / "empty-home"), "HUAWEICLOUD_METADATA_ENDPOINT": metadata, "HUAWEICLOUD_METADATA_DISABLED": value}
+    before = emulator.requests()[-1]["seq"] if emulator.requests() else 0
+    result = repo.play(phase_play(**dict(endpoints(emulator), project_id=emulator.project_id)), env=env)
+    out = result.stdout + result.stderr
+    probes = [entry for entry in emulator.requests(since=before) if entry["path"].startswith(("/meta-data/", "/openstack/"))]
+    assert "Traceback" not in out
+    if value == "false":
+        assert result.returncode == 0 and "PHASE=Completed" in result.stdout, out[-3000:]
+        assert probes
+        return
+    assert result.returncode != 0 and probes == [], out[-3000:]
+    if value == "true":
+        assert "no credentials were given and none were found" in out, out[-3000:]
+        assert "instance metadata: HUAWEICLOUD_METADATA_DISABLED is true" in out
+    else:
+        assert "HUAWEICLOUD_METADATA_DISABLED must be a boolean (true or false), got 'maybe'" in out, out[-3000:]
