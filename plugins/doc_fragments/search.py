@@ -6,7 +6,7 @@ from __future__ import annotations
 
 
 class ModuleDocFragment(object):
-    """Use as C(modelarts.training.search) in modules and C(modelarts.training.search.plugins) in the event source."""
+    """Use as C(modelarts.training.search) in modules and C(modelarts.training.search.plugins) in the event source (no O(latest))."""
 
     DOCUMENTATION = r"""
 options:
@@ -36,4 +36,22 @@ options:
     type: str
 """
 
-    PLUGINS = DOCUMENTATION
+    # The event source's flavour: it watches every match (no latest), each interval.
+    PLUGINS = r"""
+options:
+  tags:
+    description:
+      - Watch the v2 jobs carrying every given TMS tag (with O(name), also named so), through the search API's C(tags).
+      - "V({key: value}) matches that value; V({key: [v1, v2]}) any of them; V({key: []}), V({key: null}) or V({key: ''})
+        the key with any value. Several keys must all match."
+      - The search API's rules are checked before any request - at most 10 keys, at most 10 distinct values a key; keys of
+        1-128 and values of 0-255 letters, digits, spaces and C(_ . : = + - @) (values also C(/)); keys without leading or
+        trailing spaces.
+      - A tag search covers the jobs created in the last 31 days (the service's window).
+    type: dict
+  workspace_id:
+    description:
+      - The workspace the searches look in - V(0), the default workspace, or a workspace's 32-character id. Every search
+        carries it, the searches by id that poll the jobs' phases included.
+    type: str
+"""

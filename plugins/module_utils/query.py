@@ -422,18 +422,26 @@ def query_jobs(
     return QueryResult(items, False, outcome.message(limit=MESSAGE_JOBS_SHOWN), errors, outcome, job_messages=lines)
 
 
-def keys_for_search(client, search, validate="strict", fail_on=DEFAULT_FAIL_ON, deadline=None, include_tokens=False, tokens=None, pages=None):
+def keys_for_search(
+    client, search, validate="strict", fail_on=DEFAULT_FAIL_ON, deadline=None, include_tokens=False, tokens=None, pages=None, created_since=None, newest=None
+):
     """Keys and items of the v2 jobs the :class:`Search` ``search`` selects (every page of the search API, or the newest
     match alone with ``latest``); a name alone is searched as ``Search(name=...)``.
 
     Returns ``(keys, found)``: ``found[key]`` is the job's item, or the ``SchemaValidationError`` of a
     document that breaks the schema under ``validate=strict`` - one bad document never hides the
     others.  A document without a readable id cannot be keyed and is reported under ``("search", n)``.  ``pages``, a
-    list, receives how many requests the search took.
+    list, receives how many requests the search took.  ``created_since`` (epoch ms): only the jobs created since then,
+    about (``search.jobs_matching``); ``newest``, a list, receives the latest ``metadata.create_time`` the answers hold.
     """
     if not isinstance(search, Search):
         search = Search(name=search)
-    documents = client.search_training_jobs(search, deadline=deadline, pages=pages)
+    documents = client.search_training_jobs(search, deadline=deadline, pages=pages, created_since=created_since)
+    if newest is not None:
+        times = [document["metadata"].get("create_time") for document in documents if isinstance(document, dict) and isinstance(document.get("metadata"), dict)]
+        times = [value for value in times if isinstance(value, (int, float)) and not isinstance(value, bool)]
+        if times:
+            newest.append(max(times))
     found = {}
     for index, document in enumerate(documents):
         ref = _document_ref(document, index)
@@ -550,10 +558,11 @@ class Query(object):
 
         return fetch_concurrently(keys, fetch_one, max_concurrency=self.settings.max_concurrency, deadline=deadline, clock=self.clock)
 
-    def search(self, search, deadline=None, pages=None):
+    def search(self, search, deadline=None, pages=None, created_since=None, newest=None):
         """``(keys, found)`` for the v2 jobs of ``search`` (a :class:`Search`, or a name): ``found[key]`` is an item or the
-        schema error of that one job (``pages``, a list, receives how many requests the search took)."""
-        return keys_for_search(self.client, search, deadline=deadline, pages=pages, **self._item_options())
+        schema error of that one job (``pages``, a list, receives how many requests the search took; ``created_since`` and
+        ``newest``: what is new since a listing, see :func:`keys_for_search`)."""
+        return keys_for_search(self.client, search, deadline=deadline, pages=pages, created_since=created_since, newest=newest, **self._item_options())
 
     def diagnose(self, items, deadline=None):
         """Set ``diagnostics`` on each of ``items`` (in place): the service's events and log tails for a v2 item in a
