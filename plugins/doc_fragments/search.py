@@ -15,9 +15,9 @@ options:
       - Select the v2 jobs carrying every given TMS tag, through the search API's C(tags).
       - "V({key: value}) matches that value; V({key: [v1, v2]}) any of them; V({key: []}), V({key: null}) or V({key: ''})
         the key with any value. Several keys must all match. With O(name), the name must match too."
-      - The search API's rules are checked before any request - at most 10 keys, at most 10 distinct values a key; keys of
+      - "The search API's rules are checked before any request - at most 10 keys, at most 10 distinct values a key; keys of
         1-128 and values of 0-255 letters, digits, spaces and C(_ . : = + - @) (values also C(/)); keys without leading or
-        trailing spaces; values are strings (an integer is taken as its digits; quote a number such as C(1.10)).
+        trailing spaces; values are strings (an integer is taken as its digits; quote a number such as C(1.10))."
       - A tag search covers the jobs created in the last 31 days (the service's window).
     type: dict
   latest:
@@ -44,9 +44,9 @@ options:
       - Watch the v2 jobs carrying every given TMS tag (with O(name), also named so), through the search API's C(tags).
       - "V({key: value}) matches that value; V({key: [v1, v2]}) any of them; V({key: []}), V({key: null}) or V({key: ''})
         the key with any value. Several keys must all match."
-      - The search API's rules are checked before any request - at most 10 keys, at most 10 distinct values a key; keys of
+      - "The search API's rules are checked before any request - at most 10 keys, at most 10 distinct values a key; keys of
         1-128 and values of 0-255 letters, digits, spaces and C(_ . : = + - @) (values also C(/)); keys without leading or
-        trailing spaces.
+        trailing spaces."
       - A tag search covers the jobs created in the last 31 days (the service's window).
     type: dict
   workspace_id:

@@ -101,10 +101,11 @@ def parse_tags(value, option="tags"):
                 % (option, repr(label(key, 60)))
             )
         if values is None or values == "":
-            values = []
+            texts = []
         elif not isinstance(values, list):
-            values = [values]
-        texts = [_tag_value(entry, "%s[%d]" % (where, index)) for index, entry in enumerate(values)]
+            texts = [_tag_value(values, where)]
+        else:
+            texts = [_tag_value(entry, "%s[%d]" % (where, index)) for index, entry in enumerate(values)]
         if len(texts) > MAX_TAG_VALUES:
             raise ConnectionConfigError("%s: at most %d values a tag key, got %d" % (where, MAX_TAG_VALUES, len(texts)))
         if len(set(texts)) < len(texts):
