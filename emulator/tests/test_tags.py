@@ -203,7 +203,7 @@ def test_scenario_syntax_for_creation_times_templates_and_workspaces(emu, client
         ({"name": "j", "tags": [{"key": "k", "value": "1"}, {"key": "k", "value": "2"}]}, "twice"),
         ({"name": "j", "tags": "k=v"}, "tags must be"),
         ({"name": "j", "workspace_id": "ws-1"}, "workspace_id"),
-        ({"name": "j", "created_ago": "yesterday"}, "created_ago"),
+        ({"name": "j", "created_ago": "yesterday"}, "created_ago must be seconds or a duration such as 3d"),
         ({"name": "j", "created_ago": "-1d"}, "created_ago must be >= 0"),
         ({"name": "j", "created_ago": "1d", "created_at": -5}, "either created_at or created_ago"),
     ],
