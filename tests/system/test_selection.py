@@ -206,7 +206,7 @@ def test_the_event_source_watching_tags_emits_every_matching_job_and_only_those(
             deadline = time.monotonic() + 90
             while not any((body.get("tags") for body in searches(nightly))) and process.poll() is None and time.monotonic() < deadline:
                 time.sleep(0.2)
-            late = nightly.add_job(name="late-train", created_ago=0, tags={"pipeline": "nightly"}, timeline=["Running", "Completed"])
+            late = nightly.add_job(name="late-train", created_ago=0, tags={"pipeline": "nightly"}, timeline=[{"phase": "Running", "polls": 4}, "Completed"])
             process.wait(timeout=90)
         finally:
             if process.poll() is None:

@@ -638,9 +638,10 @@ class Watcher(object):
             return []
         if newest:
             self.newest = max(newest[0], self.newest or newest[0])
-        watched = [key for key in self.jobs if key not in found]
-        events = self.searched(keys, found, complete=since is None)
-        if since is not None and watched:
+        # After the first listing the search only brings new jobs; the jobs already watched are read by id.
+        watched = list(self.jobs) if since is not None else []
+        events = self.searched(keys if since is None else [key for key in keys if key not in self.jobs], found, complete=since is None)
+        if watched:
             events += self._polled(
                 watched, await asyncio.to_thread(self.query.phase_source(watched, workspace_id=self.arguments.workspace_id).observe, watched)
             )
