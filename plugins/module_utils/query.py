@@ -477,9 +477,12 @@ class UnidentifiedJobError(Exception):
 
     def __init__(self, index, search, item):
         phase = item.get("phase") if isinstance(item, dict) else None
-        what = search.describe() if isinstance(search, Search) else "named '%s'" % label(search)
+        if isinstance(search, Search) and (search.tags or search.workspace_id is not None or search.name is None):
+            what = "the jobs %s" % search.describe()
+        else:
+            what = "the name '%s'" % label(search.name if isinstance(search, Search) else search)
         super().__init__(
-            "search result %d for the jobs %s (phase %s) has no readable metadata.id, so the job cannot be identified or followed"
+            "search result %d for %s (phase %s) has no readable metadata.id, so the job cannot be identified or followed"
             % (index, what, label(phase) if phase else "unknown")
         )
         self.item = item
