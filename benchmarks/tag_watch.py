@@ -145,6 +145,7 @@ def main():
         results = [run(source, jobs, options.rounds, options.add_at) for jobs in options.jobs]
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     output = options.output or os.path.join(RESULTS_DIR, "%s-tag-watch.json" % stamp)
+    os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
     with open(output, "w") as handle:
         json.dump({"stamp": stamp, "machine": machine_facts(sys.executable), "results": results}, handle, indent=2)
     print(table(results))

@@ -26,7 +26,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.options import 
 from ansible_collections.modelarts.training.plugins.module_utils.phases import DEFAULT_FAIL_ON, DEFAULT_WAIT_FOR, TERMINAL_PHASES
 
 # Selection moved to selection.py: these names stay importable from here.
-from ansible_collections.modelarts.training.plugins.module_utils.selection import (  # noqa: F401
+from ansible_collections.modelarts.training.plugins.module_utils.selection import (  # noqa: F401  # pylint: disable=unused-import
     JOB_ID_PATTERN,
     SELECTION_OPTIONS,
     Search,
