@@ -373,6 +373,7 @@ class Watcher(object):
         self.search_state = JobState(now) if arguments.search is not None else None
         # The newest create_time (epoch ms) a search returned: later rounds ask only for what is newer (None: list all).
         self.newest = None
+        self.by_id = None  # the phase source of the jobs a search selected, after the first listing
         self.prepare_state = JobState(now)
         # A poll starts this much early so that its answer, not its start, lands within one interval.
         self.lead = 0.0
@@ -642,11 +643,17 @@ class Watcher(object):
         watched = list(self.jobs) if since is not None else []
         events = self.searched(keys if since is None else [key for key in keys if key not in self.jobs], found, complete=since is None)
         if watched:
-            events += self._polled(
-                watched, await asyncio.to_thread(self.query.phase_source(watched, workspace_id=self.arguments.workspace_id).observe, watched)
-            )
+            events += self._polled(watched, await asyncio.to_thread(self._by_id(watched).observe, watched))
         self.search_state.due = self._next_round(started) + self._throttled_delay(1)
         return await self._diagnosed(events)
+
+    def _by_id(self, watched):
+        """The phase source reading the watched jobs of a search by id: kept from round to round (a search by id the
+        service refused for good stays off), made again when one GET per job gave way to two jobs or more."""
+        source = self.by_id
+        if source is None or (len(watched) >= 2 and source.batch == 1 and getattr(source, "disabled", None) is None):
+            source = self.by_id = self.query.phase_source(watched, workspace_id=self.arguments.workspace_id)
+        return source
 
     def _polled(self, keys, results):
         """Events for the jobs still watched, read by id this round (jobs that went meanwhile are skipped)."""
