@@ -11,6 +11,7 @@ and 1 hour ago in workspace 0123456789abcdef0123456789abcdef (...006); ``speech-
 the ``nightly-train`` jobs are tagged ``{pipeline: nightly, team: vision}``.
 """
 
+import asyncio
 import json
 import os
 import subprocess
@@ -217,3 +218,36 @@ def test_the_event_source_watching_tags_emits_every_matching_job_and_only_those(
     assert {event[0] for event in events} == {job(1), job(2), job(3), job(4), job(7), late}
     assert (late, "Running", "Completed") in events and (job(4), "Running", "Completed") in events
     assert sorted(event for event in events if event[0] in FAILED) == [(job_id, "None", "Failed") for job_id in FAILED]
+
+
+def test_the_event_source_does_not_page_through_finished_jobs_every_round(nightly, collection_root):
+    """Through the source's ``main()``: 120 long-finished jobs of a tag take 3 pages to list once; every later round
+    asks one page for what is new and reads the one running job by id - never the 3 pages again."""
+    from eda_helpers import load_source  # pylint: disable=import-outside-toplevel
+
+    src = load_source(collection_root)
+    tag = {"sweep": "cost"}
+    nightly.add_jobs([{"name": "sweep-{n:03d}", "count": 120, "created_ago": "1h", "stagger": "10m", "phase": "Completed", "tags": tag}])
+    running = nightly.add_job(name="sweep-live", created_ago=0, tags=tag, timeline=[{"phase": "Running", "polls": 4}, "Completed"])
+    nightly.clear_requests()
+
+    async def watch():
+        queue = asyncio.Queue()
+        task = asyncio.ensure_future(src["main"](queue, dict(nightly.connection("aksk"), tags=tag, interval=0.2)))
+        events = []
+        try:
+            while not any(e["modelarts"]["training_job"]["id"] == running and e["modelarts"]["phase"] == "Completed" for e in events):
+                events.append(await queue.get())
+        finally:
+            task.cancel()
+        return events
+
+    events = asyncio.run(asyncio.wait_for(watch(), 60))
+    assert len({e["modelarts"]["training_job"]["id"] for e in events}) == 121
+    tagged = [body for body in searches(nightly) if body.get("tags")]
+    assert [body["offset"] for body in tagged[:3]] == [0, 1, 2], "the first round lists every page"
+    later = tagged[3:]
+    assert len(later) >= 4 and all(body["offset"] == 0 for body in later), "each later round asks one page"
+    assert not [spec for body in later for spec in body.get("filters") or [] if spec.get("key") == "create_time"], "no window of its own"
+    gets = [entry for entry in nightly.requests(path="/training-jobs/") if entry["method"] == "GET"]
+    assert {entry["path"].rsplit("/", 1)[-1] for entry in gets} == {running}, "only the running job is read by id"
