@@ -222,3 +222,11 @@ def test_bulk_scenario_of_a_thousand_reused_names(emu, client):
     assert {item["status"]["phase"] for item in first["items"][1:]} == {"Completed"}
     assert client.search({"filters": [NAME], "limit": 1}).json()["total"] == 1000
     assert client.search({"tags": [{"key": "team", "values": ["speech"]}]}).json()["total"] == 20
+
+
+def test_reset_loads_a_shipped_scenario_by_name_and_refuses_an_unknown_one(emu):
+    assert emu.reset(scenario="nightly")["jobs"] == 9
+    with pytest.raises(ControlError) as info:
+        emu.reset(scenario="nightly-typo")
+    assert "400" in str(info.value) and "scenario file not found: nightly-typo" in str(info.value) and "tagged-10000" in str(info.value)
+    assert emu.reset()["jobs"] > 9  # back to the startup scenario

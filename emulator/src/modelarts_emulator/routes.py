@@ -290,14 +290,17 @@ def v2_search(state, exchange, match):
         # A search sees one workspace; the tags are checked before the (dearer) lifecycle.
         if job.workspace_id != workspace_id or (tag_conditions and not tags_mod.tags_match(job.tags, tag_conditions)):
             continue
-        snapshot = job.lifecycle.peek(now)
-        if snapshot is not None and _matches(job, snapshot, filters):
+        if not job.lifecycle.visible(now):
+            continue
+        # The phase is worked out only when a filter, the sort or the page needs it: 10,000 jobs stay cheap.
+        snapshot = _LazySnapshot(job, now)
+        if _matches(job, snapshot, filters):
             matched.append((job, snapshot))
     reverse = order == "desc"
     if sort_by == "name":
         matched.sort(key=lambda js: (js[0].name, js[0].v2_id), reverse=reverse)
     elif sort_by == "duration":
-        matched.sort(key=lambda js: (documents.v2_status(js[0], js[1])["duration"], js[0].v2_id), reverse=reverse)
+        matched.sort(key=lambda js: (documents.v2_status(js[0], js[1].resolve())["duration"], js[0].v2_id), reverse=reverse)
     else:
         matched.sort(key=lambda js: (js[1].created_ms, js[0].v2_id), reverse=reverse)
     # offset is a page index (the SDK's model); an older edition of the API reference calls it an item offset.
@@ -306,7 +309,8 @@ def v2_search(state, exchange, match):
     # reads the same step).  Any other search is one where the setting or the job says so.
     by_id = any(key == "id" and operator == "in" for key, operator, _values in filters)
     items = []
-    for job, snapshot in matched[first : first + limit]:
+    for job, lazy in matched[first : first + limit]:
+        snapshot = lazy.resolve()
         counts = job.search_counts_as_poll if job.search_counts_as_poll is not None else state.settings["search_counts_as_poll"]
         if counts or by_id:
             snapshot = job.lifecycle.poll(now, bulk=True) or snapshot
@@ -392,6 +396,29 @@ def parse_search(query, max_limit):
             raise errors.invalid_argument("the filter on id takes at most %d values, got %d" % (MAX_ID_VALUES, len(value)))
         clean.append((key, operator, value))
     return offset, limit, sort_by, order, clean
+
+
+class _LazySnapshot:
+    """A search candidate's snapshot, peeked at only when its phase (or more) is needed."""
+
+    __slots__ = ("job", "now", "created_ms", "_snapshot")
+
+    def __init__(self, job, now):
+        self.job = job
+        self.now = now
+        self.created_ms = int(job.lifecycle.created_at * 1000)  # as Snapshot.created_ms
+        self._snapshot = None
+
+    def resolve(self):
+        """The lifecycle's Snapshot at the search's moment."""
+        if self._snapshot is None:
+            self._snapshot = self.job.lifecycle.peek(self.now)
+        return self._snapshot
+
+    @property
+    def phase(self):
+        """The job's phase at the search's moment."""
+        return self.resolve().phase
 
 
 def parse_scope(query):
