@@ -30,7 +30,7 @@ import re
 
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.fanout import fetch_concurrently
-from ansible_collections.modelarts.training.plugins.module_utils.text import label
+from ansible_collections.modelarts.training.plugins.module_utils.text import describe_typed, label
 
 DEFAULT_LOG_LINES = 30
 # The AOM call's own bound on lines; more lines are read from the preview.
@@ -77,17 +77,30 @@ def _task_name(value):
     return value if isinstance(value, str) and TASK_ID.fullmatch(value) else None
 
 
-def failing_task(details):
+def _array(status, key, problems):
+    """``status[key]`` when it is a JSON array, else ``[]``: absent or null quietly, any other value (a number, an object, a
+    string - never read as its characters) with a line in ``problems``."""
+    value = status.get(key)
+    if value is None or isinstance(value, list):
+        return value or []
+    if problems is not None:
+        problems.append("status.%s: not an array (got %s); no task was read from it" % (key, describe_typed(value)))
+    return []
+
+
+def failing_task(details, problems=None):
     """The task that failed: one with a non-zero exit in ``task_statuses`` (the one the last running record
-    blames first), else the last running record's ``end_related_task``; None when the document names none."""
+    blames first), else the last running record's ``end_related_task``; None when the document names none.
+
+    A field of another shape than the API's is read as empty and noted in ``problems`` (a list), if given."""
     status = _status(details)
     blamed = None
-    for record in reversed(status.get("running_records") or []):
+    for record in reversed(_array(status, "running_records", problems)):
         if isinstance(record, dict) and _task_name(record.get("end_related_task")):
             blamed = record["end_related_task"]
             break
     exited = []
-    for entry in status.get("task_statuses") or []:
+    for entry in _array(status, "task_statuses", problems):
         if not isinstance(entry, dict) or not _task_name(entry.get("task")):
             continue
         code = entry.get("exit_code")
@@ -98,15 +111,22 @@ def failing_task(details):
     return blamed
 
 
-def task_ids(details):
+def task_ids(details, problems=None):
     """The job's task ids (``status.tasks``, else the tasks ``task_statuses`` names), the failing one first, at most
     :data:`MAX_TASKS`; ``worker-0`` (the service's one task of a single-node job) when the document names none.
-    Returns ``(ids, left_out)``."""
+    Returns ``(ids, left_out)``; a field of another shape than the API's is noted in ``problems`` (a list), if given,
+    once."""
     status = _status(details)
-    names = [name for name in (status.get("tasks") or []) if _task_name(name)]
+    found = []
+    tasks = _array(status, "tasks", found)
+    names = [name for name in tasks if _task_name(name)]
+    if len(names) < len(tasks):
+        found.append("status.tasks: %d of its %d entries are not task ids and were not read" % (len(tasks) - len(names), len(tasks)))
     if not names:
-        names = [entry.get("task") for entry in status.get("task_statuses") or [] if isinstance(entry, dict) and _task_name(entry.get("task"))]
-    culprit = failing_task(details)
+        names = [entry.get("task") for entry in _array(status, "task_statuses", None) if isinstance(entry, dict) and _task_name(entry.get("task"))]
+    culprit = failing_task(details, found)
+    if problems is not None:
+        problems.extend(line for line in dict.fromkeys(found) if line not in problems)
     if culprit and culprit not in names:
         names.append(culprit)
     names = list(dict.fromkeys(names)) or ["worker-0"]
@@ -120,8 +140,12 @@ def task_ids(details):
 
 
 def clean(text, secrets, length=LINE_CHARS):
-    """One line of service text as shown: secrets masked first, control characters escaped, cut to ``length``."""
-    return label("" if text is None else text, length, secrets)
+    """One line of service text as shown: secrets masked first, control characters escaped, cut to ``length``.
+
+    A value that is not text (an event's ``message`` sent as an object, say) is described, never printed whole."""
+    if text is None:
+        return ""
+    return label(text if isinstance(text, str) else describe_typed(text), length, secrets)
 
 
 def utc_time(value):
@@ -331,8 +355,10 @@ def diagnose(client, items, fail_on, log_lines=DEFAULT_LOG_LINES, secrets=(), ma
                 item["diagnostics"] = None
             continue
         job_id = item["id"]
-        tasks, left_out = task_ids(item.get("details")) if log_lines > 0 else ([], 0)
-        item["diagnostics"] = {"events": [], "tasks": [], "errors": []}
+        problems = []
+        tasks, left_out = task_ids(item.get("details"), problems) if log_lines > 0 else ([], 0)
+        # What the document says in another shape than the API's: one line each, as the service's own text is.
+        item["diagnostics"] = {"events": [], "tasks": [], "errors": [label(line, 300, secrets) for line in problems]}
         targets.append((item, tasks, left_out))
         units.append(("events", job_id, None))
         units.extend(("log", job_id, task) for task in tasks)

@@ -163,6 +163,20 @@ def test_task_ids_default_to_worker_0_and_are_bounded():
     assert diagnostics.task_ids(hostile) == (["worker-0"], 0), "a task id that is not a name never reaches a URL"
 
 
+def test_task_ids_of_a_drifted_document_are_noted_never_read_as_characters():
+    problems = []
+    details = {"status": {"tasks": "worker-1", "task_statuses": 7, "running_records": {"end_related_task": "worker-1"}}}
+    assert diagnostics.task_ids(details, problems) == (["worker-0"], 0)
+    assert [line.split(":")[0] for line in problems] == ["status.tasks", "status.running_records", "status.task_statuses"]
+    assert all("not an array" in line for line in problems)
+    assert diagnostics.failing_task(details) is None
+
+
+def test_an_event_message_that_is_not_text_is_described():
+    events = diagnostics.error_events([{"level": "Error", "message": {"nested": ["x" * 100000]}, "time": 1}], ())
+    assert events[0]["message"] == "an object with 1 key"
+
+
 # -- the calls -----------------------------------------------------------------------------------
 
 
