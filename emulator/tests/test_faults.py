@@ -127,6 +127,13 @@ def test_drift_wrong_types(emu, client):
     assert v1["status"] == "10"
 
 
+def test_drift_set_gives_paths_the_values_given(emu, client):
+    emu.add_fault(type="drift", mode="set", values={"status.tasks": "worker-0", "status.task_statuses": 7, "status.running_records": {"a": 1}})
+    doc = client.job(OTHER).json()
+    assert doc["status"]["tasks"] == "worker-0" and doc["status"]["task_statuses"] == 7 and doc["status"]["running_records"] == {"a": 1}
+    assert doc["metadata"]["id"] == OTHER
+
+
 def test_drift_in_search_results(emu, client):
     emu.add_fault(type="drift", mode="missing", paths=["status"], target="search")
     body = client.search({"limit": 3}).json()
@@ -220,6 +227,8 @@ def test_bad_fault_specs_are_refused(emu):
         {"type": "meteor"},
         {"type": "error", "status": 418},
         {"type": "drift", "mode": "sideways"},
+        {"type": "drift", "mode": "set"},
+        {"type": "drift", "mode": "set", "values": ["status.tasks"]},
         {"type": "throttle", "count": "many"},
         {"type": "reset", "target": "moon"},
     ):

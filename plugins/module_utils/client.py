@@ -266,6 +266,15 @@ def new_session(pool_size, on_proxies=None):
     return session
 
 
+class _Consumed(object):
+    """A 2xx body read as it arrived, by a call's ``consume``: the data it returned."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data):
+        self.data = data
+
+
 class Response(object):
     """A successful API answer: parsed ``data``, HTTP ``status`` and the ``request_id``."""
 
@@ -284,13 +293,44 @@ class Call(object):
     ``authenticate``: sign with the client's current credentials; ``sign_with``: sign with these
     credentials instead (a credential exchange); neither: an anonymous call.  ``connect_timeout``
     replaces the client's for this call, ``retries`` its ``backoff_retries``, and ``expect`` is
-    ``json`` (parsed) or ``text``.
+    ``json`` (parsed) or ``text``.  ``consume``, when given, reads a 2xx body as it arrives: it gets an iterator of byte
+    pieces and returns the answer's data (raising ValueError for a body it cannot read), so that a large answer is never
+    held whole; ``max_bytes`` bounds this call's body below ``max_response_bytes``.
     """
 
-    __slots__ = ("method", "url", "headers", "payload", "operation", "service", "deadline", "authenticate", "sign_with", "connect_timeout", "retries", "expect")
+    __slots__ = (
+        "method",
+        "url",
+        "headers",
+        "payload",
+        "operation",
+        "service",
+        "deadline",
+        "authenticate",
+        "sign_with",
+        "connect_timeout",
+        "retries",
+        "expect",
+        "consume",
+        "max_bytes",
+    )
 
     def __init__(
-        self, method, url, headers, payload, operation, service, deadline, authenticate, sign_with=None, connect_timeout=None, retries=None, expect="json"
+        self,
+        method,
+        url,
+        headers,
+        payload,
+        operation,
+        service,
+        deadline,
+        authenticate,
+        sign_with=None,
+        connect_timeout=None,
+        retries=None,
+        expect="json",
+        consume=None,
+        max_bytes=None,
     ):
         # pylint: disable=too-many-arguments
         self.method = method
@@ -305,6 +345,8 @@ class Call(object):
         self.connect_timeout = connect_timeout
         self.retries = retries
         self.expect = expect
+        self.consume = consume
+        self.max_bytes = max_bytes
 
 
 class _Transport(credentials_mod.Transport):
@@ -511,7 +553,7 @@ class ModelArtsClient(object):
 
     # -- requests ----------------------------------------------------------
 
-    def request(self, method, path, query=None, body=None, operation=None, service="modelarts", deadline=None, authenticate=True):
+    def request(self, method, path, query=None, body=None, operation=None, service="modelarts", deadline=None, authenticate=True, consume=None, max_bytes=None):
         """Send one API call with retries and return a :class:`Response` holding parsed JSON.
 
         ``path`` must already be escaped (see :func:`escape`); ``query`` is a
@@ -523,7 +565,7 @@ class ModelArtsClient(object):
         ``backoff_retries`` times with full-jitter exponential backoff,
         honouring ``Retry-After``.  A 401 renews credentials the collection obtained (a password
         token, federated or metadata credentials...) once; user-given temporary credentials refused
-        after earlier successes are reported as expired.
+        after earlier successes are reported as expired.  ``consume`` and ``max_bytes``: see :class:`Call`.
         """
         operation = operation or "%s %s" % (method, path)
         deadline = self._bounded(deadline)
@@ -533,7 +575,7 @@ class ModelArtsClient(object):
             url += "?" + auth.canonical_query(query)
         payload = json.dumps(body, separators=(",", ":")).encode("utf-8") if body is not None else None
         headers = {"Content-Type": "application/json;charset=UTF-8"} if payload is not None else {}
-        call = Call(method, url, headers, payload, operation, service, deadline, authenticate)
+        call = Call(method, url, headers, payload, operation, service, deadline, authenticate, consume=consume, max_bytes=max_bytes)
         if not authenticate:
             return self._with_retries(call)
         used = self.current_credentials(deadline)
@@ -636,6 +678,8 @@ class ModelArtsClient(object):
         if not 200 <= status < 300:
             retry_after = parse_retry_after(raw.headers.get("Retry-After"), self._utcnow()) if status in RETRYABLE_STATUS else None
             return error_from_response(operation, status, raw.headers, content, self._secrets), retry_after
+        if isinstance(content, _Consumed):
+            return Response(content.data, status, request_id, raw.headers), None
         try:
             text = content.decode("utf-8") if content else ""
             data = text if call.expect == "text" else json.loads(text) if text else None
@@ -666,7 +710,17 @@ class ModelArtsClient(object):
         )
         try:
             watch.enter("while the body was still arriving")
-            content = watchdog_mod.read_body(raw, call.deadline, watch, self._clock, self.params, self._secrets)
+            if call.consume is not None and 200 <= raw.status_code < 300:
+                try:
+                    content = _Consumed(
+                        call.consume(watchdog_mod.body_pieces(raw, call.deadline, watch, self._clock, self.params, self._secrets, call.max_bytes))
+                    )
+                except ValueError as exc:
+                    # What a cut connection or a gateway produces, as for a body read whole: a read-only call may try again.
+                    message = "HTTP %s but the body is not readable JSON: %s" % (raw.status_code, label(exc, 200, self._secrets))
+                    raise ModelArtsError(message, status=raw.status_code, request_id=raw.headers.get("X-Request-Id"), transient=True) from None
+            else:
+                content = watchdog_mod.read_body(raw, call.deadline, watch, self._clock, self.params, self._secrets, call.max_bytes)
         finally:
             watchdog_mod.hand_back(watch, raw)
         return raw, content
@@ -689,29 +743,30 @@ class ModelArtsClient(object):
         path = "/v1/%s/training-jobs/%s/versions/%s" % (escape(self.resolve_project_id(deadline)), escape(job_id), escape(version_id))
         return self.request("GET", path, operation="get training job %s version %s" % (label(job_id), label(version_id)), deadline=deadline)
 
-    def list_training_job_events(self, job_id, level=None, limit=100, offset=0, deadline=None):
-        """``GET /v2/{project_id}/training-jobs/{id}/events``: one page of the job's events (newest first; ``offset`` is a page index)."""
+    def list_training_job_events(self, job_id, level=None, limit=100, offset=0, deadline=None, max_bytes=None):
+        """``GET /v2/{project_id}/training-jobs/{id}/events``: one page of the job's events (newest first; ``offset`` is a page index);
+        ``max_bytes`` bounds the answer below ``max_response_bytes``."""
         deadline = self._bounded(deadline)
         path = "/v2/%s/training-jobs/%s/events" % (escape(self.resolve_project_id(deadline)), escape(job_id))
         query = [("offset", str(int(offset))), ("limit", str(int(limit)))] + ([("level", level)] if level else [])
-        return self.request("GET", path, query=query, operation="list events of training job %s" % label(job_id), deadline=deadline)
+        return self.request("GET", path, query=query, operation="list events of training job %s" % label(job_id), deadline=deadline, max_bytes=max_bytes)
 
-    def get_task_log_lines(self, job_id, task_id, lines, deadline=None):
+    def get_task_log_lines(self, job_id, task_id, lines, deadline=None, max_bytes=None):
         """``GET /v2/{project_id}/training-jobs/{id}/logs/{task_id}?lines=&order=desc``: the newest ``lines`` (1-500) lines of a
-        task's log through AOM, newest first; HTTP 204 with no body while the task has no log."""
+        task's log through AOM, newest first; HTTP 204 with no body while the task has no log.  ``max_bytes`` bounds the answer."""
         deadline = self._bounded(deadline)
         path = "/v2/%s/training-jobs/%s/logs/%s" % (escape(self.resolve_project_id(deadline)), escape(job_id), escape(task_id))
         query = [("lines", str(int(lines))), ("order", "desc")]
         operation = "read the log of task %s of training job %s" % (label(task_id), label(job_id))
-        return self.request("GET", path, query=query, operation=operation, deadline=deadline)
+        return self.request("GET", path, query=query, operation=operation, deadline=deadline, max_bytes=max_bytes)
 
-    def get_task_log_preview(self, job_id, task_id, deadline=None):
+    def get_task_log_preview(self, job_id, task_id, deadline=None, consume=None):
         """``GET /v2/{project_id}/training-jobs/{id}/tasks/{task_id}/logs/preview``: the latest part of a task's log (at most 5 MB)
-        with its ``current_size`` and ``full_size``."""
+        with its ``current_size`` and ``full_size``; ``consume`` reads the answer as it arrives (see :class:`Call`)."""
         deadline = self._bounded(deadline)
         path = "/v2/%s/training-jobs/%s/tasks/%s/logs/preview" % (escape(self.resolve_project_id(deadline)), escape(job_id), escape(task_id))
         operation = "preview the log of task %s of training job %s" % (label(task_id), label(job_id))
-        return self.request("GET", path, operation=operation, deadline=deadline)
+        return self.request("GET", path, operation=operation, deadline=deadline, consume=consume)
 
     def search_training_jobs(self, name, deadline=None, page_size=50, max_pages=200, pages=None):
         """All v2 jobs whose name is exactly ``name``, from every page of the search API (see :mod:`.search`; ``pages``, a

@@ -4,6 +4,7 @@
 pieces of servers that misbehave (reading a request's head, trickling an answer, relaying bytes)."""
 
 import contextlib
+import http.server
 import select
 import socket
 import socketserver
@@ -77,6 +78,48 @@ def connect_proxy(check=None):
     server.daemon_threads = True
     server.check = check
     server.seen = []
+    server.url = "http://127.0.0.1:%d" % server.server_address[1]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class _Api(http.server.BaseHTTPRequestHandler):
+    """One GET, answered by the server's ``answer(path)``: ``(status, body)``, the body bytes or ``(length, pieces)`` to
+    stream (an answer far larger than the test wants to hold)."""
+
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self):  # noqa: N802  (the name http.server calls)
+        self.server.paths.append(self.path)
+        status, body = self.server.answer(self.path.split("?", 1)[0])
+        length, pieces = (len(body), [body]) if isinstance(body, bytes) else body
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(length))
+        self.end_headers()
+        try:
+            for piece in pieces:
+                self.wfile.write(piece)
+        except OSError:
+            pass
+
+    def log_message(self, *_args):
+        pass
+
+
+@contextlib.contextmanager
+def json_api(answer):
+    """A plain HTTP server on 127.0.0.1 that answers each GET with ``answer(path)`` (see ``_Api``); it keeps the
+    ``paths`` asked for and its ``url``."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Api)
+    server.daemon_threads = True
+    server.answer = answer
+    server.paths = []
     server.url = "http://127.0.0.1:%d" % server.server_address[1]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -13,8 +13,9 @@ A fault is a dict (from a scenario file or ``POST /_emulator/faults``)::
      status: 503,         # error: 500/502/503/504; html: the status of the HTML page (502)
      retry_after: 1,      # throttle: Retry-After seconds
      seconds: 5,          # delay: how long to stall before answering
-     mode: ...,           # truncate: body|short_read; drift: extra|missing|wrong_types
+     mode: ...,           # truncate: body|short_read; drift: extra|missing|wrong_types|set
      paths: [...],        # drift: dotted JSON paths to change (defaults per API)
+     values: {...},       # drift set: dotted JSON path -> the value it gets (any JSON value)
      encoding: raw,       # echo: raw|json|repr|percent|html, how the echoed request is written
      pad: 0,              # echo: blank lines before the echo (an indented error page's whitespace)
      headers: [...]}      # echo: only these request headers (names, any case); default all of them
@@ -41,7 +42,7 @@ from urllib.parse import quote_plus
 FAULT_TYPES = ("throttle", "error", "reset", "delay", "truncate", "html", "drift", "nulls", "echo")
 ECHO_ENCODINGS = ("raw", "json", "repr", "percent", "html")
 TARGETS = ("modelarts", "v2", "v1", "search", "iam", "all")
-DRIFT_MODES = ("extra", "missing", "wrong_types")
+DRIFT_MODES = ("extra", "missing", "wrong_types", "set")
 DEFAULT_DRIFT_PATHS = {
     "v2": {
         "missing": ["status.secondary_phase", "metadata.create_time"],
@@ -127,6 +128,8 @@ def normalise(spec, job_key=None):
             raise FaultError("drift mode must be one of %s" % ", ".join(DRIFT_MODES))
         if fault.get("paths") is not None and not isinstance(fault["paths"], list):
             raise FaultError("drift paths must be a list of dotted paths")
+        if fault["mode"] == "set" and (not isinstance(fault.get("values"), dict) or not fault["values"]):
+            raise FaultError("drift mode set takes values: a mapping of dotted paths to the values they get")
     return fault
 
 
@@ -237,14 +240,20 @@ def apply_drift(doc, fault, api):
     """Return a drifted deep copy of a job document (``api`` is ``v2`` or ``v1``)."""
     doc = copy.deepcopy(doc)
     mode = fault.get("mode", "extra")
-    paths = fault.get("paths") or DEFAULT_DRIFT_PATHS[api][mode]
+    values = fault.get("values") or {}
+    paths = list(values) if mode == "set" else fault.get("paths") or DEFAULT_DRIFT_PATHS[api][mode]
     for path in paths:
         parts = _split(path)
         if not parts:
             continue
         parent = _walk(doc, parts)
         last = parts[-1]
-        if mode == "extra":
+        if mode == "set":
+            if isinstance(parent, dict):
+                parent[last] = copy.deepcopy(values[path])
+            elif isinstance(parent, list) and isinstance(last, int) and last < len(parent):
+                parent[last] = copy.deepcopy(values[path])
+        elif mode == "extra":
             if isinstance(parent, dict):
                 parent[last] = {"emulator_drift": True, "note": "field unknown to the published schema"}
         elif mode == "missing":

@@ -298,6 +298,41 @@ def test_ten_megabyte_body_is_read():
     assert len(client.get_training_job("job-1").data["padding"]) == 10 * 1024 * 1024
 
 
+def test_a_consumed_body_is_read_as_it_arrives_and_never_held_whole():
+    seen = []
+
+    def consume(pieces):
+        for piece in pieces:
+            seen.append(len(piece))
+        return {"read": sum(seen)}
+
+    session = FakeSession(FakeResponse(200, raw="x" * 300000))
+    client, _clock = make(session)
+    response = client.get_task_log_preview("job-1", "worker-0", consume=consume)
+    assert response.data == {"read": 300000} and max(seen) <= 65536 and len(seen) > 1
+
+
+def test_a_body_the_consumer_cannot_read_is_retried_then_reported():
+    def consume(pieces):
+        for _piece in pieces:
+            pass
+        raise ValueError("the body ends inside its JSON")
+
+    session = FakeSession(FakeResponse(200, raw='{"content": "abc'), FakeResponse(200, raw='{"content": "abc'))
+    client, _clock = make(session, {"backoff_retries": 1})
+    with pytest.raises(ModelArtsError) as info:
+        client.get_task_log_preview("job-1", "worker-0", consume=consume)
+    assert "HTTP 200 but the body is not readable JSON: the body ends inside its JSON (gave up after 2 attempts)" in str(info.value)
+
+
+def test_max_bytes_bounds_one_answer_below_max_response_bytes():
+    session = FakeSession(FakeResponse(200, raw='{"events": [], "pad": "%s"}' % ("x" * 5000)))
+    client, _clock = make(session, {"backoff_retries": 0})
+    with pytest.raises(ModelArtsError) as info:
+        client.list_training_job_events("job-1", max_bytes=1000)
+    assert "over the limit of 1000 bytes read for this answer" in str(info.value) and "max_response_bytes" not in str(info.value)
+
+
 def test_secrets_never_appear_in_errors():
     echo = json.dumps({"error_code": "APIG.0301", "error_msg": "bad signature for sk=%s token=%s" % (SECRET, TOKEN)})
     session = FakeSession(
