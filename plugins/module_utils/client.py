@@ -15,6 +15,8 @@ import json
 import os
 import random
 import re
+import socket
+import ssl
 import threading
 import time
 import traceback
@@ -60,6 +62,8 @@ USER_AGENT = "modelarts.training/%s (Ansible collection; +https://github.com/mod
 RETRY_AFTER_LIMIT = 300.0
 # Transport errors that say the request can never work as configured: retrying them only wastes the backoff.
 PERMANENT_TRANSPORT_ERRORS = ("SSLError", "InvalidURL", "InvalidSchema", "MissingSchema", "InvalidProxyURL", "InvalidHeader", "URLRequired")
+# What OpenSSL says when the answer to a ClientHello is not TLS (a plain HTTP server on an https:// URL).
+_PLAIN_ANSWER = re.compile(r"WRONG_VERSION_NUMBER|wrong version number|record layer failure|packet length too long|http request", re.IGNORECASE)
 
 
 # Regions whose ModelArts endpoint does not end in .myhuaweicloud.com (from the official SDK's region map).
@@ -207,8 +211,10 @@ def _search():
     return search
 
 
-def transport_error(exc, operation, secrets, headers=None):
-    """The :class:`ModelArtsError` for a transport failure: its type and innermost reason, redacted; never a traceback."""
+def transport_error(exc, operation, secrets, headers=None, url=None, ca_bundle=None):
+    """The :class:`ModelArtsError` for a transport failure: its type and innermost reason, redacted; never a traceback.
+
+    ``url`` (what was asked) and ``ca_bundle`` (the option's value) let a TLS failure name its cause."""
     reason = exc
     # requests wraps urllib3 errors, which wrap the socket error; the
     # innermost one says what happened in the fewest words.
@@ -225,9 +231,35 @@ def transport_error(exc, operation, secrets, headers=None):
         text = "%s cannot be sent: leading whitespace, a line break or not text (the value is not shown)" % which
         return ModelArtsError("%s: %s: %s" % (operation, name, text), operation=operation, transient=False)
     text = excerpt(str(reason), secrets, length=200)
-    if "CERTIFICATE_VERIFY_FAILED" in text or name == "SSLError":
+    if "CERTIFICATE_VERIFY_FAILED" in text and ca_bundle:
+        text += " (the server certificate is not signed by a CA of ca_bundle %s: give the file of the CA that signed it, or validate_certs: false)" % (
+            label(ca_bundle, 300),
+        )
+    elif "CERTIFICATE_VERIFY_FAILED" in text or (name == "SSLError" and not _PLAIN_ANSWER.search(text)):
         text += " (the server certificate is not trusted: set ca_bundle (HUAWEICLOUD_CA_BUNDLE) to its CA file, or validate_certs: false)"
+    elif name == "SSLError":
+        where = urlsplit(url or "").netloc or "the endpoint"
+        text += " (the server at %s does not answer in TLS: if it serves plain HTTP, use http://%s)" % (label(where, 200), label(where, 200))
     return ModelArtsError("%s: %s: %s" % (operation, name, text), operation=operation, transient=name not in PERMANENT_TRANSPORT_ERRORS)
+
+
+def _origin(url):
+    parts = urlsplit(url)
+    return parts.scheme, parts.netloc
+
+
+def speaks_tls(host, port, timeout):
+    """Whether the server at ``host:port`` completes a TLS handshake (its certificate unchecked): asked once, when a
+    plain-HTTP request there was dropped."""
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as sock:
+            with context.wrap_socket(sock, server_hostname=host):
+                return True
+    except (OSError, ValueError):
+        return False
 
 
 def tls_verify(params):
@@ -406,6 +438,10 @@ class ModelArtsClient(object):
         self._trace = trace
         self._lock = threading.Lock()
         self._throttled = 0
+        # The (scheme, host:port) that have answered this client over HTTP once: a host that never has and takes no
+        # connection is unreached (ModelArtsError.unreached), and a wait ends on it instead of retrying to its deadline.
+        self._answered = set()
+        self._speaks_tls = {}
         self.transport = _Transport(self)
         # One provider for the kind (options.resolve decided it); renewal is the provider's business, not the client's.
         self.credentials = credentials_mod.Renewing(credentials_mod.provider_for(self.kind, self.params, environ))
@@ -625,10 +661,13 @@ class ModelArtsClient(object):
         except Exception as exc:  # pylint: disable=broad-except
             # Any transport failure (connection refused or reset, TLS, timeout,
             # proxy) is reported by type and a redacted message, never a traceback.
-            return transport_error(exc, operation, self._secrets, send_headers), None
+            error = transport_error(exc, operation, self._secrets, send_headers, call.url, self.params["ca_bundle"])
+            return self._unreached(exc, error, call), None
         finally:
             self._note(call.method, call.url, started)
         status = raw.status_code
+        with self._lock:
+            self._answered.add(_origin(call.url))
         request_id = raw.headers.get("X-Request-Id")
         if status == 429:
             with self._lock:
@@ -650,6 +689,27 @@ class ModelArtsClient(object):
             # The v1 API reports some errors on HTTP 200: the same error as on a 4xx.
             return error_from_response(operation, status, raw.headers, content, self._secrets), None
         return Response(data, status, request_id, raw.headers), None
+
+    def _unreached(self, exc, error, call):
+        """``error`` marked ``unreached`` when no connection was made to a host that has never answered this client; a
+        plain-HTTP request that a TLS server dropped also says to use https:// (and is not retried)."""
+        if not (HAS_REQUESTS and isinstance(exc, requests.exceptions.ConnectionError)):
+            return error
+        origin = _origin(call.url)
+        with self._lock:
+            if origin in self._answered:
+                return error
+        error.unreached = True
+        parts = urlsplit(call.url)
+        if parts.scheme == "http" and not self._proxies and "Connection aborted" in str(exc) and parts.hostname:
+            if origin not in self._speaks_tls:
+                timeout = max(0.001, min(float(self.params["connect_timeout"]), call.deadline - self._clock()))
+                self._speaks_tls[origin] = speaks_tls(parts.hostname, parts.port or 80, timeout)
+            if self._speaks_tls[origin]:
+                where = label(parts.netloc, 200)
+                error.args = ("%s (the server at %s answered in TLS: use https://%s)" % (error.args[0], where, where),)
+                error.transient = False
+        return error
 
     def _exchange(self, call, url, headers, watch):
         """Send the request and read the whole response: ``(raw response, body bytes)``."""

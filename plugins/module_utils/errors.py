@@ -37,7 +37,9 @@ class ModelArtsError(Exception):
     (HTTP status or None for transport errors), ``error_code``, ``error_msg``,
     ``request_id`` (the ``X-Request-Id`` to quote to Huawei support),
     ``transient`` (worth retrying later: throttling, 5xx, connection and
-    timeout errors, unreadable bodies) and ``not_found``.
+    timeout errors, unreadable bodies), ``unreached`` (no connection could be made to a host that has
+    not answered once in this client's life: a wait ends on it rather than retry it to the deadline)
+    and ``not_found``.
     """
 
     def __init__(self, message, operation=None, status=None, error_code=None, error_msg=None, request_id=None, transient=False):
@@ -48,6 +50,7 @@ class ModelArtsError(Exception):
         self.error_msg = error_msg
         self.request_id = request_id
         self.transient = transient
+        self.unreached = False
 
     @property
     def not_found(self):
