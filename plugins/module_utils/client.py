@@ -28,6 +28,7 @@ from ansible_collections.modelarts.training.plugins.module_utils import auth
 from ansible_collections.modelarts.training.plugins.module_utils import credentials as credentials_mod
 from ansible_collections.modelarts.training.plugins.module_utils.errors import (
     ModelArtsError,
+    HINTS,
     RETRYABLE_STATUS,
     error_from_response,
 )
@@ -39,6 +40,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.options import 
     CREDENTIAL_TEXT_OPTIONS,
     REGION_PATTERN,
     SECRET_OPTIONS,
+    ca_bundle_problem,
     check_credentials,
     describe,
     proxy_secrets,
@@ -269,9 +271,10 @@ def tls_verify(params):
     if not params["validate_certs"]:
         return False
     bundle = params["ca_bundle"]
-    if bundle and not os.path.exists(bundle):
-        # requests would raise a bare OSError on every attempt, each one retried.
-        raise ConnectionConfigError("%s: no such file or directory: %s" % (describe("ca_bundle"), label(bundle, 300)))
+    problem = ca_bundle_problem(bundle) if bundle else None
+    if problem:
+        # requests would raise a bare OSError on every attempt, each one retried (or a directory would trust nothing).
+        raise ConnectionConfigError("%s: %s" % (describe("ca_bundle"), problem))
     return bundle or True
 
 
@@ -596,7 +599,11 @@ class ModelArtsClient(object):
     def _refusal(self, error, used):
         """The error for a 401 that renewal could not cure: temporary credentials given by the user expire, and say so."""
         if self._succeeded and used.security_token and not self.credentials.provider.refreshable:
-            # Judged by the refusal after success, not by the gateway's wording.
+            # Judged by the refusal after success, not by the gateway's wording; the code's own hint (check the clock,
+            # renew auth_token) would contradict this one, so it goes.
+            hint = HINTS.get(error.error_code)
+            if hint:
+                error.args = (error.args[0].replace(" (%s)" % hint, "", 1),)
             error.args = (
                 "%s (the temporary credentials given as access_key, secret_key and security_token worked earlier in this task and are now "
                 "refused: they have expired. Temporary credentials given as options are not renewed; let the collection obtain and renew "

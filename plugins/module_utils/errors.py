@@ -27,6 +27,7 @@ HINTS = {
     "ModelArts.2786": "the credentials belong to another project: check project_id (HUAWEICLOUD_SDK_PROJECT_ID) and region",
     "ModelArts.0210": "the project id is not valid for these credentials: check project_id and region",
     "ModelArts.2771": "the credentials may not read this training job",
+    "ModelArts.2775": "no training job has this id in the project asked: check project_id (HUAWEICLOUD_SDK_PROJECT_ID) and region",
 }
 
 
@@ -117,7 +118,9 @@ def error_from_response(operation, status, headers, content, secrets=()):
             text += ": %r" % excerpt(content, secrets)
     else:
         message = redact(message, secrets) if message is not None else None
-        text = "%s: HTTP %s %s: %s" % (operation, status, code or "(no error_code)", message or "(no error message)")
+        # IAM's {"error": {"code": 401, ...}} repeats the status as its code: said once.
+        shown = "" if code == str(status) else " " + (code or "(no error_code)")
+        text = "%s: HTTP %s%s: %s" % (operation, status, shown, message or "(no error message)")
         hint = HINTS.get(code)
         if hint:
             text += " (%s)" % hint

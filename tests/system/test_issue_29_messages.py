@@ -97,3 +97,109 @@ def test_a_seen_job_whose_endpoint_goes_away_keeps_waiting(emulator, run_playboo
     result = outcome["result"]
     assert relay.dropped >= 3, result.stdout
     assert "OK=True" in result.stdout, result.stdout + result.stderr
+
+
+# -- messages that name the next step ------------------------------------------------------------------------------
+
+COMPLETED = "a1000000-0000-4000-8000-000000000001"
+# phase-failed: worker-1 exited with code 2; its newest error event is "Failed to run the training job."
+FAILED = "a1000000-0000-4000-8000-000000000002"
+
+
+def read_play(task, vars_=None):
+    """One read whose message the next task prints (MSG=...), whatever happened."""
+    play = {
+        "hosts": "localhost",
+        "gather_facts": False,
+        "tasks": [
+            {"name": "read", "modelarts.training.modelarts_training_job_info": task, "register": "job", "ignore_errors": True},
+            {"name": "show", "ansible.builtin.debug": {"msg": "MSG={{ job.msg | default('none') }}"}},
+        ],
+    }
+    if vars_:
+        play["vars"] = vars_
+    return [play]
+
+
+def message(result):
+    lines = [line for line in result.stdout.splitlines() if '"msg": "MSG=' in line]
+    assert lines, result.stdout + result.stderr
+    return lines[-1]
+
+
+def test_a_job_not_in_the_project_asked_points_at_project_id_and_region(emulator, run_playbook):
+    result = run_playbook(read_play(dict(emulator.connection("aksk"), training_job_id=str(uuid.uuid4()))))
+    text = message(result)
+    assert "ModelArts.2775" in text and "check project_id (HUAWEICLOUD_SDK_PROJECT_ID) and region" in text, text
+
+
+@pytest.mark.parametrize("shape", ["directory", "not PEM"])
+def test_a_ca_bundle_that_is_not_a_pem_file_says_what_was_found(emulator, run_playbook, tmp_path, shape):
+    if shape == "directory":
+        bundle, found = tmp_path / "certs", "is a directory"
+        bundle.mkdir()
+    else:
+        bundle, found = tmp_path / "ca.der", "holds no PEM certificate"
+        bundle.write_bytes(b"0\x82\x03\x1d0\x82\x02\x05\xa0\x03\x02\x01\x02")
+    result = run_playbook(read_play(dict(emulator.connection("aksk"), training_job_id=COMPLETED, ca_bundle=str(bundle))))
+    text = message(result)
+    assert "ca_bundle (task option): %s %s" % (bundle, found) in text, text
+    assert "set ca_bundle" not in text
+
+
+@pytest.mark.parametrize(
+    "option, value, expected",
+    [
+        ("endpoint", "ftp://modelarts.example", "endpoint (task option) must be a URL starting with https:// or http://"),
+        ("connect_timeout", 0, "connect_timeout (task option) must be greater than 0, got 0.0"),
+        ("backoff_retries", -1, "backoff_retries (task option) must not be negative, got -1"),
+    ],
+)
+def test_a_task_options_bad_value_is_named_as_the_option(emulator, run_playbook, option, value, expected):
+    task = dict(emulator.connection("aksk"), training_job_id=COMPLETED)
+    task[option] = value
+    text = message(run_playbook(read_play(task)))
+    assert expected in text, text
+    assert "HUAWEICLOUD_" not in text, text
+
+
+def test_a_wrong_iam_password_says_its_status_once(emulator, run_playbook):
+    task = dict(emulator.connection("password"), training_job_id=COMPLETED, password="not-the-password")
+    text = message(run_playbook(read_play(task)))
+    assert "HTTP 401: " in text, text
+    assert "401 401" not in text, text
+
+
+def test_no_credentials_names_the_variables_and_what_the_module_reads(emulator, run_playbook, tmp_path):
+    task = {"region": emulator.region, "project_id": emulator.project_id, "endpoint": emulator.url, "iam_endpoint": emulator.url}
+    task.update(ca_bundle=emulator.ca_file, training_job_id=COMPLETED)
+    # A newcomer's inventory variables, which only the lookup reads.
+    result = run_playbook(read_play(task, {"modelarts_access_key": emulator.ak}), env={"HOME": str(tmp_path / "empty-home")})
+    text = message(result)
+    assert "no credentials were given and none were found" in text, text
+    assert "access_key and secret_key (HUAWEICLOUD_SDK_AK, HUAWEICLOUD_SDK_SK)" in text, text
+    assert "modelarts_* inventory variables are read by the training_job lookup only" in text and "module_defaults" in text, text
+    assert emulator.ak not in text
+
+
+def test_expired_temporary_credentials_get_one_hint(emulator, run_playbook):
+    job = emulator.add_job(name="expiring-temporary-29", timeline=[{"phase": "Running", "seconds": 120}, "Completed"])
+    job_id = job if isinstance(job, str) else job["added"][0]["id"]
+    task = dict(emulator.connection("temporary"), training_job_id=job_id, wait=True, wait_timeout=60, wait_sleep=1, wait_sleep_max=1)
+    timer = threading.Timer(4.0, emulator.expire_tokens)
+    timer.start()
+    try:
+        result = run_playbook(read_play(task))
+    finally:
+        timer.cancel()
+        emulator.reset()
+    text = message(result)
+    assert "worked earlier in this task and are now refused: they have expired" in text, text
+    assert "clock is right" not in text and "renew auth_token" not in text, text
+
+
+def test_a_generic_last_error_event_is_followed_by_the_one_naming_the_task(emulator, run_playbook):
+    task = dict(emulator.connection("aksk"), training_job_id=FAILED, wait=True, wait_timeout=60, wait_sleep=1)
+    text = message(run_playbook(read_play(task)))
+    assert "Failed to run the training job.; the last naming a task or exit code, at " in text, text
+    assert "[worker-1] Training process exited with code 2" in text, text
