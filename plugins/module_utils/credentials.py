@@ -76,7 +76,7 @@ class CredentialsConfigError(ConnectionConfigError):
 # What the module adds to a NoCredentialsError: it never sees inventory variables, which a newcomer may have set for it.
 MODULE_SOURCES_NOTE = (
     "the module reads its task options (module_defaults included) and HUAWEICLOUD_* environment variables; modelarts_* "
-    "inventory variables are read by the training_job lookup only: pass them as options (access_key: \"{{ modelarts_access_key }}\") "
+    'inventory variables are read by the training_job lookup only: pass them as options (access_key: "{{ modelarts_access_key }}") '
     "or in module_defaults"
 )
 

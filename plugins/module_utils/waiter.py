@@ -400,7 +400,8 @@ def wait_for_jobs(
         for key, observation in observations.items():
             if _counts_as_poll(observation):
                 result.polls[key] += 1
-            result.observe(key, observation, elapsed, stamp, unreached(observation, judge(observation, result.polls[key], wait_for, fail_on, terminal_phases, not_found_tolerance)))
+            judged = judge(observation, result.polls[key], wait_for, fail_on, terminal_phases, not_found_tolerance)
+            result.observe(key, observation, elapsed, stamp, unreached(observation, judged))
         pending = [key for key in keys if result.verdicts[key] != JOB_DONE]
 
         outcome = wait_outcome(result.verdicts)

@@ -184,6 +184,20 @@ def test_connection_errors_are_retried_and_reported_cleanly():
     assert "Connection reset by peer" in str(info.value) and "Traceback" not in str(info.value)
 
 
+def test_a_connection_error_is_unreached_until_the_host_has_answered():
+    refused = requests.exceptions.ConnectionError(ConnectionRefusedError(111, "Connection refused"))
+    session = FakeSession(refused, FakeResponse(200, JOB), refused, requests.exceptions.ReadTimeout("read timed out"))
+    client, _clock = make(session, {"backoff_retries": 0})
+    with pytest.raises(ModelArtsError) as info:
+        client.get_training_job("job-1")
+    assert info.value.transient and info.value.unreached
+    client.get_training_job("job-1")
+    for _each in range(2):
+        with pytest.raises(ModelArtsError) as info:
+            client.get_training_job("job-1")
+        assert info.value.transient and not info.value.unreached
+
+
 def test_never_sleeps_past_the_deadline():
     session = FakeSession(*[FakeResponse(429, {"error_code": "X", "error_msg": "slow down"}, {"Retry-After": "30"}) for _i in range(5)])
     client, clock = make(session)
