@@ -249,6 +249,23 @@ def _origin(url):
     return parts.scheme, parts.netloc
 
 
+def no_connection(exc):
+    """Whether ``exc`` (a ``requests`` error) says no connection was made: refused, a name that does not resolve, no
+    answer to the connect, a proxy that could not be reached, TLS that failed; not a connection reset after it was
+    made."""
+    if isinstance(exc, (requests.exceptions.ConnectTimeout, requests.exceptions.ProxyError, requests.exceptions.SSLError)):
+        return True
+    reason = exc
+    for _depth in range(5):
+        if type(reason).__name__ in ("NewConnectionError", "NameResolutionError"):
+            return True
+        inner = reason.args[0] if reason.args and isinstance(reason.args[0], Exception) else getattr(reason, "reason", None)
+        if not isinstance(inner, Exception):
+            return False
+        reason = inner
+    return False
+
+
 def speaks_tls(host, port, timeout):
     """Whether the server at ``host:port`` completes a TLS handshake (its certificate unchecked): asked once, when a
     plain-HTTP request there was dropped."""
@@ -705,7 +722,7 @@ class ModelArtsClient(object):
         with self._lock:
             if origin in self._answered:
                 return error
-        error.unreached = True
+        error.unreached = no_connection(exc)
         parts = urlsplit(call.url)
         if parts.scheme == "http" and not self._proxies and "Connection aborted" in str(exc) and parts.hostname:
             if origin not in self._speaks_tls:

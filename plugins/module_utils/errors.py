@@ -38,8 +38,9 @@ class ModelArtsError(Exception):
     (HTTP status or None for transport errors), ``error_code``, ``error_msg``,
     ``request_id`` (the ``X-Request-Id`` to quote to Huawei support),
     ``transient`` (worth retrying later: throttling, 5xx, connection and
-    timeout errors, unreadable bodies), ``unreached`` (no connection could be made to a host that has
-    not answered once in this client's life: a wait ends on it rather than retry it to the deadline)
+    timeout errors, unreadable bodies), ``unreached`` (no connection could be made - refused, a name
+    that does not resolve, no answer to the connect, TLS failed - to a host that has not answered once in this
+    client's life: a wait ends on it rather than retry it to the deadline)
     and ``not_found``.
     """
 
