@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import datetime
 import json
-import os
 import random
 import re
+import socket
+import ssl
 import threading
 import time
 import traceback
@@ -26,6 +27,7 @@ from ansible_collections.modelarts.training.plugins.module_utils import auth
 from ansible_collections.modelarts.training.plugins.module_utils import credentials as credentials_mod
 from ansible_collections.modelarts.training.plugins.module_utils.errors import (
     ModelArtsError,
+    HINTS,
     RETRYABLE_STATUS,
     error_from_response,
 )
@@ -37,6 +39,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.options import 
     CREDENTIAL_TEXT_OPTIONS,
     REGION_PATTERN,
     SECRET_OPTIONS,
+    ca_bundle_problem,
     check_credentials,
     describe,
     proxy_secrets,
@@ -60,6 +63,8 @@ USER_AGENT = "modelarts.training/%s (Ansible collection; +https://github.com/mod
 RETRY_AFTER_LIMIT = 300.0
 # Transport errors that say the request can never work as configured: retrying them only wastes the backoff.
 PERMANENT_TRANSPORT_ERRORS = ("SSLError", "InvalidURL", "InvalidSchema", "MissingSchema", "InvalidProxyURL", "InvalidHeader", "URLRequired")
+# What OpenSSL says when the answer to a ClientHello is not TLS (a plain HTTP server on an https:// URL).
+_PLAIN_ANSWER = re.compile(r"WRONG_VERSION_NUMBER|wrong version number|record layer failure|packet length too long|http request", re.IGNORECASE)
 
 
 # Regions whose ModelArts endpoint does not end in .myhuaweicloud.com (from the official SDK's region map).
@@ -207,8 +212,10 @@ def _search():
     return search
 
 
-def transport_error(exc, operation, secrets, headers=None):
-    """The :class:`ModelArtsError` for a transport failure: its type and innermost reason, redacted; never a traceback."""
+def transport_error(exc, operation, secrets, headers=None, url=None, ca_bundle=None):
+    """The :class:`ModelArtsError` for a transport failure: its type and innermost reason, redacted; never a traceback.
+
+    ``url`` (what was asked) and ``ca_bundle`` (the option's value) let a TLS failure name its cause."""
     reason = exc
     # requests wraps urllib3 errors, which wrap the socket error; the
     # innermost one says what happened in the fewest words.
@@ -225,9 +232,52 @@ def transport_error(exc, operation, secrets, headers=None):
         text = "%s cannot be sent: leading whitespace, a line break or not text (the value is not shown)" % which
         return ModelArtsError("%s: %s: %s" % (operation, name, text), operation=operation, transient=False)
     text = excerpt(str(reason), secrets, length=200)
-    if "CERTIFICATE_VERIFY_FAILED" in text or name == "SSLError":
+    if "CERTIFICATE_VERIFY_FAILED" in text and ca_bundle:
+        text += " (the server certificate is not signed by a CA of ca_bundle %s: give the file of the CA that signed it, or validate_certs: false)" % (
+            label(ca_bundle, 300),
+        )
+    elif "CERTIFICATE_VERIFY_FAILED" in text or (name == "SSLError" and not _PLAIN_ANSWER.search(text)):
         text += " (the server certificate is not trusted: set ca_bundle (HUAWEICLOUD_CA_BUNDLE) to its CA file, or validate_certs: false)"
+    elif name == "SSLError":
+        where = urlsplit(url or "").netloc or "the endpoint"
+        text += " (the server at %s does not answer in TLS: if it serves plain HTTP, use http://%s)" % (label(where, 200), label(where, 200))
     return ModelArtsError("%s: %s: %s" % (operation, name, text), operation=operation, transient=name not in PERMANENT_TRANSPORT_ERRORS)
+
+
+def _origin(url):
+    parts = urlsplit(url)
+    return parts.scheme, parts.netloc
+
+
+def no_connection(exc):
+    """Whether ``exc`` (a ``requests`` error) says no connection was made: refused, a name that does not resolve, no
+    answer to the connect, a proxy that could not be reached, TLS that failed; not a connection reset after it was
+    made."""
+    if isinstance(exc, (requests.exceptions.ConnectTimeout, requests.exceptions.ProxyError, requests.exceptions.SSLError)):
+        return True
+    reason = exc
+    for _depth in range(5):
+        if type(reason).__name__ in ("NewConnectionError", "NameResolutionError"):
+            return True
+        inner = reason.args[0] if reason.args and isinstance(reason.args[0], Exception) else getattr(reason, "reason", None)
+        if not isinstance(inner, Exception):
+            return False
+        reason = inner
+    return False
+
+
+def speaks_tls(host, port, timeout):
+    """Whether the server at ``host:port`` completes a TLS handshake (its certificate unchecked): asked once, when a
+    plain-HTTP request there was dropped."""
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as sock:
+            with context.wrap_socket(sock, server_hostname=host):
+                return True
+    except (OSError, ValueError):
+        return False
 
 
 def tls_verify(params):
@@ -237,9 +287,10 @@ def tls_verify(params):
     if not params["validate_certs"]:
         return False
     bundle = params["ca_bundle"]
-    if bundle and not os.path.exists(bundle):
-        # requests would raise a bare OSError on every attempt, each one retried.
-        raise ConnectionConfigError("%s: no such file or directory: %s" % (describe("ca_bundle"), label(bundle, 300)))
+    problem = ca_bundle_problem(bundle) if bundle else None
+    if problem:
+        # requests would raise a bare OSError on every attempt, each one retried (or a directory would trust nothing).
+        raise ConnectionConfigError("%s: %s" % (describe("ca_bundle"), problem))
     return bundle or True
 
 
@@ -448,6 +499,10 @@ class ModelArtsClient(object):
         self._trace = trace
         self._lock = threading.Lock()
         self._throttled = 0
+        # The (scheme, host:port) that have answered this client over HTTP once: a host that never has and takes no
+        # connection is unreached (ModelArtsError.unreached), and a wait ends on it instead of retrying to its deadline.
+        self._answered = set()
+        self._speaks_tls = {}
         self.transport = _Transport(self)
         # One provider for the kind (options.resolve decided it); renewal is the provider's business, not the client's.
         self.credentials = credentials_mod.Renewing(credentials_mod.provider_for(self.kind, self.params, environ))
@@ -602,7 +657,11 @@ class ModelArtsClient(object):
     def _refusal(self, error, used):
         """The error for a 401 that renewal could not cure: temporary credentials given by the user expire, and say so."""
         if self._succeeded and used.security_token and not self.credentials.provider.refreshable:
-            # Judged by the refusal after success, not by the gateway's wording.
+            # Judged by the refusal after success, not by the gateway's wording; the code's own hint (check the clock,
+            # renew auth_token) would contradict this one, so it goes.
+            hint = HINTS.get(error.error_code)
+            if hint:
+                error.args = (error.args[0].replace(" (%s)" % hint, "", 1),)
             error.args = (
                 "%s (the temporary credentials given as access_key, secret_key and security_token worked earlier in this task and are now "
                 "refused: they have expired. Temporary credentials given as options are not renewed; let the collection obtain and renew "
@@ -667,10 +726,13 @@ class ModelArtsClient(object):
         except Exception as exc:  # pylint: disable=broad-except
             # Any transport failure (connection refused or reset, TLS, timeout,
             # proxy) is reported by type and a redacted message, never a traceback.
-            return transport_error(exc, operation, self._secrets, send_headers), None
+            error = transport_error(exc, operation, self._secrets, send_headers, call.url, self.params["ca_bundle"])
+            return self._unreached(exc, error, call), None
         finally:
             self._note(call.method, call.url, started)
         status = raw.status_code
+        with self._lock:
+            self._answered.add(_origin(call.url))
         request_id = raw.headers.get("X-Request-Id")
         if status == 429:
             with self._lock:
@@ -694,6 +756,27 @@ class ModelArtsClient(object):
             # The v1 API reports some errors on HTTP 200: the same error as on a 4xx.
             return error_from_response(operation, status, raw.headers, content, self._secrets), None
         return Response(data, status, request_id, raw.headers), None
+
+    def _unreached(self, exc, error, call):
+        """``error`` marked ``unreached`` when no connection was made to a host that has never answered this client; a
+        plain-HTTP request that a TLS server dropped also says to use https:// (and is not retried)."""
+        if not (HAS_REQUESTS and isinstance(exc, requests.exceptions.ConnectionError)):
+            return error
+        origin = _origin(call.url)
+        with self._lock:
+            if origin in self._answered:
+                return error
+        error.unreached = no_connection(exc)
+        parts = urlsplit(call.url)
+        if parts.scheme == "http" and not self._proxies and "Connection aborted" in str(exc) and parts.hostname:
+            if origin not in self._speaks_tls:
+                timeout = max(0.001, min(float(self.params["connect_timeout"]), call.deadline - self._clock()))
+                self._speaks_tls[origin] = speaks_tls(parts.hostname, parts.port or 80, timeout)
+            if self._speaks_tls[origin]:
+                where = label(parts.netloc, 200)
+                error.args = ("%s (the server at %s answered in TLS: use https://%s)" % (error.args[0], where, where),)
+                error.transient = False
+        return error
 
     def _exchange(self, call, url, headers, watch):
         """Send the request and read the whole response: ``(raw response, body bytes)``."""

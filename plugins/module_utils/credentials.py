@@ -29,7 +29,7 @@ import os
 import threading
 
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
-from ansible_collections.modelarts.training.plugins.module_utils.options import AGENCY_OPTIONS, REGION_PATTERN, ConnectionConfigError, describe
+from ansible_collections.modelarts.training.plugins.module_utils.options import AGENCY_OPTIONS, KINDS_HELP, REGION_PATTERN, ConnectionConfigError, describe
 from ansible_collections.modelarts.training.plugins.module_utils.text import label
 
 # Renew when less than this many seconds, or a third of the lifetime, remains (whichever is shorter).
@@ -73,6 +73,14 @@ class CredentialsConfigError(ConnectionConfigError):
     """A credential source is set up wrongly (an option, a variable, a file); the message names it, never a value."""
 
 
+# What the module adds to a NoCredentialsError: it never sees inventory variables, which a newcomer may have set for it.
+MODULE_SOURCES_NOTE = (
+    "the module reads its task options (module_defaults included) and HUAWEICLOUD_* environment variables; modelarts_* "
+    'inventory variables are read by the training_job lookup only: pass them as options (access_key: "{{ modelarts_access_key }}") '
+    "or in module_defaults"
+)
+
+
 class NoCredentialsError(ModelArtsError):
     """No credentials were given and no source of the default chain served.
 
@@ -83,8 +91,7 @@ class NoCredentialsError(ModelArtsError):
         self.skipped = list(skipped)
         reasons = "; ".join("%s: %s" % pair for pair in self.skipped)
         super(NoCredentialsError, self).__init__(
-            "no credentials were given and none were found (%s); give access_key and secret_key, auth_token, username, password "
-            "and domain_name, credentials_file, idp_id and id_token_file, or oidc_provider_urn, oidc_agency_urn and oidc_token_file" % reasons,
+            "no credentials were given and none were found (%s); give %s" % (reasons, KINDS_HELP),
             operation="find credentials",
         )
 

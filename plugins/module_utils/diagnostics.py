@@ -636,9 +636,18 @@ def diagnose(client, items, fail_on, log_lines=DEFAULT_LOG_LINES, secrets=(), ma
     return len(units)
 
 
+# An event that names a task ("[worker-0] ...") or an exit code says more than "Failed to run the training job.".
+TELLING_EVENT = re.compile(r"\[[^\]]+\]|\bexit(?:ed)?\b.{0,20}\bcode\b|\bexit code\b|\breturn code\b", re.IGNORECASE)
+
+
+def _event_text(event):
+    return "%s%s" % ("at %s: " % event["time"] if event.get("time") else "", _short(event["message"]))
+
+
 def summary(item):
-    """The few words the one-line message adds for a diagnosed item: the last error event and the last lines of the
-    failing task's log, already masked and escaped; '' when there is nothing to add."""
+    """The few words the one-line message adds for a diagnosed item: the last error event (and, when that one names
+    neither a task nor an exit code, the last that does) and the last lines of the failing task's log, already masked
+    and escaped; '' when there is nothing to add."""
     found = item.get("diagnostics") if isinstance(item, dict) else None
     if not isinstance(found, dict):
         return ""
@@ -646,7 +655,11 @@ def summary(item):
     errors = [event for event in found.get("events") or [] if event.get("level") == "Error"]
     if errors:
         last = errors[-1]
-        parts.append("last error event%s: %s" % (" at %s" % last["time"] if last.get("time") else "", _short(last["message"])))
+        text = "last error event%s: %s" % (" at %s" % last["time"] if last.get("time") else "", _short(last["message"]))
+        telling = [event for event in errors if TELLING_EVENT.search(event["message"] or "")]
+        if telling and not TELLING_EVENT.search(last["message"] or ""):
+            text += "; the last naming a task or exit code, %s" % _event_text(telling[-1])
+        parts.append(text)
     culprit = failing_task(item.get("details"))
     entries = found.get("tasks") or []
     entry = next((each for each in entries if each.get("task_id") == culprit), entries[0] if entries else None)

@@ -27,6 +27,7 @@ HINTS = {
     "ModelArts.2786": "the credentials belong to another project: check project_id (HUAWEICLOUD_SDK_PROJECT_ID) and region",
     "ModelArts.0210": "the project id is not valid for these credentials: check project_id and region",
     "ModelArts.2771": "the credentials may not read this training job",
+    "ModelArts.2775": "no training job has this id in the project asked: check project_id (HUAWEICLOUD_SDK_PROJECT_ID) and region",
 }
 
 
@@ -37,7 +38,10 @@ class ModelArtsError(Exception):
     (HTTP status or None for transport errors), ``error_code``, ``error_msg``,
     ``request_id`` (the ``X-Request-Id`` to quote to Huawei support),
     ``transient`` (worth retrying later: throttling, 5xx, connection and
-    timeout errors, unreadable bodies) and ``not_found``.
+    timeout errors, unreadable bodies), ``unreached`` (no connection could be made - refused, a name
+    that does not resolve, no answer to the connect, TLS failed - to a host that has not answered once in this
+    client's life: a wait ends on it rather than retry it to the deadline)
+    and ``not_found``.
     """
 
     def __init__(self, message, operation=None, status=None, error_code=None, error_msg=None, request_id=None, transient=False):
@@ -48,6 +52,7 @@ class ModelArtsError(Exception):
         self.error_msg = error_msg
         self.request_id = request_id
         self.transient = transient
+        self.unreached = False
 
     @property
     def not_found(self):
@@ -114,7 +119,9 @@ def error_from_response(operation, status, headers, content, secrets=()):
             text += ": %r" % excerpt(content, secrets)
     else:
         message = redact(message, secrets) if message is not None else None
-        text = "%s: HTTP %s %s: %s" % (operation, status, code or "(no error_code)", message or "(no error message)")
+        # IAM's {"error": {"code": 401, ...}} repeats the status as its code: said once.
+        shown = "" if code == str(status) else " " + (code or "(no error_code)")
+        text = "%s: HTTP %s%s: %s" % (operation, status, shown, message or "(no error message)")
         hint = HINTS.get(code)
         if hint:
             text += " (%s)" % hint

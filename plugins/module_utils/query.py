@@ -692,7 +692,8 @@ class Query(object):
         must never open a gate): the search is repeated on the waiter's schedule until a job has the
         name, and a :class:`ModelArtsError` saying no job had it ends the call at the deadline.  As for
         the jobs' own polls, the search at the deadline (the only one when ``wait_timeout`` is 0) may
-        run one ``request_timeout`` past it, and transient errors are tolerated until then.
+        run one ``request_timeout`` past it, and transient errors are tolerated until then (not one from a host that has
+        never answered: ``ModelArtsError.unreached``).
         """
         settings = self.settings
         if not settings.wait:
@@ -709,7 +710,7 @@ class Query(object):
                 keys, found = self.search(name, deadline + grace if last else deadline, pages)
                 failure = None
             except ModelArtsError as error:
-                if not error.transient:
+                if not error.transient or error.unreached:
                     raise
                 keys, found, failure = [], {}, error
             if keys:

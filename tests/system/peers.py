@@ -128,3 +128,81 @@ def json_api(answer):
     finally:
         server.shutdown()
         server.server_close()
+
+
+class Relay:
+    """A TCP relay on 127.0.0.1 to ``(host, port)`` that can go down and come back on the same port.
+
+    Down, it takes each connection and resets it at once (``dropped`` counts them) and cuts the relayed ones: to a
+    client, the endpoint went away.  ``url`` is ``https://127.0.0.1:<port>``."""
+
+    def __init__(self, host, port):
+        self.target = (host, port)
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.url = "https://127.0.0.1:%d" % self.port
+        self.is_down = False
+        self.dropped = 0
+        self.relayed = 0
+        self._open = []
+        self._lock = threading.Lock()
+        self._closed = False
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while not self._closed:
+            try:
+                conn, _addr = self.listener.accept()
+            except OSError:
+                return
+            if self.is_down:
+                conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+                conn.close()
+                self.dropped += 1
+                continue
+            threading.Thread(target=self._relay, args=(conn,), daemon=True).start()
+
+    def _relay(self, conn):
+        try:
+            upstream = socket.create_connection(self.target, timeout=30)
+        except OSError:
+            conn.close()
+            return
+        with self._lock:
+            self.relayed += 1
+            self._open.extend((conn, upstream))
+        try:
+            relay(conn, upstream)
+        except OSError:
+            pass
+        finally:
+            conn.close()
+            upstream.close()
+
+    def down(self):
+        """Refuse from now on, and cut the connections under way."""
+        self.is_down = True
+        with self._lock:
+            for sock in self._open:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+            self._open = []
+
+    def up(self):
+        """Relay again."""
+        self.is_down = False
+
+    def close(self):
+        self._closed = True
+        self.down()
+        self.listener.close()
+
+
+@contextlib.contextmanager
+def tcp_relay(host, port):
+    """A :class:`Relay` to ``(host, port)`` for the length of the block."""
+    server = Relay(host, port)
+    try:
+        yield server
+    finally:
+        server.close()

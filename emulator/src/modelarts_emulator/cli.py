@@ -8,6 +8,7 @@ prints ``modelarts-emulator listening on <URL>`` once it accepts connections.
 """
 
 import argparse
+import errno
 import os
 import signal
 import stat
@@ -200,7 +201,16 @@ def main(argv=None, prog=None):
             settings=settings,
             verbose=args.verbose,
         )
-    except (ScenarioError, ValueError, OSError) as exc:
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            reason = "port %d on %s is in use; choose another --port or 0 (a free one)" % (args.port, args.host)
+        elif exc.errno == errno.EACCES and args.port < 1024:
+            reason = "port %d on %s needs privileges; choose a port from 1024 up or 0 (a free one)" % (args.port, args.host)
+        else:
+            reason = exc
+        sys.stderr.write("modelarts-emulator: cannot start: %s\n" % reason)
+        return 2
+    except (ScenarioError, ValueError) as exc:
         sys.stderr.write("modelarts-emulator: cannot start: %s\n" % exc)
         return 2
 

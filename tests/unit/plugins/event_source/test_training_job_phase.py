@@ -119,7 +119,7 @@ def test_own_arguments_are_refused_before_any_request(args, message):
         ({"max_concurrency": 0}, r"max_concurrency \(argument\) must be between 1 and 256"),
         ({"max_concurrency": 257}, "between 1 and 256"),
         ({"include_endpoint_tokens": "maybe"}, r"include_endpoint_tokens \(argument\) must be a boolean"),
-        ({"request_timeout": 0}, "request_timeout must be greater than 0"),
+        ({"request_timeout": 0}, r"request_timeout \(argument\) must be greater than 0"),
     ],
 )
 def test_door_arguments_are_checked_by_the_door(args, message):

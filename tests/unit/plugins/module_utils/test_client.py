@@ -8,6 +8,7 @@ import json
 
 import pytest
 import requests
+import urllib3
 
 from ansible_collections.modelarts.training.plugins.module_utils import client as client_mod
 from ansible_collections.modelarts.training.plugins.module_utils.client import ModelArtsClient, escape, iam_endpoint, modelarts_endpoint, parse_retry_after
@@ -182,6 +183,28 @@ def test_connection_errors_are_retried_and_reported_cleanly():
     assert len(session.calls) == 3 and len(clock.sleeps) == 2
     assert info.value.status is None and info.value.transient
     assert "Connection reset by peer" in str(info.value) and "Traceback" not in str(info.value)
+
+
+def test_a_connection_error_is_unreached_until_the_host_has_answered():
+    refused = requests.exceptions.ConnectionError(
+        urllib3.exceptions.MaxRetryError(
+            None, "/", urllib3.exceptions.NewConnectionError(None, "Failed to establish a new connection: [Errno 111] Connection refused")
+        )
+    )
+    reset = requests.exceptions.ConnectionError(urllib3.exceptions.ProtocolError("Connection aborted.", ConnectionResetError(104, "Connection reset by peer")))
+    session = FakeSession(reset, refused, FakeResponse(200, JOB), refused, requests.exceptions.ReadTimeout("read timed out"))
+    client, _clock = make(session, {"backoff_retries": 0})
+    with pytest.raises(ModelArtsError) as info:
+        client.get_training_job("job-1")
+    assert info.value.transient and not info.value.unreached, "a connection made, then reset, reached the host"
+    with pytest.raises(ModelArtsError) as info:
+        client.get_training_job("job-1")
+    assert info.value.transient and info.value.unreached
+    client.get_training_job("job-1")
+    for _each in range(2):
+        with pytest.raises(ModelArtsError) as info:
+            client.get_training_job("job-1")
+        assert info.value.transient and not info.value.unreached
 
 
 def test_never_sleeps_past_the_deadline():
