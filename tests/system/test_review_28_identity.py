@@ -81,6 +81,23 @@ def test_gate_stays_closed_when_a_v1_get_answers_another_versions_document(ansib
     assert text in output, output[-4000:]
 
 
+def test_gate_stays_closed_when_a_search_by_id_answers_with_another_job(ansible_env, emulator, tmp_path):
+    """Two jobs are polled through the search by id; an answer holding a job not asked for answers for neither."""
+    first, second, other = unique_id("id28-s1"), unique_id("id28-s2"), unique_id("id28-s-other")
+    emulator.add_jobs([{"id": job, "name": job, "phase": "Running"} for job in (first, second)] + [{"id": other, "name": "id28-s-other", "phase": "Completed"}])
+    fault = emulator.add_fault(type="wrong_job", target="search", answer_with=other, count="always")
+    try:
+        result = gate(ansible_env, emulator, tmp_path, {"training_job_ids": [first, second], "gate_timeout": 3})
+    finally:
+        emulator.control("DELETE", "/faults/%d" % fault)
+    output = result.stdout + result.stderr
+    assert result.returncode == 2, output[-4000:]
+    assert not releases(tmp_path)
+    assert "training_job_gate: closed: 2 of 2 training jobs not Completed" in output, output[-4000:]
+    # The jobs were read with their own GETs once the search answered with a job not asked for.
+    assert emulator.requests(path="/training-jobs/" + first) and emulator.requests(path="/training-jobs/" + second)
+
+
 # -- item 2: server text never becomes a template --------------------------------------------------------------
 
 
