@@ -187,6 +187,32 @@ def test_nulls_in_search_results_and_per_job_from_a_scenario(emu, client):
     assert client.job(JOB).json()["metadata"]["name"] == "phase-completed"
 
 
+def test_wrong_job_answers_a_get_with_another_jobs_document(emu, client):
+    emu.add_fault(type="wrong_job", job=JOB, answer_with=OTHER)
+    doc = client.job(JOB).json()
+    assert doc["metadata"]["id"] == OTHER and doc["metadata"]["name"] == "phase-failed" and doc["status"]["phase"] == "Failed"
+    assert client.job(JOB).json()["metadata"]["id"] == JOB  # count 1: the next answer is the job's own
+    assert [entry["fault"] for entry in emu.requests(path="/training-jobs/" + JOB)] == ["wrong_job", None]
+
+
+def test_wrong_job_on_v1_and_in_search_results(emu, client):
+    emu.add_fault(type="wrong_job", job="1001/1", answer_with="1002/4")
+    doc = client.v1_job(1001, 1).json()
+    assert (doc["job_id"], doc["version_id"], doc["job_name"]) == (1002, 4, "legacy-failed")
+    assert client.v1_job(1001, 1).json()["job_id"] == 1001
+    emu.add_fault(type="wrong_job", target="search", answer_with=OTHER)
+    body = client.search({"limit": 2, "filters": [{"key": "id", "operator": "in", "value": [JOB]}]}).json()
+    assert body["count"] == 1 and [item["metadata"]["id"] for item in body["items"]] == [OTHER]
+    # A job without a document of the API asked (v1 only, or no such job) leaves the answer as it was.
+    emu.add_fault(type="wrong_job", job=JOB, answer_with="1001/1")
+    assert client.job(JOB).json()["metadata"]["id"] == JOB
+
+
+def test_wrong_job_needs_answer_with(emu):
+    with pytest.raises(Exception, match="answer_with"):
+        emu.add_fault(type="wrong_job", job=JOB)
+
+
 def test_per_job_fault_only_hits_that_job(emu, client):
     emu.add_fault(type="error", status=503, job=OTHER, count=2)
     assert client.job(JOB).status_code == 200

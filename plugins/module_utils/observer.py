@@ -202,8 +202,10 @@ class SearchPhases(_Source):
                 continue
             try:
                 item = self._build(document, key)
-            except SchemaValidationError:
-                continue  # the job's own GET says what is wrong with it (or that nothing is)
+            except (SchemaValidationError, ModelArtsError):
+                # A document that breaks the schema, or that is not the job's (jobs.WrongJobError): the job's own GET
+                # says what is wrong with it (or that nothing is).
+                continue
             if item.get("phase") in self.acted or item.get("phase") is None:
                 continue
             kept[key] = item

@@ -178,16 +178,21 @@ _ABSENT = object()
 def fetch_item(client, key, validate="strict", fail_on=DEFAULT_FAIL_ON, deadline=None, include_tokens=False, tokens=None):
     """GET one job (v2 id or v1 key), validate the raw document, normalise it and mask its endpoint tokens.
 
-    Raises ``ModelArtsError`` for API failures and ``SchemaValidationError`` under ``validate=strict``
-    (its item masked too).  ``tokens``, a list, receives the endpoint tokens found.
+    Raises ``ModelArtsError`` for API failures (a ``jobs.WrongJobError`` when the answer is another job's document)
+    and ``SchemaValidationError`` under ``validate=strict`` (its item masked too).  ``tokens``, a list, receives the
+    endpoint tokens found.
     """
     try:
+        # The answer is checked against the question (expect): another job's document is never this job's item.
         if isinstance(key, tuple):
             response = client.get_job_version(key[1], key[2], deadline=deadline)
-            item = build_item(response.data, "v1", validate=validate, fail_on=fail_on, job_ref=name_key(key))
+            api, expect, operation = "v1", key[1:], "get training job %s version %s" % (label(key[1]), label(key[2]))
         else:
             response = client.get_training_job(key, deadline=deadline)
-            item = build_item(response.data, "v2", validate=validate, fail_on=fail_on, job_ref=name_key(key))
+            api, expect, operation = "v2", key, "get training job %s" % label(key)
+        item = build_item(
+            response.data, api, validate=validate, fail_on=fail_on, job_ref=name_key(key), expect=expect, operation=operation, request_id=response.request_id
+        )
     except SchemaValidationError as error:
         _mask_error(error, include_tokens, tokens)
         raise
@@ -198,9 +203,10 @@ def fetch_item(client, key, validate="strict", fail_on=DEFAULT_FAIL_ON, deadline
 def search_item(document, key, validate="strict", fail_on=DEFAULT_FAIL_ON, include_tokens=False, tokens=None):
     """The item of one search document of the v2 job ``key``, validated, normalised and masked like a GET's.
 
-    Raises ``SchemaValidationError`` under ``validate=strict`` (the phase source then GETs the job).
+    Raises ``SchemaValidationError`` under ``validate=strict``, and ``jobs.WrongJobError`` for a document of another job
+    (the phase source then GETs the job).
     """
-    item = build_item(document, "v2", validate=validate, fail_on=fail_on, job_ref=name_key(key))
+    item = build_item(document, "v2", validate=validate, fail_on=fail_on, job_ref=name_key(key), expect=key, operation="search training jobs by id")
     _mask_item(item, include_tokens, tokens)
     return item
 
@@ -435,8 +441,9 @@ def keys_for_name(client, name, validate="strict", fail_on=DEFAULT_FAIL_ON, dead
 
     Returns ``(keys, found)``: ``found[key]`` is the job's item, or the ``SchemaValidationError`` of a
     document that breaks the schema under ``validate=strict`` - one bad document never hides the
-    others.  A document without a readable id cannot be keyed and is reported under ``("search", n)``.  ``pages``, a
-    list, receives how many requests the search took.
+    others.  A document without a readable id, or whose id is not a training job id (:data:`JOB_ID_PATTERN`: the
+    service's text never becomes a key, a URL or an event's id), cannot be keyed and is reported under
+    ``("search", n)``.  ``pages``, a list, receives how many requests the search took.
     """
     documents = client.search_training_jobs(name, deadline=deadline, pages=pages)
     found = {}
@@ -447,15 +454,18 @@ def keys_for_name(client, name, validate="strict", fail_on=DEFAULT_FAIL_ON, dead
         except SchemaValidationError as error:
             _mask_error(error, include_tokens, tokens)
             known = error.item.get("id") if isinstance(error.item, dict) else None
-            found[v2_key(known) if known is not None else ("search", index)] = error
+            if known is not None and not JOB_ID_PATTERN.fullmatch(known):
+                found[("search", index)] = UnidentifiedJobError(index, name, error.item, job_id=known)
+            else:
+                found[v2_key(known) if known is not None else ("search", index)] = error
             continue
         _mask_item(item, include_tokens, tokens)
-        if item["id"] is not None:
+        if item["id"] is not None and JOB_ID_PATTERN.fullmatch(item["id"]):
             found[v2_key(item["id"])] = item
         else:
             # Under validate warn or off the item is built all the same; without an id it can be neither
             # keyed nor polled again, and dropping it could hide a Failed job from a gate.
-            found[("search", index)] = UnidentifiedJobError(index, name, item)
+            found[("search", index)] = UnidentifiedJobError(index, name, item, job_id=item["id"])
     return list(found), found
 
 
@@ -469,13 +479,16 @@ class UnidentifiedJobError(Exception):
     transient = False
     not_found = False
 
-    def __init__(self, index, name, item):
+    def __init__(self, index, name, item, job_id=None):
         phase = item.get("phase") if isinstance(item, dict) else None
+        what = "no readable metadata.id" if job_id is None else "metadata.id %r, which is not a training job id" % label(job_id, 80)
         super().__init__(
-            "search result %d for the name '%s' (phase %s) has no readable metadata.id, so the job cannot be identified or followed"
-            % (index, label(name), label(phase) if phase else "unknown")
+            "search result %d for the name '%s' (phase %s) has %s, so the job cannot be identified or followed"
+            % (index, label(name), label(phase) if phase else "unknown", what)
         )
-        self.item = item
+        # What the document says of the job, its phase included, but never the id it cannot be followed by: no
+        # result, event or message carries the service's text as a job's id (nor the document that holds it).
+        self.item = dict(item, id=None, details=None) if isinstance(item, dict) and job_id is not None else item
 
 
 def _document_ref(document, index):

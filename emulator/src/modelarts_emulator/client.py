@@ -201,7 +201,7 @@ class ControlClient(EmulatorCredentials):
         return self.control("DELETE", "/jobs/" + urllib.parse.quote(str(key), safe="/"))
 
     def add_fault(self, **fault):
-        """Inject one fault (``type=throttle|error|reset|delay|truncate|html|drift|nulls|echo`` and its options); return its id."""
+        """Inject one fault (``type=throttle|error|reset|delay|truncate|html|drift|nulls|echo|wrong_job`` and its options); return its id."""
         return self.control("POST", "/faults", fault)["ids"][0]
 
     def add_faults(self, faults):

@@ -1,10 +1,11 @@
 # Copyright: (c) 2026, modelarts.training contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Injected faults: throttling, server errors, resets, delays, truncated bodies, HTML pages, schema drift, nulls.
+"""Injected faults: throttling, server errors, resets, delays, truncated bodies, HTML pages, schema drift, nulls,
+echoed requests and another job's document.
 
 A fault is a dict (from a scenario file or ``POST /_emulator/faults``)::
 
-    {type: throttle|error|reset|delay|truncate|html|drift|nulls|echo,
+    {type: throttle|error|reset|delay|truncate|html|drift|nulls|echo|wrong_job,
      count: 1,            # how many matching requests it hits; -1 or "always" = every one
      after: 0,            # let this many matching requests through first
      every: 1,            # hit only every Nth matching request (the Nth, 2Nth...); count then defaults to always
@@ -18,7 +19,8 @@ A fault is a dict (from a scenario file or ``POST /_emulator/faults``)::
      values: {...},       # drift set: dotted JSON path -> the value it gets (any JSON value)
      encoding: raw,       # echo: raw|json|repr|percent|html, how the echoed request is written
      pad: 0,              # echo: blank lines before the echo (an indented error page's whitespace)
-     headers: [...]}      # echo: only these request headers (names, any case); default all of them
+     headers: [...],      # echo: only these request headers (names, any case); default all of them
+     answer_with: <key>}  # wrong_job: the job whose document answers (v2 id, or "<job_id>/<version_id>")
 
 ``nulls`` answers the job documents (v2 details, v1 versions, each item of a search) with JSON
 ``null`` for every key that is not required: only ``metadata.id`` and ``status.phase`` (v2) or
@@ -30,6 +32,12 @@ line, every header (``X-Auth-Token``, ``X-Security-Token``, ``Authorization``...
 IAM password) - written as a careless gateway or framework would: as it is (``raw``), as a JSON
 string (``json``), as a Python ``repr`` (``repr``), percent-encoded (``percent``) or HTML-escaped
 (``html``). It is how a client's handling of secrets echoed in error bodies is tested.
+
+``wrong_job`` answers with the document of another job, ``answer_with``, in its phase now (its lifecycle is
+peeked at, not advanced): a GET of one job (v2 or v1) gets the other job's document of the same API, and each
+item of a search becomes the other job's v2 document, as a misrouting gateway or a mixed-up cache would answer.
+The answer is unchanged when ``answer_with`` names no job with a document of that API.  It is how a client's
+check that a document is the job it asked for is tested.
 """
 
 import copy
@@ -39,7 +47,7 @@ import json
 import threading
 from urllib.parse import quote_plus
 
-FAULT_TYPES = ("throttle", "error", "reset", "delay", "truncate", "html", "drift", "nulls", "echo")
+FAULT_TYPES = ("throttle", "error", "reset", "delay", "truncate", "html", "drift", "nulls", "echo", "wrong_job")
 ECHO_ENCODINGS = ("raw", "json", "repr", "percent", "html")
 TARGETS = ("modelarts", "v2", "v1", "search", "iam", "all")
 DRIFT_MODES = ("extra", "missing", "wrong_types", "set")
@@ -122,6 +130,11 @@ def normalise(spec, job_key=None):
         names = fault.get("headers")
         if names is not None and (not isinstance(names, list) or not all(isinstance(name, str) for name in names)):
             raise FaultError("echo headers must be a list of header names")
+    elif kind == "wrong_job":
+        other = fault.get("answer_with")
+        if not isinstance(other, (str, int)) or isinstance(other, bool) or not str(other):
+            raise FaultError("wrong_job faults need answer_with: the key of the job whose document answers (a v2 id or <job_id>/<version_id>)")
+        fault["answer_with"] = str(other)
     elif kind == "drift":
         fault.setdefault("mode", "extra")
         if fault["mode"] not in DRIFT_MODES:

@@ -161,6 +161,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.query import ( 
     unseen_item,
     v2_key,
 )
+from ansible_collections.modelarts.training.plugins.module_utils.text import inert, label, printable  # noqa: E402
 from ansible_collections.modelarts.training.plugins.module_utils.waiter import (  # noqa: E402
     DEFAULT_NOT_FOUND_TOLERANCE,
     GROWTH_FACTOR,
@@ -173,6 +174,26 @@ from ansible_collections.modelarts.training.plugins.module_utils.waiter import (
 # pylint: enable=wrong-import-position
 
 logger = logging.getLogger(NAME)
+
+
+class OneLine(logging.Filter):
+    """Every record of the source leaves on one line: job names, ids, phases and the service's messages are the
+    service's text, and a newline, a carriage return or an ANSI escape in them must not forge a log line (or
+    rewrite one on a terminal).  The whole message is written out with :func:`text.printable` (``\\n``, ``\\x1b``)."""
+
+    one_line = True
+
+    def filter(self, record):
+        message = record.getMessage()
+        escaped = printable(message)
+        if escaped != message or record.args:
+            record.msg, record.args = escaped, None
+        return True
+
+
+# ansible-rulebook loads this file again for each source (runpy): one filter on the logger is enough.
+if not any(getattr(existing, "one_line", False) for existing in logger.filters):
+    logger.addFilter(OneLine())
 
 DEFAULT_INTERVAL = 10.0
 ROUND_TRIPS_KEPT = 5
@@ -262,9 +283,27 @@ class Arguments(object):
 # -- events ------------------------------------------------------------------------------------
 
 
+# The item's texts a rule may pass to run_playbook that hold the service's words: made inert in events.
+INERT_FIELDS = ("name", "failure_reason", "error")
+
+
+def event_item(item):
+    """The item as an event carries it: its ``name``, ``failure_reason`` and ``error`` made inert (:func:`text.inert`:
+    one line, no Jinja delimiter).
+
+    ansible-rulebook hands the whole event to ``run_playbook`` (``ansible_eda.event``) and a rule may pass these as
+    extra vars, which ansible-playbook would render as templates.  The ``id`` needs nothing: it is the id asked for
+    (the door refuses another job's document) or one a name search found that matches the job id pattern, never
+    anything else.  ``details``, ``diagnostics`` and ``schema_errors`` keep the service's text as it is
+    (docs/event_source.md: what is safe to pass to run_playbook).
+    """
+    inerted = dict((field, inert(item[field])) for field in INERT_FIELDS if isinstance(item.get(field), str))
+    return dict(item, **inerted) if inerted else item
+
+
 def make_event(item, previous_phase):
     """The event for one observed phase change."""
-    return {"modelarts": {"training_job": item, "previous_phase": previous_phase, "phase": item.get("phase")}}
+    return {"modelarts": {"training_job": event_item(item), "previous_phase": previous_phase, "phase": item.get("phase")}}
 
 
 def make_invalid_event(item, schema_errors, previous_phase):
@@ -273,7 +312,7 @@ def make_invalid_event(item, schema_errors, previous_phase):
     ``phase`` is None so that no rule written for phase changes (``event.modelarts.phase == "Completed"``)
     acts on a document the user chose not to trust; the phase read from it stays in ``training_job``.
     """
-    return {"modelarts": {"training_job": item, "previous_phase": previous_phase, "phase": None, "schema_errors": list(schema_errors)}}
+    return {"modelarts": {"training_job": event_item(item), "previous_phase": previous_phase, "phase": None, "schema_errors": list(schema_errors)}}
 
 
 def scrub(value, redact):
@@ -397,7 +436,7 @@ class Watcher(object):
         event = None
         if not state.seen or phase != state.phase:
             event = scrub(make_event(item, state.phase if state.seen else None), self.redact)
-            logger.info("training job %s (%s): %s -> %s", describe(key), item.get("name"), state.phase if state.seen else "(first seen)", phase)
+            logger.info("training job %s (%s): %s -> %s", describe(key), label(item.get("name")), state.phase if state.seen else "(first seen)", phase)
         state.seen = True
         state.phase = phase
         if verdict in FINAL_VERDICTS:
