@@ -348,7 +348,8 @@ class OidcSts(Provider):
 class PodIdentity(Provider):
     """CCE pod identity: ``POST`` to ``HC_CONTAINER_CREDENTIALS_FULL_URI`` with the token file's contents as ``Authorization``.
 
-    The token file is read again at every exchange (the kubelet rotates it).
+    The token file is read again at every exchange (the kubelet rotates it).  The service is the pod's own: it is
+    reached directly, never through a proxy (``direct=True``).
     """
 
     def __init__(self, uri, token_file):
@@ -361,7 +362,8 @@ class PodIdentity(Provider):
         token = _token_from_file(transport, self.token_file, ENV_POD_TOKEN_FILE)
         headers = {"Authorization": token, "Content-Type": "application/json"}
         operation = "get pod identity credentials from %s" % ENV_POD_URI
-        response = transport.call("POST", self.uri, headers=headers, body={}, operation=operation, deadline=deadline)
+        # The pod's own credential service: never through a proxy (the token and the credentials would cross it).
+        response = transport.call("POST", self.uri, headers=headers, body={}, operation=operation, deadline=deadline, direct=True)
         return credentials_from_answer(transport, response, operation, self.name)
 
 
@@ -371,7 +373,9 @@ class InstanceMetadata(Provider):
     ``PUT /meta-data/latest/api/token`` (``X-Metadata-Token-Ttl-Seconds: 21600``) first; a 404, 405 or 503
     there means the service has no session tokens, and the key is asked for without one.  Then
     ``GET /openstack/latest/securitykey`` (``X-Metadata-Token`` when there is a token); a 401 that is not
-    "configure an agency" gets a new session token and one more try.
+    "configure an agency" gets a new session token and one more try.  The service is the instance's own,
+    whatever address ``HUAWEICLOUD_METADATA_ENDPOINT`` gives it: it is reached directly, never through a proxy
+    (``direct=True``).
     """
 
     def __init__(self, endpoint=METADATA_ENDPOINT):
@@ -417,6 +421,7 @@ class InstanceMetadata(Provider):
                 retry=False,
                 expect="text",
                 within=quick_timeout and METADATA_PROBE_WITHIN,
+                direct=True,
             )
         except ModelArtsError as error:
             if force or error.status not in METADATA_TOKEN_FALLBACK:
@@ -444,6 +449,7 @@ class InstanceMetadata(Provider):
             connect_timeout=quick_timeout,
             retry=quick_timeout is None,
             within=quick_timeout and METADATA_PROBE_WITHIN,
+            direct=True,
         )
 
 

@@ -681,6 +681,21 @@ def test_the_session_applies_proxy_and_ca_variables_once_per_host(monkeypatch):
     assert first["timeout"] == (1, 2) and first["stream"] is True
 
 
+def test_a_direct_call_uses_no_proxy_whatever_the_variables_and_the_option_say(monkeypatch):
+    # The instance's and the pod's credential services (Call.direct): never a proxy, even one named for "all" schemes.
+    for name in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY"):
+        monkeypatch.setenv(name, "http://env-proxy.example:3128")
+    monkeypatch.setenv("NO_PROXY", "")
+    session = client_mod.new_session(4)
+    sent = _capture_send(monkeypatch, session)
+    _request(session, "http://169.254.169.254/openstack/latest/securitykey", proxies=client_mod.DIRECT)
+    _request(session, "http://169.254.169.254/openstack/latest/securitykey")
+    _request(session, "http://169.254.169.254/openstack/latest/securitykey", proxies={"http": "http://option-proxy:8080", "https": "http://option-proxy:8080"})
+    assert sent[0][1]["proxies"] == {}
+    assert sent[1][1]["proxies"]["http"] == "http://env-proxy.example:3128"  # requests' rule for every other call
+    assert sent[2][1]["proxies"]["http"] == "http://option-proxy:8080"
+
+
 def test_a_search_by_id_throttled_with_apig_0308_is_retried_like_a_get_and_counted():
     ids = ["job-%d" % index for index in range(10)]
     throttled = FakeResponse(429, {"error_code": "APIG.0308", "error_msg": "The throttling threshold has been reached"}, {"Retry-After": "2"})

@@ -120,7 +120,19 @@ class FakeTransport(Transport):
         return self
 
     def call(
-        self, method, url, headers=None, body=None, operation=None, deadline=None, sign_with=None, connect_timeout=None, retry=True, expect="json", within=None
+        self,
+        method,
+        url,
+        headers=None,
+        body=None,
+        operation=None,
+        deadline=None,
+        sign_with=None,
+        connect_timeout=None,
+        retry=True,
+        expect="json",
+        within=None,
+        direct=False,
     ):
         with self.lock:
             record = dict(
@@ -135,6 +147,7 @@ class FakeTransport(Transport):
                 retry=retry,
                 expect=expect,
                 within=within,
+                direct=direct,
             )
             self.calls.append(record)
             queue = self.answers.get((method, url))

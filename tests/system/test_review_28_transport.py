@@ -1,0 +1,101 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Issue 28 (security review): the transport of credential sources and the errors of a misconfigured run.
+
+* The instance's and the pod's own credential services (instance metadata, CCE pod identity) are reached
+  directly, never through the ``proxy`` option or the proxy variables; every other request honours them
+  (``NO_PROXY`` included, for the variables).
+* A credential or connection configuration error met during a ``name`` search fails the way it does with
+  ``training_job_id``: one message, no traceback; the event source stops with a ``SourceError``.
+* The metadata probe says whether nothing answered or something answered too slowly.
+"""
+
+import asyncio
+import contextlib
+import socket
+import threading
+
+import pytest
+
+from eda_helpers import load_source, run_rulebook
+from peers import connect_proxy
+from test_user_patterns import COMPLETED, Repo
+
+MODULE = "modelarts.training.modelarts_training_job_info"
+NO_PROXY_ANYWHERE = {"NO_PROXY": "", "no_proxy": ""}
+
+
+@pytest.fixture
+def repo(tmp_path, ansible_env):
+    return Repo(tmp_path, ansible_env)
+
+
+def endpoints(emulator, **extra):
+    """Where to call, without credentials: the default chain finds them."""
+    return dict(region=emulator.region, project_id=emulator.project_id, endpoint=emulator.url, iam_endpoint=emulator.url, ca_bundle=emulator.ca_file, **extra)
+
+
+def proxy_variables(url):
+    return {"HTTPS_PROXY": url, "https_proxy": url, "HTTP_PROXY": url, "http_proxy": url, "ALL_PROXY": url, "all_proxy": url}
+
+
+def read_and_look_up(options):
+    """The module and the lookup with the same connection options; both print the phase."""
+    lookup = "lookup('modelarts.training.training_job', '%s', field='phase', %s)" % (
+        COMPLETED,
+        ", ".join("%s=%r" % item for item in sorted(options.items())),
+    )
+    tasks = [
+        {"name": "read", MODULE: dict(options, training_job_id=COMPLETED), "register": "job"},
+        {"name": "show", "ansible.builtin.debug": {"msg": "RESULT={{ job.training_job.phase }} {{ %s }}" % lookup}},
+    ]
+    return [{"hosts": "localhost", "gather_facts": False, "tasks": tasks}]
+
+
+def hostport(url):
+    return url.split("://", 1)[1].split("/", 1)[0]
+
+
+def test_instance_metadata_is_reached_directly_whatever_proxy_is_set(emulator, repo, tmp_path):
+    metadata = emulator.http_listener()
+    since = emulator.requests()[-1]["seq"] if emulator.requests() else 0
+    with connect_proxy() as proxy:
+        # The proxy option and every proxy variable name the loopback proxy; nothing is exempt by NO_PROXY.
+        env = dict(proxy_variables(proxy.url), HUAWEICLOUD_METADATA_ENDPOINT=metadata, HOME=str(tmp_path / "empty-home"), **NO_PROXY_ANYWHERE)
+        result = repo.play(read_and_look_up(endpoints(emulator, proxy=proxy.url)), env=env, verbosity=3)
+        out = result.stdout + result.stderr
+        assert result.returncode == 0, out[-4000:]
+        assert "RESULT=Completed Completed" in result.stdout, out[-3000:]
+        targets = [target for target, _allowed in proxy.seen]
+        # ModelArts went through the proxy (the option applies there) ...
+        assert "127.0.0.1:%d" % emulator.port in targets, targets
+        # ... the metadata service never did: its session token and the instance's credentials stay off the proxy.
+        assert not [target for target in targets if hostport(metadata) in target], targets
+    assert emulator.requests(since=since, path="/openstack/latest/securitykey"), "the credentials came from the metadata service"
+
+
+def test_pod_identity_is_reached_directly_and_no_proxy_exempts_other_hosts(emulator, repo, tmp_path):
+    listener = emulator.http_listener()
+    pod_token = tmp_path / "pod-token"
+    pod_token.write_text("emulator-pod-identity-token\n")
+    pod = {"HC_CONTAINER_CREDENTIALS_FULL_URI": listener + "/pod-identity/credentials", "HC_CONTAINER_AUTHORIZATION_TOKEN_FILE": str(pod_token)}
+    since = emulator.requests()[-1]["seq"] if emulator.requests() else 0
+    with connect_proxy() as proxy:
+        # The runner's proxy variables only (the way a pod gets them), nothing exempt.
+        env = dict(proxy_variables(proxy.url), HOME=str(tmp_path / "empty-home"), **dict(pod, **NO_PROXY_ANYWHERE))
+        result = repo.play(read_and_look_up(endpoints(emulator)), env=env, verbosity=3)
+        out = result.stdout + result.stderr
+        assert result.returncode == 0, out[-4000:]
+        assert "RESULT=Completed Completed" in result.stdout, out[-3000:]
+        targets = [target for target, _allowed in proxy.seen]
+        assert "127.0.0.1:%d" % emulator.port in targets, targets
+        assert not [target for target in targets if hostport(listener) in target], targets
+        assert "emulator-pod-identity-token" not in out
+
+        # A host in NO_PROXY bypasses the variables' proxy, as requests users expect.
+        del proxy.seen[:]
+        env.update(NO_PROXY="127.0.0.1", no_proxy="127.0.0.1")
+        result = repo.play(read_and_look_up(endpoints(emulator)), env=env)
+        assert result.returncode == 0 and "RESULT=Completed Completed" in result.stdout, (result.stdout + result.stderr)[-3000:]
+        assert proxy.seen == [], proxy.seen
+    assert emulator.requests(since=since, path="/pod-identity/credentials"), "the credentials came from pod identity"
