@@ -74,7 +74,6 @@ class _Tunnel(socketserver.BaseRequestHandler):
             self.request.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
             relay(self.request, upstream)
 
-
     def _forward(self, head, method, target):
         # The request goes on in origin form (GET /path), its body and the answer relayed as they come; one request a connection.
         parts = urlsplit(target)

@@ -11,13 +11,10 @@
 """
 
 import asyncio
-import contextlib
-import socket
-import threading
 
 import pytest
 
-from eda_helpers import load_source, run_rulebook
+from eda_helpers import load_source
 from peers import connect_proxy
 from test_user_patterns import COMPLETED, Repo
 
@@ -99,3 +96,63 @@ def test_pod_identity_is_reached_directly_and_no_proxy_exempts_other_hosts(emula
         assert result.returncode == 0 and "RESULT=Completed Completed" in result.stdout, (result.stdout + result.stderr)[-3000:]
         assert proxy.seen == [], proxy.seen
     assert emulator.requests(since=since, path="/pod-identity/credentials"), "the credentials came from pod identity"
+
+
+# -- configuration errors met during a name search ---------------------------------------------------------------
+
+
+def rescued(task):
+    """The task in a block whose rescue prints its message: ``MSG=<msg>``."""
+    return {
+        "block": [dict(task, name="read")],
+        "rescue": [{"name": "why", "ansible.builtin.debug": {"msg": "MSG={{ ansible_failed_result.msg }}"}}],
+    }
+
+
+def messages(stdout):
+    return [line.split("MSG=", 1)[1].rstrip('"') for line in stdout.splitlines() if '"msg": "MSG=' in line]
+
+
+def misconfigured(emulator, tmp_path, case):
+    """(module options, environment) of a run whose credentials cannot work, and the words its message must hold."""
+    base = dict(endpoint=emulator.url, iam_endpoint=emulator.url, ca_bundle=emulator.ca_file, backoff_retries=0)
+    if case == "missing id_token_file":
+        missing = str(tmp_path / "no-such-id-token")
+        return dict(base, region=emulator.region, project_id=emulator.project_id, idp_id="emulator-idp", id_token_file=missing), {}, [missing, "cannot read"]
+    path = tmp_path / "no-project.ini"
+    path.write_text("[basic]\nak = %s\nsk = %s\n" % (emulator.ak, emulator.sk))
+    return base, {"HUAWEICLOUD_SDK_CREDENTIALS_FILE": str(path)}, ["the project is not known", "project_id"]
+
+
+CASES = ("missing id_token_file", "credentials file without project or region")
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_a_configuration_error_fails_a_name_search_as_it_fails_a_job_id(emulator, repo, tmp_path, case):
+    options, env, words = misconfigured(emulator, tmp_path, case)
+    tasks = [rescued({MODULE: dict(options, training_job_id=COMPLETED)}), rescued({MODULE: dict(options, name="any-name")})]
+    result = repo.play([{"hosts": "localhost", "gather_facts": False, "tasks": tasks}], env=dict(env, HOME=str(tmp_path / "home")), verbosity=3)
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out[-4000:]
+    assert "Traceback" not in out and "MODULE FAILURE" not in out, out[-4000:]
+    by_id, by_name = messages(result.stdout)
+    # The same one-line message, written by the module (not the text of an exception it did not catch).
+    assert by_name == by_id and all(word in by_id for word in words), (by_id, by_name)
+    assert "\\n" not in by_id
+    assert emulator.sk not in out
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_a_configuration_error_stops_the_event_source_with_a_source_error(emulator, collection_root, tmp_path, monkeypatch, case):
+    options, env, words = misconfigured(emulator, tmp_path, case)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    src = load_source(collection_root)
+    for selector in ({"name": "any-name"}, {"training_job_ids": [COMPLETED]}):
+        args = dict(options, interval=0.1, stop_when_done=True, **selector)
+        with pytest.raises(src["SourceError"]) as caught:
+            asyncio.run(asyncio.wait_for(src["main"](asyncio.Queue(), args), 30))
+        text = str(caught.value)
+        assert text.startswith("modelarts.training.training_job_phase: ") and all(word in text for word in words), (selector, text)
+        assert "\n" not in text

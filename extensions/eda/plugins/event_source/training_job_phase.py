@@ -543,7 +543,7 @@ class Watcher(object):
             try:
                 await asyncio.to_thread(self.query.client.resolve_project_id)
                 return
-            except ModelArtsError as error:
+            except (ModelArtsError, ConnectionConfigError) as error:  # a configuration error is never tolerated: a SourceError
                 state.polls += 1
                 message = _message(error, self.redact)
                 verdict, _reason = self.query.judge(error, state.polls)
@@ -596,7 +596,7 @@ class Watcher(object):
     async def _search_round(self, started):
         try:
             keys, found = await asyncio.to_thread(self.query.search, self.arguments.name)
-        except ModelArtsError as error:
+        except (ModelArtsError, ConnectionConfigError) as error:
             self.record_search_error(error)
             return []
         self.search_state.due = self._next_round(started) + self._throttled_delay(1)
