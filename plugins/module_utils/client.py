@@ -15,6 +15,7 @@ import json
 import os
 import random
 import re
+import socket
 import threading
 import time
 import traceback
@@ -236,6 +237,39 @@ def transport_error(exc, operation, secrets, headers=None):
     if "CERTIFICATE_VERIFY_FAILED" in text or name == "SSLError":
         text += " (the server certificate is not trusted: set ca_bundle (HUAWEICLOUD_CA_BUNDLE) to its CA file, or validate_certs: false)"
     return ModelArtsError("%s: %s: %s" % (operation, name, text), operation=operation, transient=name not in PERMANENT_TRANSPORT_ERRORS)
+
+
+def _causes(exc):
+    """``exc`` and the exceptions it wraps (requests wraps urllib3's, which wrap the socket's)."""
+    found = [exc]
+    for _depth in range(6):
+        inner = found[-1].args[0] if found[-1].args and isinstance(found[-1].args[0], BaseException) else getattr(found[-1], "reason", None)
+        if not isinstance(inner, BaseException) or inner in found:
+            break
+        found.append(inner)
+    return found
+
+
+def connected_before_failing(exc, stage):
+    """Whether a failed attempt had connected to its host: False (no connection could be made), True (connected, no
+    complete answer came), None (not known).  ``exc`` is the transport's exception (None when the deadline ended the
+    attempt); ``stage`` what the attempt was doing (``watchdog.Watch.stage``)."""
+    if exc is not None and HAS_REQUESTS:
+        if isinstance(exc, requests.exceptions.ConnectTimeout):
+            return False
+        if isinstance(exc, requests.exceptions.ReadTimeout):
+            return True
+        import urllib3.exceptions  # pylint: disable=import-outside-toplevel  # requests' own dependency
+
+        if any(isinstance(cause, (urllib3.exceptions.NewConnectionError, ConnectionRefusedError, socket.gaierror)) for cause in _causes(exc)):
+            return False
+        return None
+    stage = stage or ""
+    if stage.startswith("while connecting"):
+        return False
+    if stage.startswith(("while waiting for the status line", "while the body was still arriving")):
+        return True
+    return None
 
 
 def tls_verify(params):
@@ -668,17 +702,22 @@ class ModelArtsClient(object):
             return ModelArtsError("%s: the deadline passed before the request could be sent" % operation, operation=operation, transient=True), None
         send_url, send_headers = self._auth_headers(call)
         started = self._clock()
+        watch = None
         try:
             with watchdog_mod.watching(self._watchdog, call.deadline) as watch:
                 raw, content = self._exchange(call, send_url, send_headers, watch)
         except ModelArtsError as error:
             error.operation = operation
             error.args = ("%s: %s" % (operation, error.args[0]),)
+            if error.status is None:
+                error.connected = connected_before_failing(None, getattr(watch, "stage", None))
             return error, None
         except Exception as exc:  # pylint: disable=broad-except
             # Any transport failure (connection refused or reset, TLS, timeout,
             # proxy) is reported by type and a redacted message, never a traceback.
-            return transport_error(exc, operation, self._secrets, send_headers), None
+            error = transport_error(exc, operation, self._secrets, send_headers)
+            error.connected = connected_before_failing(exc, getattr(watch, "stage", None))
+            return error, None
         finally:
             self._note(call.method, call.url, started)
         status = raw.status_code

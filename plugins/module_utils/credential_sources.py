@@ -591,7 +591,17 @@ class Probing(Provider):
     def _reason(self, error):
         where = self.metadata.endpoint
         if error.status is None:
-            return "nothing answered at %s within %gs (not an ECS or BMS instance, or its metadata service is unreachable)" % (where, METADATA_PROBE_WITHIN)
+            # How far the probe got: no connection at all, or a connection that brought no answer in time.
+            if error.connected is False:
+                return "nothing answered at %s (no connection: not an ECS or BMS instance, or its metadata service is unreachable)" % where
+            if error.connected:
+                return (
+                    "%s accepted the connection but answered too slowly (no answer within %gs: the metadata service is overloaded, "
+                    "or what listens there is not one; check HUAWEICLOUD_METADATA_ENDPOINT)" % (where, METADATA_PROBE_WITHIN)
+                )
+            text = str(error)
+            prefix = "%s: " % error.operation if error.operation else ""
+            return "no answer from %s (%s)" % (where, label(text[len(prefix) :] if prefix and text.startswith(prefix) else text, 200))
         if error.status == 401 and no_agency(error):
             return "the instance at %s has no agency (configure one for the ECS or BMS instance)" % where
         if 200 <= error.status < 300:

@@ -37,8 +37,13 @@ class ModelArtsError(Exception):
     (HTTP status or None for transport errors), ``error_code``, ``error_msg``,
     ``request_id`` (the ``X-Request-Id`` to quote to Huawei support),
     ``transient`` (worth retrying later: throttling, 5xx, connection and
-    timeout errors, unreadable bodies) and ``not_found``.
+    timeout errors, unreadable bodies) and ``not_found``.  A transport failure
+    also says how far it got: ``connected`` is False when no connection could be
+    made (refused, unreachable, the name not resolved, the connect timed out),
+    True when one was made and no complete answer came, None when not known.
     """
+
+    connected = None
 
     def __init__(self, message, operation=None, status=None, error_code=None, error_msg=None, request_id=None, transient=False):
         super(ModelArtsError, self).__init__(message)

@@ -11,6 +11,9 @@
 """
 
 import asyncio
+import contextlib
+import socket
+import threading
 
 import pytest
 
@@ -156,3 +159,65 @@ def test_a_configuration_error_stops_the_event_source_with_a_source_error(emulat
         text = str(caught.value)
         assert text.startswith("modelarts.training.training_job_phase: ") and all(word in text for word in words), (selector, text)
         assert "\n" not in text
+
+
+# -- the metadata probe: nothing answered, or an answer too slow ---------------------------------------------------
+
+
+def closed_port():
+    """A loopback port nothing listens on (bound, then closed: connecting is refused)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextlib.contextmanager
+def silent_server():
+    """A loopback server that accepts every connection, reads what comes and never answers; yields its port."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    stop = threading.Event()
+    held = []
+
+    def serve():
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                conn, _addr = listener.accept()
+            except OSError:
+                continue
+            held.append(conn)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join(5)
+        for conn in held:
+            conn.close()
+        listener.close()
+
+
+def no_credentials_play(emulator):
+    return [{"hosts": "localhost", "gather_facts": False, "tasks": [rescued({MODULE: dict(endpoints(emulator), training_job_id=COMPLETED)})]}]
+
+
+def test_the_metadata_probe_tells_nothing_answering_from_an_answer_too_slow(emulator, repo, tmp_path):
+    home = str(tmp_path / "empty-home")
+    refused = "http://127.0.0.1:%d" % closed_port()
+    result = repo.play(no_credentials_play(emulator), env={"HUAWEICLOUD_METADATA_ENDPOINT": refused, "HOME": home}, verbosity=3)
+    assert result.returncode == 0 and "Traceback" not in result.stdout + result.stderr, (result.stdout + result.stderr)[-3000:]
+    (text,) = messages(result.stdout)
+    assert "instance metadata: nothing answered at %s (no connection" % refused in text, text
+    assert "too slowly" not in text
+
+    with silent_server() as port:
+        silent = "http://127.0.0.1:%d" % port
+        result = repo.play(no_credentials_play(emulator), env={"HUAWEICLOUD_METADATA_ENDPOINT": silent, "HOME": home}, verbosity=3)
+    assert result.returncode == 0 and "Traceback" not in result.stdout + result.stderr, (result.stdout + result.stderr)[-3000:]
+    (text,) = messages(result.stdout)
+    assert "instance metadata: %s accepted the connection but answered too slowly" % silent in text, text
+    assert "nothing answered" not in text

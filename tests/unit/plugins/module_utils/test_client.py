@@ -722,3 +722,21 @@ def test_a_search_by_id_answering_jobs_not_asked_for_is_an_error_that_is_not_tra
     with pytest.raises(ModelArtsError, match="not-asked, which was not asked for") as info:
         client.search_training_jobs_by_id(["job-1", "job-2"])
     assert not info.value.transient
+
+
+def test_a_transport_failure_says_whether_it_had_connected():
+    # What the metadata probe's message tells apart: nothing answered, or a connection that brought no answer in time.
+    import urllib3.exceptions  # pylint: disable=import-outside-toplevel
+
+    refused = requests.exceptions.ConnectionError(
+        urllib3.exceptions.MaxRetryError(None, "/", urllib3.exceptions.NewConnectionError(None, "Failed to establish a new connection: [Errno 111] refused"))
+    )
+    reset = requests.exceptions.ConnectionError(urllib3.exceptions.ProtocolError("Connection aborted.", ConnectionResetError(104, "reset")))
+    assert client_mod.connected_before_failing(refused, "while connecting to 127.0.0.1:9 (name resolution and TCP connect)") is False
+    assert client_mod.connected_before_failing(requests.exceptions.ConnectTimeout("connect timed out"), None) is False
+    assert client_mod.connected_before_failing(requests.exceptions.ReadTimeout("read timed out"), None) is True
+    assert client_mod.connected_before_failing(reset, "while waiting for the status line and headers of the response") is None
+    # The deadline ended the attempt (no exception of the transport's own): what it was doing says.
+    assert client_mod.connected_before_failing(None, "while connecting to 169.254.169.254:80 (name resolution and TCP connect)") is False
+    assert client_mod.connected_before_failing(None, "while waiting for the status line and headers of the response") is True
+    assert client_mod.connected_before_failing(None, "during the TLS handshake with host:443") is None

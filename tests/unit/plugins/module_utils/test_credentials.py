@@ -95,12 +95,15 @@ def fail(status, data=None, headers=None):
     return (status, data, headers or {})
 
 
-def unreachable(url):
-    # What the client raises for a transport failure: the raw exception text is in its message.
-    return ModelArtsError(
+def unreachable(url, connected=False):
+    # What the client raises for a transport failure: the raw exception text is in its message, and how far it got.
+    error = ModelArtsError(
         "op: ConnectTimeout: HTTPConnectionPool(host='169.254.169.254', port=80): Max retries exceeded with url: %s (Caused by ConnectTimeoutError())" % url,
+        operation="op",
         transient=True,
     )
+    error.connected = connected
+    return error
 
 
 class FakeTransport(Transport):
@@ -1022,7 +1025,7 @@ def test_chain_nothing_serves_lists_every_source(tmp_path, transport):
     assert [source for source, _reason in error.skipped] == ["credentials file", "CCE pod identity", "instance metadata"]
     assert "credentials file: HUAWEICLOUD_SDK_CREDENTIALS_FILE is not set and %s does not exist" % (tmp_path / ".huaweicloud" / "credentials") in text
     assert "CCE pod identity: HC_CONTAINER_CREDENTIALS_FULL_URI and HC_CONTAINER_AUTHORIZATION_TOKEN_FILE are not set" in text
-    assert "instance metadata: nothing answered at http://169.254.169.254 within 2s" in text
+    assert "instance metadata: nothing answered at http://169.254.169.254 (no connection: not an ECS or BMS instance" in text
     assert "HTTPConnectionPool" not in text and "ConnectTimeout" not in text and "\n" not in text
     assert isinstance(error, ModelArtsError) and error.__suppress_context__ and error.__cause__ is None
     assert len(transport.calls) == 1 and transport.calls[0]["connect_timeout"] == 1.0 and transport.calls[0]["retry"] is False
@@ -1034,7 +1037,9 @@ def test_chain_nothing_serves_lists_every_source(tmp_path, transport):
         (fail(401, "Please configure Cloud Service Agency first"), "has no agency"),
         (fail(404, "<html>not found</html>"), "answered HTTP 404"),
         (ok({"unexpected": True}), "holds no usable credentials"),
-        (unreachable(META_KEY_URL), "nothing answered"),
+        (unreachable(META_KEY_URL), "nothing answered at http://169.254.169.254 \\(no connection"),
+        (unreachable(META_KEY_URL, connected=True), "http://169.254.169.254 accepted the connection but answered too slowly \\(no answer within 2s"),
+        (unreachable(META_KEY_URL, connected=None), "no answer from http://169.254.169.254 \\(ConnectTimeout: HTTPConnectionPool"),
     ],
 )
 def test_chain_metadata_reasons(tmp_path, transport, key_answer, reason):
