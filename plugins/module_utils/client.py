@@ -575,8 +575,14 @@ class ModelArtsClient(object):
         return deadline if deadline is not None else self._clock() + self.request_budget()
 
     def _auth_headers(self, call):
-        """Return ``(url, headers)`` ready to send: signed with the call's own credentials, the client's current ones, or none."""
+        """Return ``(url, headers)`` ready to send: signed with the call's own credentials, the client's current ones, or none.
+
+        ``call.signer`` is left naming the credentials this attempt is signed with (None until they are known: an error
+        obtaining them is not a refusal of any).
+        """
+        call.signer = None
         signer = call.sign_with or (self.current_credentials(call.deadline) if call.authenticate else None)
+        call.signer = signer
         if signer is None:
             return call.url, dict(call.headers)
         if signer.kind == "aksk":
@@ -609,8 +615,10 @@ class ModelArtsClient(object):
         connection errors, timeouts and unreadable 2xx bodies up to
         ``backoff_retries`` times with full-jitter exponential backoff,
         honouring ``Retry-After``.  A 401 renews credentials the collection obtained (a password
-        token, federated or metadata credentials...) once; user-given temporary credentials refused
-        after earlier successes are reported as expired.
+        token, federated or metadata credentials...) once, and only when the refused attempt was signed
+        with the current ones: an attempt signed before another call renewed them is signed again with
+        the new ones, without another exchange.  User-given temporary credentials refused after earlier
+        successes are reported as expired.
         """
         operation = operation or "%s %s" % (method, path)
         deadline = self._bounded(deadline)
@@ -623,11 +631,13 @@ class ModelArtsClient(object):
         call = Call(method, url, headers, payload, operation, service, deadline, authenticate)
         if not authenticate:
             return self._with_retries(call)
-        used = self.current_credentials(deadline)
         try:
             response = self._with_retries(call)
         except ModelArtsError as error:
-            if error.status != 401:
+            # The credentials the refused attempt was signed with, not those current when the call began: a timed
+            # renewal between its attempts makes them differ, and renewing is for the credentials refused.
+            used = call.signer
+            if error.status != 401 or used is None:
                 raise
             if self.credentials.refused(self.transport, used, deadline) is used:
                 raise self._refusal(error, used)
