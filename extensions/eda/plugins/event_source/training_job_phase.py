@@ -282,7 +282,10 @@ def scrub(value, redact):
 
 
 def is_credential_error(error):
-    """True when an error says the credentials or project are wrong for every job, not just one."""
+    """True when an error says the credentials or project are wrong for every job, not just one (a configuration error
+    met at a request - a token file that cannot be read, a project nobody named - is every job's too)."""
+    if isinstance(error, ConnectionConfigError):
+        return True
     return getattr(error, "status", None) == 401 or getattr(error, "error_code", None) in CREDENTIAL_ERROR_CODES
 
 
