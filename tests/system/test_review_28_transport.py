@@ -221,3 +221,43 @@ def test_the_metadata_probe_tells_nothing_answering_from_an_answer_too_slow(emul
     (text,) = messages(result.stdout)
     assert "instance metadata: %s accepted the connection but answered too slowly" % silent in text, text
     assert "nothing answered" not in text
+
+
+# -- a 401 renews once, however many requests it refused -------------------------------------------------------------
+
+
+def test_requests_refused_together_renew_the_token_once(modelarts_emulator, repo):
+    # A wait on 12 legacy jobs (one GET each a round) with the password flow; mid-wait the emulator revokes every IAM
+    # token it issued, so the next round's concurrent GETs are all refused. One renewal serves them all: the requests
+    # signed before it are simply signed again with the new token.
+    emu = modelarts_emulator
+    jobs = [{"job_id": 28000 + index, "version_id": 1} for index in range(12)]
+    for job in jobs:
+        emu.add_job(api="v1", name="refused-together-%d" % job["job_id"], timeline=[{"phase": "Running", "seconds": 25}, "Completed"], **job)
+    emu.clear_requests()
+    task = dict(emu.connection("password"), v1_jobs=jobs, wait=True, wait_timeout=120, wait_sleep=1, wait_sleep_max=1, max_concurrency=16)
+    plays = [{"hosts": "localhost", "gather_facts": False, "tasks": [{"name": "wait", MODULE: task}]}]
+    expired = threading.Event()
+
+    def expire_once_polled():
+        # Once the first token has served a request (never before: there would be nothing to refuse).
+        for _attempt in range(600):
+            log = emu.requests()
+            if any(entry["path"].startswith("/v1/") and entry["status"] == 200 for entry in log):
+                emu.expire_tokens()
+                expired.set()
+                return
+            expired.wait(0.1)
+
+    watcher = threading.Thread(target=expire_once_polled, daemon=True)
+    watcher.start()
+    result = repo.play(plays)
+    watcher.join(5)
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out[-3000:]
+    assert expired.is_set()
+    log = emu.requests()
+    exchanges = [entry for entry in log if entry["path"] == "/v3/auth/tokens" and entry["method"] == "POST"]
+    refused = [entry for entry in log if entry["path"].startswith("/v1/") and entry["status"] == 401]
+    assert refused, "the round after the revocation was refused"
+    assert len(exchanges) == 2, "one token, then one renewal for %d refusals: %d exchanges" % (len(refused), len(exchanges))
