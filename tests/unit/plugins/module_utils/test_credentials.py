@@ -686,6 +686,22 @@ def test_metadata_with_a_session_token(transport):
     assert [c["method"] for c in transport.calls] == ["PUT", "GET", "GET", "PUT", "GET"]
 
 
+def test_the_instance_and_pod_credential_services_are_called_direct_and_nothing_else_is(tmp_path, transport, pod_token_file):
+    # "direct" (never a proxy) follows the kind of source, whatever its address: a metadata endpoint on any host too.
+    other = "http://metadata.internal.example:8080"
+    transport.answer("PUT", other + "/meta-data/latest/api/token", ok(META_TOKEN)).answer("GET", other + "/openstack/latest/securitykey", ok(META_ANSWER))
+    transport.answer("POST", POD_URI, ok(IAM_ANSWER))
+    InstanceMetadata(other).obtain(transport, DEADLINE)
+    default_chain({"HUAWEICLOUD_METADATA_ENDPOINT": other}, str(tmp_path)).obtain(transport, DEADLINE)
+    PodIdentity(POD_URI, str(pod_token_file)).obtain(transport, DEADLINE)
+    assert [call["direct"] for call in transport.calls] == [True] * len(transport.calls) and len(transport.calls) == 5
+    # An agency assumed with the instance's credentials goes to IAM, which the proxy settings serve as usual.
+    agency = Agency(InstanceMetadata(other), "deployer", "acme")
+    transport.answer("POST", IAM + "/v3.0/OS-CREDENTIAL/securitytokens", ok(IAM_ANSWER))
+    agency.obtain(transport, DEADLINE)
+    assert transport.calls[-1]["url"].startswith(IAM) and transport.calls[-1]["direct"] is False
+
+
 @pytest.mark.parametrize("status", [404, 405, 503])
 def test_metadata_falls_back_to_no_token(transport, status):
     transport.answer("PUT", META_TOKEN_URL, fail(status, "not supported")).answer("GET", META_KEY_URL, ok(META_ANSWER))
