@@ -11,13 +11,14 @@
 """
 
 import asyncio
+import os
 import contextlib
 import socket
 import threading
 
 import pytest
 
-from eda_helpers import load_source
+from eda_helpers import RULEBOOKS, load_source, run_rulebook
 from peers import connect_proxy
 from test_user_patterns import COMPLETED, Repo
 
@@ -261,3 +262,23 @@ def test_requests_refused_together_renew_the_token_once(modelarts_emulator, repo
     refused = [entry for entry in log if entry["path"].startswith("/v1/") and entry["status"] == 401]
     assert refused, "the round after the revocation was refused"
     assert len(exchanges) == 2, "one token, then one renewal for %d refusals: %d exchanges" % (len(refused), len(exchanges))
+
+
+def test_a_configuration_error_ends_ansible_rulebook_with_one_source_error(emulator, ansible_env, tmp_path):
+    # The credentials file names no project and nothing else does: the runner's ansible-rulebook says so, in one line.
+    path = tmp_path / "no-project.ini"
+    path.write_text("[basic]\nak = %s\nsk = %s\n" % (emulator.ak, emulator.sk))
+    env = {
+        "HUAWEICLOUD_SDK_CREDENTIALS_FILE": str(path),
+        "HUAWEICLOUD_MODELARTS_ENDPOINT": emulator.url,
+        "HUAWEICLOUD_SDK_IAM_ENDPOINT": emulator.url,
+        "HUAWEICLOUD_CA_BUNDLE": emulator.ca_file,
+        "HOME": str(tmp_path / "home"),
+    }
+    variables = {"training_job_ids": [COMPLETED], "interval": 0.2, "backoff_retries": 0}
+    result = run_rulebook(ansible_env, tmp_path, os.path.join(RULEBOOKS, "observe_phases.yml"), variables, env=env)
+    out = result.stdout + result.stderr
+    assert result.returncode != 0, out[-3000:]
+    line = "modelarts.training.training_job_phase: the project is not known: set project_id (HUAWEICLOUD_SDK_PROJECT_ID), or region"
+    assert line in out, out[-3000:]
+    assert "ConnectionConfigError" not in out and emulator.sk not in out, out[-3000:]
