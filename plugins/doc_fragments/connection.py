@@ -155,8 +155,11 @@ options:
     type: path
   proxy:
     description:
-      - Proxy URL for all requests, for example C(http://proxy.example.com:3128).
-      - When not set, the standard E(HTTPS_PROXY), E(HTTP_PROXY) and E(NO_PROXY) environment variables are honoured.
+      - Proxy URL for all requests, for example C(http://proxy.example.com:3128); it applies to every host, E(NO_PROXY) or not, as an
+        explicit proxy does in the C(requests) library.
+      - When not set, the standard E(HTTPS_PROXY), E(HTTP_PROXY), E(ALL_PROXY) and E(NO_PROXY) environment variables are honoured.
+      - Instance metadata (E(HUAWEICLOUD_METADATA_ENDPOINT)) and CCE pod identity (E(HC_CONTAINER_CREDENTIALS_FULL_URI)) are always
+        reached directly, never through this proxy or the environment's.
       - Its C(user:password) part is masked everywhere (results, invocation, messages); the rest stays visible for debugging.
       - Percent-encode the reserved characters of the user name and password (C(/) as C(%2F), C(@) as C(%40), C(#) as C(%23),
         C(?) as C(%3F), C(%) as C(%25)), for example C(http://user:pa%2Fss@proxy:3128); a URL the HTTP library would read
@@ -436,7 +439,9 @@ options:
       - name: modelarts_ca_bundle
   proxy:
     description:
-      - Proxy URL for all requests. When not set, E(HTTPS_PROXY), E(HTTP_PROXY) and E(NO_PROXY) are honoured.
+      - Proxy URL for all requests, E(NO_PROXY) hosts included. When not set, E(HTTPS_PROXY), E(HTTP_PROXY), E(ALL_PROXY) and
+        E(NO_PROXY) are honoured.
+      - Instance metadata and CCE pod identity are always reached directly, never through a proxy.
       - Percent-encode the reserved characters of the user name and password, for example C(http://user:pa%2Fss@proxy:3128).
     type: str
     vars:

@@ -173,6 +173,11 @@ def proxy_misread(proxy):
     return not same
 
 
+# The ``proxies`` of a call that must reach its host directly (see :attr:`Call.direct`): no proxy for any scheme,
+# whatever the ``proxy`` option or HTTPS_PROXY, HTTP_PROXY and ALL_PROXY say.
+DIRECT = {"http": None, "https": None, "all": None}
+
+
 def _new_requests_session(on_proxies=None):
     """A ``requests.Session`` whose ``request()`` reads the environment once per host and never ``.netrc``.
 
@@ -182,6 +187,7 @@ def _new_requests_session(on_proxies=None):
     CA variables still apply, resolved once per scheme and host (they do not change while a task
     runs): about 15% less CPU per sequential GET, 17% for 200 concurrent ones (docs/performance.md).
     ``on_proxies`` is given each set of proxy URLs resolved (``HTTPS_PROXY`` and the like included) before use.
+    ``proxies=DIRECT`` sends the request without any proxy: the proxy variables are not read for it.
     """
 
     class _Session(requests.Session):  # pylint: disable=too-few-public-methods
@@ -196,6 +202,8 @@ def _new_requests_session(on_proxies=None):
             settings = self._settings.get(key)
             if settings is None:
                 merged = self.merge_environment_settings(prepared.url, dict(proxies or {}), stream, verify, None)
+                if proxies == DIRECT:
+                    merged["proxies"] = {}
                 if on_proxies is not None:
                     on_proxies(merged["proxies"])
                 settings = self._settings[key] = dict(proxies=merged["proxies"], verify=merged["verify"], cert=merged["cert"])
@@ -280,6 +288,39 @@ def speaks_tls(host, port, timeout):
         return False
 
 
+def _causes(exc):
+    """``exc`` and the exceptions it wraps (requests wraps urllib3's, which wrap the socket's)."""
+    found = [exc]
+    for _depth in range(6):
+        inner = found[-1].args[0] if found[-1].args and isinstance(found[-1].args[0], BaseException) else getattr(found[-1], "reason", None)
+        if not isinstance(inner, BaseException) or inner in found:
+            break
+        found.append(inner)
+    return found
+
+
+def connected_before_failing(exc, stage):
+    """Whether a failed attempt had connected to its host: False (no connection could be made), True (connected, no
+    complete answer came), None (not known).  ``exc`` is the transport's exception (None when the deadline ended the
+    attempt); ``stage`` what the attempt was doing (``watchdog.Watch.stage``)."""
+    if exc is not None and HAS_REQUESTS:
+        if isinstance(exc, requests.exceptions.ConnectTimeout):
+            return False
+        if isinstance(exc, requests.exceptions.ReadTimeout):
+            return True
+        import urllib3.exceptions  # pylint: disable=import-outside-toplevel  # requests' own dependency
+
+        if any(isinstance(cause, (urllib3.exceptions.NewConnectionError, ConnectionRefusedError, socket.gaierror)) for cause in _causes(exc)):
+            return False
+        return None
+    stage = stage or ""
+    if stage.startswith("while connecting"):
+        return False
+    if stage.startswith(("while waiting for the status line", "while the body was still arriving")):
+        return True
+    return None
+
+
 def tls_verify(params):
     """What ``verify`` every request passes: False, a CA bundle path, or True."""
     # requests lets REQUESTS_CA_BUNDLE/CURL_CA_BUNDLE replace a session's
@@ -347,6 +388,9 @@ class Call(object):
     ``json`` (parsed) or ``text``.  ``consume``, when given, reads a 2xx body as it arrives: it gets an iterator of byte
     pieces and returns the answer's data (raising ValueError for a body it cannot read), so that a large answer is never
     held whole; ``max_bytes`` bounds this call's body below ``max_response_bytes``.
+    ``direct``: the host is reached without any proxy (the ``proxy``
+    option and the proxy variables alike): the instance's or the pod's own credential service.
+    ``signer`` is set by each attempt to the credentials it was signed with (None: unsigned).
     """
 
     __slots__ = (
@@ -364,6 +408,8 @@ class Call(object):
         "expect",
         "consume",
         "max_bytes",
+        "direct",
+        "signer",
     )
 
     def __init__(
@@ -382,6 +428,7 @@ class Call(object):
         expect="json",
         consume=None,
         max_bytes=None,
+        direct=False,
     ):
         # pylint: disable=too-many-arguments
         self.method = method
@@ -396,8 +443,10 @@ class Call(object):
         self.connect_timeout = connect_timeout
         self.retries = retries
         self.expect = expect
-        self.consume = consume
-        self.max_bytes = max_bytes
+        token, federated or metadata credentials...) once, and only when the refused attempt was signed
+        with the current ones: an attempt signed before another call renewed them is signed again with
+        the new ones, without another exchange.  User-given temporary credentials refused after earlier
+        successes are reported as expired.  ``consume`` and ``max_bytes``: see :class:`Call`.
 
 
 class _Transport(credentials_mod.Transport):
@@ -416,7 +465,19 @@ class _Transport(credentials_mod.Transport):
         return self._client.sts_endpoint
 
     def call(
-        self, method, url, headers=None, body=None, operation=None, deadline=None, sign_with=None, connect_timeout=None, retry=True, expect="json", within=None
+        self,
+        method,
+        url,
+        headers=None,
+        body=None,
+        operation=None,
+        deadline=None,
+        sign_with=None,
+        connect_timeout=None,
+        retry=True,
+        expect="json",
+        within=None,
+        direct=False,
     ):
         # pylint: disable=too-many-arguments
         client = self._client
@@ -439,6 +500,7 @@ class _Transport(credentials_mod.Transport):
             connect_timeout=connect_timeout,
             retries=None if retry else 0,
             expect=expect,
+            direct=direct,
         )
         return client._with_retries(call)  # pylint: disable=protected-access
 
@@ -585,8 +647,14 @@ class ModelArtsClient(object):
         return deadline if deadline is not None else self._clock() + self.request_budget()
 
     def _auth_headers(self, call):
-        """Return ``(url, headers)`` ready to send: signed with the call's own credentials, the client's current ones, or none."""
+        """Return ``(url, headers)`` ready to send: signed with the call's own credentials, the client's current ones, or none.
+
+        ``call.signer`` is left naming the credentials this attempt is signed with (None until they are known: an error
+        obtaining them is not a refusal of any).
+        """
+        call.signer = None
         signer = call.sign_with or (self.current_credentials(call.deadline) if call.authenticate else None)
+        call.signer = signer
         if signer is None:
             return call.url, dict(call.headers)
         if signer.kind == "aksk":
@@ -619,8 +687,9 @@ class ModelArtsClient(object):
         connection errors, timeouts and unreadable 2xx bodies up to
         ``backoff_retries`` times with full-jitter exponential backoff,
         honouring ``Retry-After``.  A 401 renews credentials the collection obtained (a password
-        token, federated or metadata credentials...) once; user-given temporary credentials refused
-        after earlier successes are reported as expired.  ``consume`` and ``max_bytes``: see :class:`Call`.
+            error = transport_error(exc, operation, self._secrets, send_headers, call.url, self.params["ca_bundle"])
+            error.connected = connected_before_failing(exc, getattr(watch, "stage", None))
+            return self._unreached(exc, error, call), None
         """
         operation = operation or "%s %s" % (method, path)
         deadline = self._bounded(deadline)
@@ -633,11 +702,13 @@ class ModelArtsClient(object):
         call = Call(method, url, headers, payload, operation, service, deadline, authenticate, consume=consume, max_bytes=max_bytes)
         if not authenticate:
             return self._with_retries(call)
-        used = self.current_credentials(deadline)
         try:
             response = self._with_retries(call)
         except ModelArtsError as error:
-            if error.status != 401:
+            # The credentials the refused attempt was signed with, not those current when the call began: a timed
+            # renewal between its attempts makes them differ, and renewing is for the credentials refused.
+            used = call.signer
+            if error.status != 401 or used is None:
                 raise
             if self.credentials.refused(self.transport, used, deadline) is used:
                 raise self._refusal(error, used)
@@ -716,18 +787,24 @@ class ModelArtsClient(object):
             return ModelArtsError("%s: the deadline passed before the request could be sent" % operation, operation=operation, transient=True), None
         send_url, send_headers = self._auth_headers(call)
         started = self._clock()
+        watch = None
         try:
             with watchdog_mod.watching(self._watchdog, call.deadline) as watch:
                 raw, content = self._exchange(call, send_url, send_headers, watch)
         except ModelArtsError as error:
             error.operation = operation
             error.args = ("%s: %s" % (operation, error.args[0]),)
+            if error.status is None:
+                error.connected = connected_before_failing(None, getattr(watch, "stage", None))
             return error, None
         except Exception as exc:  # pylint: disable=broad-except
             # Any transport failure (connection refused or reset, TLS, timeout,
             # proxy) is reported by type and a redacted message, never a traceback.
             error = transport_error(exc, operation, self._secrets, send_headers, call.url, self.params["ca_bundle"])
             return self._unreached(exc, error, call), None
+            error = transport_error(exc, operation, self._secrets, send_headers)
+            error.connected = connected_before_failing(exc, getattr(watch, "stage", None))
+            return error, None
         finally:
             self._note(call.method, call.url, started)
         status = raw.status_code
@@ -787,7 +864,7 @@ class ModelArtsClient(object):
             data=call.payload,
             timeout=self._timeouts(call.deadline, call.connect_timeout),
             verify=self._verify,
-            proxies=self._proxies,
+            proxies=DIRECT if call.direct else self._proxies,
             stream=True,
             allow_redirects=False,
         )

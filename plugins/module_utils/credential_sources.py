@@ -362,7 +362,8 @@ class OidcSts(Provider):
 class PodIdentity(Provider):
     """CCE pod identity: ``POST`` to ``HC_CONTAINER_CREDENTIALS_FULL_URI`` with the token file's contents as ``Authorization``.
 
-    The token file is read again at every exchange (the kubelet rotates it).
+    The token file is read again at every exchange (the kubelet rotates it).  The service is the pod's own: it is
+    reached directly, never through a proxy (``direct=True``).
     """
 
     def __init__(self, uri, token_file):
@@ -375,7 +376,8 @@ class PodIdentity(Provider):
         token = _token_from_file(transport, self.token_file, ENV_POD_TOKEN_FILE)
         headers = {"Authorization": token, "Content-Type": "application/json"}
         operation = "get pod identity credentials from %s" % ENV_POD_URI
-        response = transport.call("POST", self.uri, headers=headers, body={}, operation=operation, deadline=deadline)
+        # The pod's own credential service: never through a proxy (the token and the credentials would cross it).
+        response = transport.call("POST", self.uri, headers=headers, body={}, operation=operation, deadline=deadline, direct=True)
         return credentials_from_answer(transport, response, operation, self.name)
 
 
@@ -385,7 +387,9 @@ class InstanceMetadata(Provider):
     ``PUT /meta-data/latest/api/token`` (``X-Metadata-Token-Ttl-Seconds: 21600``) first; a 404, 405 or 503
     there means the service has no session tokens, and the key is asked for without one.  Then
     ``GET /openstack/latest/securitykey`` (``X-Metadata-Token`` when there is a token); a 401 that is not
-    "configure an agency" gets a new session token and one more try.
+    "configure an agency" gets a new session token and one more try.  The service is the instance's own,
+    whatever address ``HUAWEICLOUD_METADATA_ENDPOINT`` gives it: it is reached directly, never through a proxy
+    (``direct=True``).
     """
 
     def __init__(self, endpoint=METADATA_ENDPOINT):
@@ -431,6 +435,7 @@ class InstanceMetadata(Provider):
                 retry=False,
                 expect="text",
                 within=quick_timeout and METADATA_PROBE_WITHIN,
+                direct=True,
             )
         except ModelArtsError as error:
             if force or error.status not in METADATA_TOKEN_FALLBACK:
@@ -458,6 +463,7 @@ class InstanceMetadata(Provider):
             connect_timeout=quick_timeout,
             retry=quick_timeout is None,
             within=quick_timeout and METADATA_PROBE_WITHIN,
+            direct=True,
         )
 
 
@@ -599,7 +605,17 @@ class Probing(Provider):
     def _reason(self, error):
         where = self.metadata.endpoint
         if error.status is None:
-            return "nothing answered at %s within %gs (not an ECS or BMS instance, or its metadata service is unreachable)" % (where, METADATA_PROBE_WITHIN)
+            # How far the probe got: no connection at all, or a connection that brought no answer in time.
+            if error.connected is False:
+                return "nothing answered at %s (no connection: not an ECS or BMS instance, or its metadata service is unreachable)" % where
+            if error.connected:
+                return (
+                    "%s accepted the connection but answered too slowly (no answer within %gs: the metadata service is overloaded, "
+                    "or what listens there is not one; check HUAWEICLOUD_METADATA_ENDPOINT)" % (where, METADATA_PROBE_WITHIN)
+                )
+            text = str(error)
+            prefix = "%s: " % error.operation if error.operation else ""
+            return "no answer from %s (%s)" % (where, label(text[len(prefix) :] if prefix and text.startswith(prefix) else text, 200))
         if error.status == 401 and no_agency(error):
             return "the instance at %s has no agency (configure one for the ECS or BMS instance)" % where
         if 200 <= error.status < 300:

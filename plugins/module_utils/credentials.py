@@ -160,7 +160,7 @@ class Transport(object):
     """What a provider needs from the client; the client implements :meth:`call` and :meth:`remember_secret`.
 
     ``call(method, url, headers=None, body=None, operation=None, deadline=None, sign_with=None,
-    connect_timeout=None, retry=True, expect="json", within=None)`` sends one request to the absolute ``url`` and answers
+    connect_timeout=None, retry=True, expect="json", within=None, direct=False)`` sends one request to the absolute ``url`` and answers
     an object with ``data``, ``status``, ``headers`` (case-insensitive lookup) and ``request_id``:
 
     * ``body`` is a JSON-serialisable value (None: no body), encoded by the transport; the ``headers``
@@ -172,6 +172,10 @@ class Transport(object):
       makes exactly one attempt (a probe, or an answer such as 503 that means "not supported"); ``within``
       (seconds) ends the whole call that soon, connect and answer alike, even before ``deadline`` (a probe of a
       host that accepts connections and never answers must not take a read timeout);
+    * ``direct=True`` reaches ``url`` without any proxy, whatever the ``proxy`` option and the proxy variables
+      (``HTTPS_PROXY``, ``HTTP_PROXY``, ``ALL_PROXY``) say: what the instance's or the pod's own credential service
+      (instance metadata, CCE pod identity) needs - it is reachable only from the machine itself, and its token
+      and the credentials it issues must never pass through a proxy;
     * ``expect="json"``: ``data`` is the parsed JSON body (None when empty); ``expect="text"``: ``data`` is
       the body as text;
     * a non-2xx answer or a transport failure raises ``ModelArtsError`` with ``status`` (None for a
@@ -188,7 +192,19 @@ class Transport(object):
     sts_endpoint = ""
 
     def call(
-        self, method, url, headers=None, body=None, operation=None, deadline=None, sign_with=None, connect_timeout=None, retry=True, expect="json", within=None
+        self,
+        method,
+        url,
+        headers=None,
+        body=None,
+        operation=None,
+        deadline=None,
+        sign_with=None,
+        connect_timeout=None,
+        retry=True,
+        expect="json",
+        within=None,
+        direct=False,
     ):
         raise NotImplementedError
 

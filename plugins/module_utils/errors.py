@@ -41,8 +41,13 @@ class ModelArtsError(Exception):
     timeout errors, unreadable bodies), ``unreached`` (no connection could be made - refused, a name
     that does not resolve, no answer to the connect, TLS failed - to a host that has not answered once in this
     client's life: a wait ends on it rather than retry it to the deadline)
-    and ``not_found``.
+    and ``not_found``.  A transport failure
+    also says how far it got: ``connected`` is False when no connection could be
+    made (refused, unreachable, the name not resolved, the connect timed out),
+    True when one was made and no complete answer came, None when not known.
     """
+
+    connected = None
 
     def __init__(self, message, operation=None, status=None, error_code=None, error_msg=None, request_id=None, transient=False):
         super(ModelArtsError, self).__init__(message)

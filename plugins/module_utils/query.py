@@ -756,7 +756,9 @@ class Query(object):
         if selection.name is not None:
             try:
                 keys, initial = self._find_named(selection.name, start, pages)
-            except ModelArtsError as error:
+            except (ModelArtsError, ConnectionConfigError) as error:
+                # A configuration error met on the way (a credential source, the project) fails the search as it fails a
+                # job's GET: one message, the same as with training_job_id.
                 return QueryResult([], False, str(error), {"search": error}, warnings=warnings, single=selection.single)
             warnings.extend(str(value) for value in initial.values() if isinstance(value, UnidentifiedJobError))
         result = query_jobs(

@@ -10,6 +10,8 @@ import socket
 import socketserver
 import threading
 
+from urllib.parse import urlsplit
+
 
 def read_head(conn):
     """The bytes of a request or CONNECT up to the blank line after its headers, or None when the peer closed first."""
@@ -45,7 +47,8 @@ def relay(one, other, idle=30):
 
 
 class _Tunnel(socketserver.BaseRequestHandler):
-    """One HTTP CONNECT tunnel: note the target, check the request, answer 200 and relay until either side closes."""
+    """One HTTP CONNECT tunnel, or one plain-HTTP request in absolute form (``GET http://host:port/path``, what a client
+    sends a proxy for an ``http://`` URL): note the target, check the request, then relay until either side closes."""
 
     def handle(self):
         head = read_head(self.request)
@@ -57,23 +60,39 @@ class _Tunnel(socketserver.BaseRequestHandler):
         check = self.server.check
         allowed = check is None or check(sent)
         self.server.seen.append((target, allowed))
-        if method != "CONNECT":
+        plain = method != "CONNECT" and target.lower().startswith("http://")
+        if method != "CONNECT" and not plain:
             self.request.sendall(b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n")
             return
         if not allowed:
             self.request.sendall(b'HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="test"\r\nContent-Length: 0\r\n\r\n')
+            return
+        if plain:
+            self._forward(head, method, target)
             return
         host, _sep, port = target.rpartition(":")
         with socket.create_connection((host, int(port)), timeout=30) as upstream:
             self.request.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
             relay(self.request, upstream)
 
+    def _forward(self, head, method, target):
+        # The request goes on in origin form (GET /path), its body and the answer relayed as they come; one request a connection.
+        parts = urlsplit(target)
+        path = (parts.path or "/") + ("?" + parts.query if parts.query else "")
+        header_block, _sep, rest = head.partition(b"\r\n\r\n")
+        skipped = ("proxy-authorization", "proxy-connection", "connection")
+        kept = [line for line in header_block.decode("latin-1").split("\r\n")[1:] if line and line.partition(":")[0].strip().lower() not in skipped]
+        upstream_head = "\r\n".join(["%s %s HTTP/1.1" % (method, path)] + kept + ["Connection: close", "", ""]).encode("latin-1")
+        with socket.create_connection((parts.hostname, parts.port or 80), timeout=30) as upstream:
+            upstream.sendall(upstream_head + rest)
+            relay(self.request, upstream)
+
 
 @contextlib.contextmanager
 def connect_proxy(check=None):
-    """A forwarding proxy on 127.0.0.1 (HTTP CONNECT only); ``check(headers)`` (lower-case names) says whether a
-    request may pass (407 otherwise). The server's ``seen`` lists ``(target, allowed)`` per request, ``targets``
-    the targets, ``url`` its URL."""
+    """A forwarding proxy on 127.0.0.1 (HTTP CONNECT, and plain-HTTP requests in absolute form); ``check(headers)``
+    (lower-case names) says whether a request may pass (407 otherwise). The server's ``seen`` lists ``(target,
+    allowed)`` per request (``host:port`` for a tunnel, the URL for a plain-HTTP request), ``url`` its URL."""
     server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), _Tunnel)
     server.daemon_threads = True
     server.check = check

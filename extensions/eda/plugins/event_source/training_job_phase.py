@@ -327,7 +327,10 @@ def scrub(value, redact):
 
 
 def is_credential_error(error):
-    """True when an error says the credentials or project are wrong for every job, not just one."""
+    """True when an error says the credentials or project are wrong for every job, not just one (a configuration error
+    met at a request - a token file that cannot be read, a project nobody named - is every job's too)."""
+    if isinstance(error, ConnectionConfigError):
+        return True
     return getattr(error, "status", None) == 401 or getattr(error, "error_code", None) in CREDENTIAL_ERROR_CODES
 
 
@@ -588,7 +591,7 @@ class Watcher(object):
             try:
                 await asyncio.to_thread(self.query.client.resolve_project_id)
                 return
-            except ModelArtsError as error:
+            except (ModelArtsError, ConnectionConfigError) as error:  # a configuration error is never tolerated: a SourceError
                 state.polls += 1
                 message = _message(error, self.redact)
                 verdict, _reason = self.query.judge(error, state.polls)
@@ -641,7 +644,7 @@ class Watcher(object):
     async def _search_round(self, started):
         try:
             keys, found = await asyncio.to_thread(self.query.search, self.arguments.name)
-        except ModelArtsError as error:
+        except (ModelArtsError, ConnectionConfigError) as error:
             self.record_search_error(error)
             return []
         self.search_state.due = self._next_round(started) + self._throttled_delay(1)

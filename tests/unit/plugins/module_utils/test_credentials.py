@@ -95,12 +95,15 @@ def fail(status, data=None, headers=None):
     return (status, data, headers or {})
 
 
-def unreachable(url):
-    # What the client raises for a transport failure: the raw exception text is in its message.
-    return ModelArtsError(
+def unreachable(url, connected=False):
+    # What the client raises for a transport failure: the raw exception text is in its message, and how far it got.
+    error = ModelArtsError(
         "op: ConnectTimeout: HTTPConnectionPool(host='169.254.169.254', port=80): Max retries exceeded with url: %s (Caused by ConnectTimeoutError())" % url,
+        operation="op",
         transient=True,
     )
+    error.connected = connected
+    return error
 
 
 class FakeTransport(Transport):
@@ -120,7 +123,19 @@ class FakeTransport(Transport):
         return self
 
     def call(
-        self, method, url, headers=None, body=None, operation=None, deadline=None, sign_with=None, connect_timeout=None, retry=True, expect="json", within=None
+        self,
+        method,
+        url,
+        headers=None,
+        body=None,
+        operation=None,
+        deadline=None,
+        sign_with=None,
+        connect_timeout=None,
+        retry=True,
+        expect="json",
+        within=None,
+        direct=False,
     ):
         with self.lock:
             record = dict(
@@ -135,6 +150,7 @@ class FakeTransport(Transport):
                 retry=retry,
                 expect=expect,
                 within=within,
+                direct=direct,
             )
             self.calls.append(record)
             queue = self.answers.get((method, url))
@@ -670,6 +686,22 @@ def test_metadata_with_a_session_token(transport):
     assert [c["method"] for c in transport.calls] == ["PUT", "GET", "GET", "PUT", "GET"]
 
 
+def test_the_instance_and_pod_credential_services_are_called_direct_and_nothing_else_is(tmp_path, transport, pod_token_file):
+    # "direct" (never a proxy) follows the kind of source, whatever its address: a metadata endpoint on any host too.
+    other = "http://metadata.internal.example:8080"
+    transport.answer("PUT", other + "/meta-data/latest/api/token", ok(META_TOKEN)).answer("GET", other + "/openstack/latest/securitykey", ok(META_ANSWER))
+    transport.answer("POST", POD_URI, ok(IAM_ANSWER))
+    InstanceMetadata(other).obtain(transport, DEADLINE)
+    default_chain({"HUAWEICLOUD_METADATA_ENDPOINT": other}, str(tmp_path)).obtain(transport, DEADLINE)
+    PodIdentity(POD_URI, str(pod_token_file)).obtain(transport, DEADLINE)
+    assert [call["direct"] for call in transport.calls] == [True] * len(transport.calls) and len(transport.calls) == 5
+    # An agency assumed with the instance's credentials goes to IAM, which the proxy settings serve as usual.
+    agency = Agency(InstanceMetadata(other), "deployer", "acme")
+    transport.answer("POST", IAM + "/v3.0/OS-CREDENTIAL/securitytokens", ok(IAM_ANSWER))
+    agency.obtain(transport, DEADLINE)
+    assert transport.calls[-1]["url"].startswith(IAM) and transport.calls[-1]["direct"] is False
+
+
 @pytest.mark.parametrize("status", [404, 405, 503])
 def test_metadata_falls_back_to_no_token(transport, status):
     transport.answer("PUT", META_TOKEN_URL, fail(status, "not supported")).answer("GET", META_KEY_URL, ok(META_ANSWER))
@@ -1009,7 +1041,7 @@ def test_chain_nothing_serves_lists_every_source(tmp_path, transport):
     assert [source for source, _reason in error.skipped] == ["credentials file", "CCE pod identity", "instance metadata"]
     assert "credentials file: HUAWEICLOUD_SDK_CREDENTIALS_FILE is not set and %s does not exist" % (tmp_path / ".huaweicloud" / "credentials") in text
     assert "CCE pod identity: HC_CONTAINER_CREDENTIALS_FULL_URI and HC_CONTAINER_AUTHORIZATION_TOKEN_FILE are not set" in text
-    assert "instance metadata: nothing answered at http://169.254.169.254 within 2s" in text
+    assert "instance metadata: nothing answered at http://169.254.169.254 (no connection: not an ECS or BMS instance" in text
     assert "HTTPConnectionPool" not in text and "ConnectTimeout" not in text and "\n" not in text
     assert isinstance(error, ModelArtsError) and error.__suppress_context__ and error.__cause__ is None
     assert len(transport.calls) == 1 and transport.calls[0]["connect_timeout"] == 1.0 and transport.calls[0]["retry"] is False
@@ -1021,7 +1053,9 @@ def test_chain_nothing_serves_lists_every_source(tmp_path, transport):
         (fail(401, "Please configure Cloud Service Agency first"), "has no agency"),
         (fail(404, "<html>not found</html>"), "answered HTTP 404"),
         (ok({"unexpected": True}), "holds no usable credentials"),
-        (unreachable(META_KEY_URL), "nothing answered"),
+        (unreachable(META_KEY_URL), "nothing answered at http://169.254.169.254 \\(no connection"),
+        (unreachable(META_KEY_URL, connected=True), "http://169.254.169.254 accepted the connection but answered too slowly \\(no answer within 2s"),
+        (unreachable(META_KEY_URL, connected=None), "no answer from http://169.254.169.254 \\(ConnectTimeout: HTTPConnectionPool"),
     ],
 )
 def test_chain_metadata_reasons(tmp_path, transport, key_answer, reason):
