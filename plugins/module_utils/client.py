@@ -443,10 +443,10 @@ class Call(object):
         self.connect_timeout = connect_timeout
         self.retries = retries
         self.expect = expect
-        token, federated or metadata credentials...) once, and only when the refused attempt was signed
-        with the current ones: an attempt signed before another call renewed them is signed again with
-        the new ones, without another exchange.  User-given temporary credentials refused after earlier
-        successes are reported as expired.  ``consume`` and ``max_bytes``: see :class:`Call`.
+        self.consume = consume
+        self.max_bytes = max_bytes
+        self.direct = direct
+        self.signer = None
 
 
 class _Transport(credentials_mod.Transport):
@@ -687,9 +687,10 @@ class ModelArtsClient(object):
         connection errors, timeouts and unreadable 2xx bodies up to
         ``backoff_retries`` times with full-jitter exponential backoff,
         honouring ``Retry-After``.  A 401 renews credentials the collection obtained (a password
-            error = transport_error(exc, operation, self._secrets, send_headers, call.url, self.params["ca_bundle"])
-            error.connected = connected_before_failing(exc, getattr(watch, "stage", None))
-            return self._unreached(exc, error, call), None
+        token, federated or metadata credentials...) once, and only when the refused attempt was signed
+        with the current ones: an attempt signed before another call renewed them is signed again with
+        the new ones, without another exchange.  User-given temporary credentials refused after earlier
+        successes are reported as expired.  ``consume`` and ``max_bytes``: see :class:`Call`.
         """
         operation = operation or "%s %s" % (method, path)
         deadline = self._bounded(deadline)
@@ -801,10 +802,8 @@ class ModelArtsClient(object):
             # Any transport failure (connection refused or reset, TLS, timeout,
             # proxy) is reported by type and a redacted message, never a traceback.
             error = transport_error(exc, operation, self._secrets, send_headers, call.url, self.params["ca_bundle"])
-            return self._unreached(exc, error, call), None
-            error = transport_error(exc, operation, self._secrets, send_headers)
             error.connected = connected_before_failing(exc, getattr(watch, "stage", None))
-            return error, None
+            return self._unreached(exc, error, call), None
         finally:
             self._note(call.method, call.url, started)
         status = raw.status_code
