@@ -1,14 +1,14 @@
 # Copyright: (c) 2026, modelarts.training contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Injected faults: throttling, server errors, resets, delays, truncated bodies, HTML pages, schema drift, nulls.
+"""Injected faults: throttling, server errors, resets, delays, truncated bodies, HTML pages, schema drift, nulls, stale searches.
 
 A fault is a dict (from a scenario file or ``POST /_emulator/faults``)::
 
-    {type: throttle|error|reset|delay|truncate|html|drift|nulls|echo,
+    {type: throttle|error|reset|delay|truncate|html|drift|nulls|echo|stale,
      count: 1,            # how many matching requests it hits; -1 or "always" = every one
      after: 0,            # let this many matching requests through first
      every: 1,            # hit only every Nth matching request (the Nth, 2Nth...); count then defaults to always
-     target: modelarts,   # modelarts (v2, v1 and search), v2, v1, search, iam or all
+     target: modelarts,   # modelarts (v2, v1 and search), v2, v1, search, iam or all (stale: search only)
      job: <id>,           # only GETs of this job (v2 id, or "<job_id>/<version_id>" for v1)
      status: 503,         # error: 500/502/503/504; html: the status of the HTML page (502)
      retry_after: 1,      # throttle: Retry-After seconds
@@ -17,6 +17,7 @@ A fault is a dict (from a scenario file or ``POST /_emulator/faults``)::
      paths: [...],        # drift: dotted JSON paths to change (defaults per API)
      encoding: raw,       # echo: raw|json|repr|percent|html, how the echoed request is written
      pad: 0,              # echo: blank lines before the echo (an indented error page's whitespace)
+     phase: Running,      # stale: the phase every job of the search answer is reported in
      headers: [...]}      # echo: only these request headers (names, any case); default all of them
 
 ``nulls`` answers the job documents (v2 details, v1 versions, each item of a search) with JSON
@@ -29,6 +30,11 @@ line, every header (``X-Auth-Token``, ``X-Security-Token``, ``Authorization``...
 IAM password) - written as a careless gateway or framework would: as it is (``raw``), as a JSON
 string (``json``), as a Python ``repr`` (``repr``), percent-encoded (``percent``) or HTML-escaped
 (``html``). It is how a client's handling of secrets echoed in error bodies is tested.
+
+``stale`` answers a search (by name, by id, any filter) with every item's ``status.phase`` set to the fault's
+``phase``, whatever the job's own document (its GET) says: a search index that lags behind the jobs, or
+disagrees with them.  The jobs the search matches and their order are those of the true phases; only what
+the items say changes.  It is how a client that must never decide on a search's word alone is tested.
 """
 
 import copy
@@ -38,7 +44,9 @@ import json
 import threading
 from urllib.parse import quote_plus
 
-FAULT_TYPES = ("throttle", "error", "reset", "delay", "truncate", "html", "drift", "nulls", "echo")
+from .lifecycle import PHASES
+
+FAULT_TYPES = ("throttle", "error", "reset", "delay", "truncate", "html", "drift", "nulls", "echo", "stale")
 ECHO_ENCODINGS = ("raw", "json", "repr", "percent", "html")
 TARGETS = ("modelarts", "v2", "v1", "search", "iam", "all")
 DRIFT_MODES = ("extra", "missing", "wrong_types")
@@ -88,7 +96,7 @@ def normalise(spec, job_key=None):
         fault["job"] = job_key
     if fault.get("job") is not None:
         fault["job"] = str(fault["job"])
-    fault.setdefault("target", "modelarts")
+    fault.setdefault("target", "search" if kind == "stale" else "modelarts")
     if fault["target"] not in TARGETS:
         raise FaultError("fault target must be one of %s" % ", ".join(TARGETS))
     if kind == "error":
@@ -121,6 +129,11 @@ def normalise(spec, job_key=None):
         names = fault.get("headers")
         if names is not None and (not isinstance(names, list) or not all(isinstance(name, str) for name in names)):
             raise FaultError("echo headers must be a list of header names")
+    elif kind == "stale":
+        if fault["target"] != "search" or fault.get("job") is not None:
+            raise FaultError("stale faults rewrite every item of a search answer: their target is search, and they take no job")
+        if fault.get("phase") not in PHASES:
+            raise FaultError("stale faults need a phase, one of %s" % ", ".join(PHASES))
     elif kind == "drift":
         fault.setdefault("mode", "extra")
         if fault["mode"] not in DRIFT_MODES:
@@ -269,6 +282,14 @@ def _nulled(node, keep):
 def apply_nulls(doc, api):
     """Return a copy of a job document (``api`` ``v2`` or ``v1``) with every key but the required ones set to null."""
     return _nulled(copy.deepcopy(doc), NULLS_KEEP[api])
+
+
+def apply_stale(doc, phase):
+    """Return a copy of a v2 job document whose ``status.phase`` is ``phase`` (a ``stale`` fault's search item)."""
+    doc = copy.deepcopy(doc)
+    if isinstance(doc.get("status"), dict):
+        doc["status"]["phase"] = phase
+    return doc
 
 
 def echo_response(fault, method, target, headers, body):

@@ -108,7 +108,7 @@ def draw_fault(state, exchange, fault_family, body_family):
 
 
 def finish(response, fault):
-    """Apply body-level faults (HTML page, echo, schema drift, nulls) to a successful response."""
+    """Apply body-level faults (HTML page, echo, schema drift, nulls, a stale search) to a successful response."""
     if fault is None:
         return response
     if fault["type"] == "echo":
@@ -118,6 +118,9 @@ def finish(response, fault):
         status = fault["status"]
         page = faults_mod.HTML_PAGE.format(status=status, reason=HTTP_REASONS.get(status, "Error"))
         return Response(status, page.encode("utf-8"), content_type="text/html")
+    if fault["type"] == "stale" and response.api == "search" and response.document is not None:
+        doc = dict(response.document, items=[faults_mod.apply_stale(item, fault["phase"]) for item in response.document["items"]])
+        return Response(response.status, json_bytes(doc), document=doc, api=response.api)
     if fault["type"] in ("drift", "nulls") and response.document is not None:
         doc = response.document
         if response.api == "search":
