@@ -134,21 +134,17 @@ def test_drift_in_search_results(emu, client):
 
 
 def test_stale_search_reports_a_phase_the_jobs_own_documents_do_not(emu, client):
-    emu.add_jobs(
-        [
-            {"id": "s0000000-0000-4000-8000-000000000001", "name": "stale-index", "phase": "Pending"},
-            {"id": "s0000000-0000-4000-8000-000000000002", "name": "stale-index", "phase": "Completed"},
-        ]
-    )
+    pending, completed = "s0000000-0000-4000-8000-000000000001", "s0000000-0000-4000-8000-000000000002"
+    emu.add_jobs([{"id": pending, "name": "stale-index", "phase": "Pending"}, {"id": completed, "name": "stale-index", "phase": "Completed"}])
     by_name = {"limit": 10, "filters": [{"key": "name", "operator": "in", "value": ["stale-index"]}]}
-    by_id = {"limit": 10, "filters": [{"key": "id", "operator": "in", "value": ["s0000000-0000-4000-8000-000000000001", "s0000000-0000-4000-8000-000000000002"]}]}
+    by_id = {"limit": 10, "filters": [{"key": "id", "operator": "in", "value": [pending, completed]}]}
     emu.add_fault(type="stale", phase="Running", count="always")
     for query in (by_name, by_id):
         body = client.search(query).json()
         assert body["count"] == 2 and [item["status"]["phase"] for item in body["items"]] == ["Running", "Running"]
     # Each job's own GET still says where it is; only the search answers are stale.
-    assert client.job("s0000000-0000-4000-8000-000000000001").json()["status"]["phase"] == "Pending"
-    assert client.job("s0000000-0000-4000-8000-000000000002").json()["status"]["phase"] == "Completed"
+    assert client.job(pending).json()["status"]["phase"] == "Pending"
+    assert client.job(completed).json()["status"]["phase"] == "Completed"
     emu.clear_faults()
     emu.add_fault(type="stale", phase="Failed")  # count 1: one search answer, then the truth again
     assert [item["status"]["phase"] for item in client.search(by_id).json()["items"]] == ["Failed", "Failed"]

@@ -397,7 +397,9 @@ def query_jobs(
         return count > was
 
     if initial:
-        source.adopt(initial)  # a name search's items: search items like the source's own
+        # A name search's items, by the rule of every round: a job it shows in a phase the wait acts on is judged on
+        # its own GET, which the first round sends at once (a search never decides a wait).
+        initial = source.adopt(initial)
     outcome = _waiter().wait_for_jobs(
         keys,
         source.observe,
