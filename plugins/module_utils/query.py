@@ -25,7 +25,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.fanout import D
 from ansible_collections.modelarts.training.plugins.module_utils.jobs import ITEM_KEYS, build_item
 from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError, proxy_secret, resolve
 from ansible_collections.modelarts.training.plugins.module_utils.phases import DEFAULT_FAIL_ON, DEFAULT_WAIT_FOR, TERMINAL_PHASES
-from ansible_collections.modelarts.training.plugins.module_utils.text import MASK, describe_value, label, name_key, redact
+from ansible_collections.modelarts.training.plugins.module_utils.text import MASK, Secrets, describe_value, label, name_key, redact
 from ansible_collections.modelarts.training.plugins.module_utils.validation import HAS_JSONSCHEMA, JSONSCHEMA_IMPORT_ERROR, SchemaValidationError
 
 MESSAGE_JOBS_SHOWN = 20
@@ -129,17 +129,23 @@ def _endpoint_tokens(details, mask):
     return found
 
 
+def _keep_tokens(tokens, found):
+    """Add ``found`` to ``tokens`` (a dict used as an ordered set): each distinct token once, however often the jobs
+    are read, so that what a long wait or a source that never ends keeps does not grow with its rounds."""
+    if tokens is not None:
+        for value in found:
+            tokens.setdefault(value, None)
+
+
 def _mask_item(item, include_tokens, tokens=None):
     if not isinstance(item, dict):
         return []
     if include_tokens:
-        if tokens is not None:
-            tokens.extend(endpoint_token_values(item.get("details")))
+        _keep_tokens(tokens, endpoint_token_values(item.get("details")))
         return []
     found = mask_endpoint_tokens(item.get("details"))
-    if tokens is not None:
-        # Kept for diagnostics: a job's log may print its notebook token.
-        tokens.extend(found)
+    # Kept for diagnostics: a job's log may print its notebook token.
+    _keep_tokens(tokens, found)
     if found:
         if item.get("failure_reason"):
             item["failure_reason"] = redact(item["failure_reason"], found)
@@ -179,7 +185,7 @@ def fetch_item(client, key, validate="strict", fail_on=DEFAULT_FAIL_ON, deadline
     """GET one job (v2 id or v1 key), validate the raw document, normalise it and mask its endpoint tokens.
 
     Raises ``ModelArtsError`` for API failures and ``SchemaValidationError`` under ``validate=strict``
-    (its item masked too).  ``tokens``, a list, receives the endpoint tokens found.
+    (its item masked too).  ``tokens``, a dict used as an ordered set, receives the endpoint tokens found.
     """
     try:
         if isinstance(key, tuple):
@@ -581,8 +587,11 @@ class Query(object):
         client_kwargs.setdefault("pool_size", self.settings.max_concurrency)
         self.client = ModelArtsClient(self.settings.connection, clock=clock, environ=environ, **client_kwargs)
         self.warnings = []
-        # Endpoint tokens of the jobs read so far: masked in diagnostics whatever include_endpoint_tokens says.
-        self.endpoint_tokens = []
+        # Endpoint tokens of the jobs read so far, each once (a dict as an ordered set): masked in diagnostics whatever
+        # include_endpoint_tokens says.  A source that never ends reads the same jobs round after round: this holds
+        # their distinct tokens, not one entry per item built.
+        self.endpoint_tokens = {}
+        self._masking = (None, None)  # (what it was built from, text.Secrets): rebuilt only when that changes
         if not self.settings.connection["validate_certs"]:
             self.warnings.append("validate_certs is false: the TLS certificates of %s are not verified" % self.client.endpoint)
 
@@ -606,6 +615,15 @@ class Query(object):
     def redact(self, text):
         """``text`` with every secret this query knows masked (IAM tokens issued since included)."""
         return self.client.redact(text)
+
+    def masking_secrets(self):
+        """Every secret of :meth:`secrets` and every endpoint token read so far, as one :class:`text.Secrets` built
+        once per change of either (not once per masked line, nor per call): what diagnostics masks with."""
+        secrets = self.secrets()
+        source = (tuple(secrets), len(self.endpoint_tokens))
+        if self._masking[0] != source:
+            self._masking = (source, Secrets(list(secrets) + list(self.endpoint_tokens)))
+        return self._masking[1]
 
     # -- what the event source calls ------------------------------------------------------------
 
@@ -645,7 +663,7 @@ class Query(object):
             return {}
         diagnostics = _diagnostics()
         limit = self.clock() + float(self.client.params["request_timeout"])
-        secrets = list(self.secrets()) + list(self.endpoint_tokens)
+        secrets = self.masking_secrets()
         diagnostics.diagnose(
             self.client,
             failed,

@@ -10,6 +10,7 @@ import pytest
 
 from ansible_collections.modelarts.training.plugins.module_utils.text import (
     MASK,
+    Secrets,
     describe_typed,
     excerpt,
     label,
@@ -123,3 +124,11 @@ def test_redact_masks_userinfo_up_to_the_last_at(url):
     text = redact("Cannot connect to proxy %s: refused" % url)
     assert text == "Cannot connect to proxy %s://%s@%s: refused" % (url.split("://")[0], MASK, url.rpartition("@")[2])
     assert redact('{"proxy": "%s"}' % url.replace("/", "\\/")).count(MASK) == 1
+
+
+def test_secrets_built_once_mask_as_the_values_do():
+    secrets = Secrets(["s3cr/et", "", None, "s3cr/et", 42])
+    assert tuple(secrets) == ("s3cr/et", "42") and hash(secrets) == hash(secrets)
+    line = "token s3cr%2Fet and 42 and s3cr\\/et"
+    assert redact(line, secrets) == redact(line, ["s3cr/et", 42]) == "token ******** and ******** and ********"
+    assert label(line, 200, secrets) == label(line, 200, ["s3cr/et", "42"])
