@@ -676,22 +676,38 @@ class Query(object):
         )
         return dict((id(item), diagnostics.summary(item)) for item in failed if item.get("diagnostics"))
 
+    def acted(self):
+        """The phases a job is judged in on its own GET only, never on a search's word: this query's ``wait_for`` and
+        ``fail_on`` phases and every final phase (the event source's ``wait_for`` is the final phases outside ``fail_on``)."""
+        settings = self.settings
+        return set(settings.wait_for) | set(settings.fail_on) | set(TERMINAL_PHASES)
+
     def phase_source(self, keys, acted=None):
         """The phase source (``observer``) for watching ``keys``: ``observe(keys)`` once a round, answered as one GET per job would be.
 
-        ``acted`` are the phases whose item must come from the job's own GET (:meth:`fetch`; default: this query's
-        ``fail_on``).
+        ``acted`` are the phases whose item must come from the job's own GET (:meth:`fetch`; default: :meth:`acted`).
         """
         settings = self.settings
         return phase_source(
             self.client,
             keys,
-            settings.fail_on if acted is None else acted,
+            self.acted() if acted is None else acted,
             self.fetch,
             max_concurrency=settings.max_concurrency,
             clock=self.clock,
             **self._item_options(),
         )
+
+    def settle(self, found, deadline=None):
+        """``found`` (``{key: item or exception}`` of a name search, the jobs still watched) with the rule of every round
+        applied (``observer``): a job the search shows in an :meth:`acted` phase is answered by its own GET (an item, or
+        the GET's error) instead - a search never decides what a job is.  A document that broke the schema stays as it
+        is: the event source reports it and decides nothing on it."""
+        source = self.phase_source([])  # no jobs to search: GetPhases, for its rule (adopt) and its GETs
+        source.adopt(dict((key, item) for key, item in found.items() if isinstance(item, dict)))
+        due = [key for key in found if key in source.due]
+        answers = source.observe(due, deadline) if due else {}
+        return dict((key, answers.get(key, found[key])) for key in found)
 
     def judge(self, observation, poll_number, not_found_tolerance=None):
         """The waiter's verdict on one observation (see ``waiter.judge``), with this query's phases.

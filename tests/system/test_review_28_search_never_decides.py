@@ -5,17 +5,19 @@
 The search API's answers may lag behind the jobs' own documents (an index updated later) or disagree with them.
 A job a search shows in a phase the wait acts on - a ``wait_for`` phase, final or not, or a ``fail_on`` phase - is
 judged on its own GET, in the first round of a wait by ``name`` (whose search found the jobs) as in every later
-round.  The emulator's ``stale`` fault makes every search answer report one phase while each job's GET tells the
+round - and the event source's events in a final or ``fail_on`` phase carry the job's own GET too (a rulebook that
+deploys on ``Completed`` is a gate).  The emulator's ``stale`` fault makes every search answer report one phase while each job's GET tells the
 truth: before the fix, a name search saying ``Running`` satisfied ``wait_for: [Running]`` for a job whose GET
 said ``Pending``, and one saying ``Failed`` failed the wait of a job whose GET said ``Completed``.
 """
 
+import asyncio
 import json
 
 import pytest
 
 from conftest import emulator_connection
-from eda_helpers import unique_id
+from eda_helpers import connection_args, load_source, unique_id
 
 
 @pytest.fixture
@@ -98,3 +100,35 @@ def test_searches_by_id_never_decide_a_wait_either(emulator, run_playbook, tmp_p
     assert all(job["phase"] == actual for job in result["training_jobs"])
     searches = [entry for entry in emulator.requests(path="/training-job-searches") if entry["method"] == "POST"]
     assert searches, "the wait read its phases through the search (so the stale answers were met)"
+
+
+@pytest.fixture(scope="module")
+def src(collection_root):
+    """The event source's globals, loaded as ansible-rulebook loads it."""
+    return load_source(collection_root)
+
+
+async def first_events(src, args, count):
+    """The first ``count`` events of the source's ``main()``."""
+    queue = asyncio.Queue()
+    task = asyncio.ensure_future(src["main"](queue, args))
+    events = []
+    try:
+        while len(events) < count:
+            events.append(await asyncio.wait_for(queue.get(), 60))
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    return events
+
+
+@pytest.mark.parametrize("searched", ["Failed", "Completed"])
+@pytest.mark.parametrize("selector", ["name", "ids"])
+def test_the_event_source_never_reports_a_final_phase_on_a_searchs_word(emulator, src, stale_search, selector, searched):
+    name, ids = add_jobs(emulator, "r28-stale-eda", 3, "Running")
+    stale_search(searched)
+    args = dict(connection_args(emulator), interval=0.1)
+    args.update(name=name) if selector == "name" else args.update(training_job_ids=ids)
+    events = asyncio.run(asyncio.wait_for(first_events(src, args, len(ids)), 120))
+    seen = sorted((event["modelarts"]["training_job"]["id"], event["modelarts"]["phase"]) for event in events)
+    assert seen == sorted((job, "Running") for job in ids), "events on the search's word: %s" % seen
