@@ -31,8 +31,8 @@ whatever the room.  So a gate opens on jobs' own GETs only, never on a search al
 ``adopt(items)`` takes items learned from a search outside the source (the name search a wait starts with) by the
 rule of every round: it returns the items the caller may judge (search items in no acted phase, and those in a settled
 phase, unconfirmed), and the source's next ``observe`` GETs the other jobs instead of searching them again - so a
-search never decides a wait, in its first round either.  ``complete(deadline)`` GETs the jobs whose last item came from a search, so that a result ends
-with every item as complete as one GET per job leaves it.  ``batch`` is how many jobs one request reads: the
+search never decides a wait, in its first round either.  ``complete(deadline)`` GETs the jobs whose last item came
+from a search, so that a result ends with every item as complete as one GET per job leaves it.  ``batch`` is how many jobs one request reads: the
 event source groups its rounds by it.  :func:`phase_source` picks one: a single job is one GET a round either
 way, and the search would only add a GET at the end, so it keeps the plain GET.
 """
