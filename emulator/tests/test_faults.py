@@ -140,6 +140,30 @@ def test_drift_in_search_results(emu, client):
     assert body["count"] == 3 and all("status" not in item for item in body["items"])
 
 
+def test_stale_search_reports_a_phase_the_jobs_own_documents_do_not(emu, client):
+    pending, completed = "s0000000-0000-4000-8000-000000000001", "s0000000-0000-4000-8000-000000000002"
+    emu.add_jobs([{"id": pending, "name": "stale-index", "phase": "Pending"}, {"id": completed, "name": "stale-index", "phase": "Completed"}])
+    by_name = {"limit": 10, "filters": [{"key": "name", "operator": "in", "value": ["stale-index"]}]}
+    by_id = {"limit": 10, "filters": [{"key": "id", "operator": "in", "value": [pending, completed]}]}
+    emu.add_fault(type="stale", phase="Running", count="always")
+    for query in (by_name, by_id):
+        body = client.search(query).json()
+        assert body["count"] == 2 and [item["status"]["phase"] for item in body["items"]] == ["Running", "Running"]
+    # Each job's own GET still says where it is; only the search answers are stale.
+    assert client.job(pending).json()["status"]["phase"] == "Pending"
+    assert client.job(completed).json()["status"]["phase"] == "Completed"
+    emu.clear_faults()
+    emu.add_fault(type="stale", phase="Failed")  # count 1: one search answer, then the truth again
+    assert [item["status"]["phase"] for item in client.search(by_id).json()["items"]] == ["Failed", "Failed"]
+    assert sorted(item["status"]["phase"] for item in client.search(by_id).json()["items"]) == ["Completed", "Pending"]
+
+
+def test_stale_faults_need_a_phase_and_the_search(emu):
+    for bad in ({"type": "stale"}, {"type": "stale", "phase": "Sleeping"}, {"type": "stale", "phase": "Running", "target": "v2"}):
+        with pytest.raises(RuntimeError, match="HTTP 400"):
+            emu.control("POST", "/faults", bad)
+
+
 def _keys_nulled(node, keep, path=""):
     """Assert every key of ``node`` not in ``keep`` (nested dict of kept keys) is None; return how many were nulled."""
     nulled = 0

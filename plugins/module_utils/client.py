@@ -368,15 +368,17 @@ class _Consumed(object):
 
 
 class Response(object):
-    """A successful API answer: parsed ``data``, HTTP ``status`` and the ``request_id``."""
+    """A successful API answer: parsed ``data``, HTTP ``status``, the ``request_id`` and the body's ``size`` in bytes."""
 
-    __slots__ = ("data", "status", "request_id", "headers")
+    __slots__ = ("data", "status", "request_id", "headers", "size")
 
-    def __init__(self, data, status, request_id, headers):
+    def __init__(self, data, status, request_id, headers, size=0):
+        # pylint: disable=too-many-arguments
         self.data = data
         self.status = status
         self.request_id = request_id
         self.headers = headers
+        self.size = size
 
 
 class Call(object):
@@ -831,7 +833,7 @@ class ModelArtsClient(object):
         if isinstance(data, dict) and data.get("is_success") is False:
             # The v1 API reports some errors on HTTP 200: the same error as on a 4xx.
             return error_from_response(operation, status, raw.headers, content, self._secrets), None
-        return Response(data, status, request_id, raw.headers), None
+        return Response(data, status, request_id, raw.headers, len(content or b"")), None
 
     def _unreached(self, exc, error, call):
         """``error`` marked ``unreached`` when no connection was made to a host that has never answered this client; a
@@ -929,13 +931,14 @@ class ModelArtsClient(object):
 
     def search_training_jobs(self, name, deadline=None, page_size=50, max_pages=200, pages=None):
         """All v2 jobs whose name is exactly ``name``, from every page of the search API (see :mod:`.search`; ``pages``, a
-        list, receives how many requests it took)."""
+        list, receives how many requests it took).  The pages together stay within ``max_response_bytes``, as one answer."""
         path = "/v2/%s/training-job-searches" % escape(self.resolve_project_id(deadline))
 
         def post(body, operation):
             return self.request("POST", path, body=body, operation=operation, deadline=deadline)
 
-        return _search().jobs_named(post, name, page_size=page_size, max_pages=max_pages, pages=pages)
+        budget = int(self.params["max_response_bytes"])
+        return _search().jobs_named(post, name, page_size=page_size, max_pages=max_pages, pages=pages, max_bytes=budget)
 
     def search_training_jobs_by_id(self, ids, deadline=None):
         """``{id: document}`` of the v2 jobs among ``ids`` (at most ``search.MAX_IDS``) the search API returns: one request."""

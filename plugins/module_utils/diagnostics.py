@@ -36,7 +36,7 @@ import re
 
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.fanout import fetch_concurrently
-from ansible_collections.modelarts.training.plugins.module_utils.text import describe_typed, label
+from ansible_collections.modelarts.training.plugins.module_utils.text import Secrets, describe_typed, label
 
 DEFAULT_LOG_LINES = 30
 # The AOM call's own bound on lines; more lines are read from the preview.
@@ -579,7 +579,8 @@ def diagnose(client, items, fail_on, log_lines=DEFAULT_LOG_LINES, secrets=(), ma
     ``secrets`` are masked in everything kept (the client's secrets and the jobs' endpoint tokens); ``deadline`` (a
     reading of ``clock``) bounds every call.
     """
-    secrets = tuple(value for value in secrets if value)
+    # One masking structure for every event and log line kept (the caller may pass the one it keeps, see text.Secrets).
+    secrets = secrets if isinstance(secrets, Secrets) else Secrets(secrets)
     units = []
     targets = []
     for item in items:

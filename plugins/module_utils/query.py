@@ -25,7 +25,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.fanout import D
 from ansible_collections.modelarts.training.plugins.module_utils.jobs import ITEM_KEYS, build_item
 from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError, proxy_secret, resolve
 from ansible_collections.modelarts.training.plugins.module_utils.phases import DEFAULT_FAIL_ON, DEFAULT_WAIT_FOR, TERMINAL_PHASES
-from ansible_collections.modelarts.training.plugins.module_utils.text import MASK, describe_value, label, name_key, redact
+from ansible_collections.modelarts.training.plugins.module_utils.text import MASK, Secrets, describe_value, label, name_key, redact
 from ansible_collections.modelarts.training.plugins.module_utils.validation import HAS_JSONSCHEMA, JSONSCHEMA_IMPORT_ERROR, SchemaValidationError
 
 MESSAGE_JOBS_SHOWN = 20
@@ -129,17 +129,23 @@ def _endpoint_tokens(details, mask):
     return found
 
 
+def _keep_tokens(tokens, found):
+    """Add ``found`` to ``tokens`` (a dict used as an ordered set): each distinct token once, however often the jobs
+    are read, so that what a long wait or a source that never ends keeps does not grow with its rounds."""
+    if tokens is not None:
+        for value in found:
+            tokens.setdefault(value, None)
+
+
 def _mask_item(item, include_tokens, tokens=None):
     if not isinstance(item, dict):
         return []
     if include_tokens:
-        if tokens is not None:
-            tokens.extend(endpoint_token_values(item.get("details")))
+        _keep_tokens(tokens, endpoint_token_values(item.get("details")))
         return []
     found = mask_endpoint_tokens(item.get("details"))
-    if tokens is not None:
-        # Kept for diagnostics: a job's log may print its notebook token.
-        tokens.extend(found)
+    # Kept for diagnostics: a job's log may print its notebook token.
+    _keep_tokens(tokens, found)
     if found:
         if item.get("failure_reason"):
             item["failure_reason"] = redact(item["failure_reason"], found)
@@ -179,8 +185,8 @@ def fetch_item(client, key, validate="strict", fail_on=DEFAULT_FAIL_ON, deadline
     """GET one job (v2 id or v1 key), validate the raw document, normalise it and mask its endpoint tokens.
 
     Raises ``ModelArtsError`` for API failures (a ``jobs.WrongJobError`` when the answer is another job's document)
-    and ``SchemaValidationError`` under ``validate=strict`` (its item masked too).  ``tokens``, a list, receives the
-    endpoint tokens found.
+    and ``SchemaValidationError`` under ``validate=strict`` (its item masked too).  ``tokens``, a dict used as an
+    ordered set, receives the endpoint tokens found.
     """
     try:
         # The answer is checked against the question (expect): another job's document is never this job's item.
@@ -403,7 +409,9 @@ def query_jobs(
         return count > was
 
     if initial:
-        source.adopt(initial)  # a name search's items: search items like the source's own
+        # A name search's items, by the rule of every round: a job it shows in a phase the wait acts on is judged on
+        # its own GET, which the first round sends at once (a search never decides a wait).
+        initial = source.adopt(initial)
     outcome = _waiter().wait_for_jobs(
         keys,
         source.observe,
@@ -592,8 +600,11 @@ class Query(object):
         client_kwargs.setdefault("pool_size", self.settings.max_concurrency)
         self.client = ModelArtsClient(self.settings.connection, clock=clock, environ=environ, **client_kwargs)
         self.warnings = []
-        # Endpoint tokens of the jobs read so far: masked in diagnostics whatever include_endpoint_tokens says.
-        self.endpoint_tokens = []
+        # Endpoint tokens of the jobs read so far, each once (a dict as an ordered set): masked in diagnostics whatever
+        # include_endpoint_tokens says.  A source that never ends reads the same jobs round after round: this holds
+        # their distinct tokens, not one entry per item built.
+        self.endpoint_tokens = {}
+        self._masking = (None, None)  # (what it was built from, text.Secrets): rebuilt only when that changes
         if not self.settings.connection["validate_certs"]:
             self.warnings.append("validate_certs is false: the TLS certificates of %s are not verified" % self.client.endpoint)
 
@@ -617,6 +628,15 @@ class Query(object):
     def redact(self, text):
         """``text`` with every secret this query knows masked (IAM tokens issued since included)."""
         return self.client.redact(text)
+
+    def masking_secrets(self):
+        """Every secret of :meth:`secrets` and every endpoint token read so far, as one :class:`text.Secrets` built
+        once per change of either (not once per masked line, nor per call): what diagnostics masks with."""
+        secrets = self.secrets()
+        source = (tuple(secrets), len(self.endpoint_tokens))
+        if self._masking[0] != source:
+            self._masking = (source, Secrets(list(secrets) + list(self.endpoint_tokens)))
+        return self._masking[1]
 
     # -- what the event source calls ------------------------------------------------------------
 
@@ -656,7 +676,7 @@ class Query(object):
             return {}
         diagnostics = _diagnostics()
         limit = self.clock() + float(self.client.params["request_timeout"])
-        secrets = list(self.secrets()) + list(self.endpoint_tokens)
+        secrets = self.masking_secrets()
         diagnostics.diagnose(
             self.client,
             failed,
@@ -669,22 +689,38 @@ class Query(object):
         )
         return dict((id(item), diagnostics.summary(item)) for item in failed if item.get("diagnostics"))
 
+    def acted(self):
+        """The phases a job is judged in on its own GET only, never on a search's word: this query's ``wait_for`` and
+        ``fail_on`` phases and every final phase (the event source's ``wait_for`` is the final phases outside ``fail_on``)."""
+        settings = self.settings
+        return set(settings.wait_for) | set(settings.fail_on) | set(TERMINAL_PHASES)
+
     def phase_source(self, keys, acted=None):
         """The phase source (``observer``) for watching ``keys``: ``observe(keys)`` once a round, answered as one GET per job would be.
 
-        ``acted`` are the phases whose item must come from the job's own GET (:meth:`fetch`; default: this query's
-        ``fail_on``).
+        ``acted`` are the phases whose item must come from the job's own GET (:meth:`fetch`; default: :meth:`acted`).
         """
         settings = self.settings
         return phase_source(
             self.client,
             keys,
-            settings.fail_on if acted is None else acted,
+            self.acted() if acted is None else acted,
             self.fetch,
             max_concurrency=settings.max_concurrency,
             clock=self.clock,
             **self._item_options(),
         )
+
+    def settle(self, found, deadline=None):
+        """``found`` (``{key: item or exception}`` of a name search, the jobs still watched) with the rule of every round
+        applied (``observer``): a job the search shows in an :meth:`acted` phase is answered by its own GET (an item, or
+        the GET's error) instead - a search never decides what a job is.  A document that broke the schema stays as it
+        is: the event source reports it and decides nothing on it."""
+        source = self.phase_source([])  # no jobs to search: GetPhases, for its rule (adopt) and its GETs
+        source.adopt(dict((key, item) for key, item in found.items() if isinstance(item, dict)))
+        due = [key for key in found if key in source.due]
+        answers = source.observe(due, deadline) if due else {}
+        return dict((key, answers.get(key, found[key])) for key in found)
 
     def judge(self, observation, poll_number, not_found_tolerance=None):
         """The waiter's verdict on one observation (see ``waiter.judge``), with this query's phases.

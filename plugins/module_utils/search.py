@@ -42,7 +42,7 @@ def _repeats_most_of(items, ids):
     return bool(known) and 2 * sum(1 for job_id in known if job_id in ids) > len(known)
 
 
-def jobs_named(post, name, page_size=50, max_pages=200, pages=None):
+def jobs_named(post, name, page_size=50, max_pages=200, pages=None, max_bytes=None):
     """All v2 jobs whose name is exactly ``name``, following every page of the search API.  ``pages``, a list,
     receives the number of requests it took (what the next search of the name will cost, about).
 
@@ -56,11 +56,16 @@ def jobs_named(post, name, page_size=50, max_pages=200, pages=None):
     item reading skipped where its position was seen already.  Paging stops at an empty or short page,
     once ``total`` documents were seen, or at a page that adds nothing new; a search still going
     after ``max_pages`` requests is an error, never a silently partial answer.
+
+    What a search holds stays bounded whatever the server sends: a page holding more documents than the ``limit``
+    asked is an error (a service that does not page as asked), and so are pages whose bodies together (each response's
+    ``size``) pass ``max_bytes`` - the pages of one search are one answer, bounded like any other.
     """
     found = []
     ids = set()
     seen = 0  # documents seen: distinct ids, plus documents without one
     offset, item_offsets, covered = 0, False, 0  # covered: where the item reading's next unseen document is
+    read = 0  # bytes of the pages so far
     for request in range(max_pages):
         body = {
             "offset": offset,
@@ -71,6 +76,20 @@ def jobs_named(post, name, page_size=50, max_pages=200, pages=None):
         }
         response = post(body, "search training jobs named '%s' (offset %d)" % (label(name), offset))
         items = _items(response, "search training jobs named '%s'" % label(name))
+        read += getattr(response, "size", 0) or 0
+        if len(items) > page_size:
+            raise ModelArtsError(
+                "search training jobs named '%s' (offset %d): the answer holds %d documents for a limit of %d: the service does not page as asked, "
+                "so the search was stopped" % (label(name), offset, len(items), page_size),
+                request_id=response.request_id,
+            )
+        if max_bytes is not None and read > max_bytes:
+            raise ModelArtsError(
+                "search training jobs named '%s': its %d pages so far hold %d bytes, more than max_response_bytes (%d) for the whole search "
+                "(the service's name filter matches substrings; %d jobs seen), so the search was stopped rather than answer with part of the jobs"
+                % (label(name), request + 1, read, max_bytes, seen + len(items)),
+                request_id=response.request_id,
+            )
         if request == 1 and _repeats_most_of(items, ids):
             item_offsets = True
         # Read at an item offset, the page starts inside what was seen: by id, and by position for id-less documents.

@@ -123,7 +123,29 @@ def _masked(text, spans, limit=None):
     return "".join(pieces)
 
 
+class Secrets(tuple):
+    """Secret values to mask, each once, as text; built once by a caller that masks many texts with the same values
+    (diagnostics: every event and log line of a failed job) and passed as ``secrets``.  Its hash is computed once, so
+    that finding the masking compiled for it (:func:`_masking`) does not go over every value for every text."""
+
+    def __new__(cls, values=()):
+        self = super().__new__(cls, dict.fromkeys(str(value) for value in values if value))
+        self._hash = tuple.__hash__(self)
+        return self
+
+    def __hash__(self):
+        return self._hash
+
+    def __eq__(self, other):
+        return self is other or tuple.__eq__(self, other)
+
+    def __ne__(self, other):
+        return not self == other
+
+
 def _wanted(secrets):
+    if isinstance(secrets, Secrets):
+        return secrets
     return tuple(str(secret) for secret in secrets if secret)
 
 

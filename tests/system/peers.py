@@ -5,6 +5,7 @@ pieces of servers that misbehave (reading a request's head, trickling an answer,
 
 import contextlib
 import http.server
+import json
 import select
 import socket
 import socketserver
@@ -225,3 +226,51 @@ def tcp_relay(host, port):
         yield server
     finally:
         server.close()
+
+
+class _JsonApi(http.server.BaseHTTPRequestHandler):
+    """One request to :func:`https_json_api`: noted, then answered with what the test's ``answer`` returns."""
+
+    protocol_version = "HTTP/1.1"
+
+    def _serve(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        body = json.loads(self.rfile.read(length) or b"null") if length else None
+        self.server.seen.append((self.command, self.path, body))
+        status, document = self.server.answer(self.command, self.path, body)
+        data = json.dumps(document).encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("X-Request-Id", "peer-%d" % len(self.server.seen))
+        self.end_headers()
+        self.wfile.write(data)
+
+    do_GET = do_POST = _serve
+
+    def log_message(self, *_args):  # pylint: disable=arguments-differ
+        pass
+
+
+@contextlib.contextmanager
+def https_json_api(answer, tls_dir):
+    """An HTTPS server on 127.0.0.1 that answers every request with ``answer(method, path, body) -> (status, document)``
+    (``body`` the request's JSON); the server's ``seen`` lists ``(method, path, body)``, ``url`` its URL and ``ca_file``
+    the CA to trust (the emulator's certificates, made in ``tls_dir``)."""
+    from modelarts_emulator.tls import ensure_certificates, server_context  # pylint: disable=import-error,import-outside-toplevel
+
+    ca_file, cert, key = ensure_certificates(tls_dir)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _JsonApi)
+    server.daemon_threads = True
+    server.socket = server_context(cert, key).wrap_socket(server.socket, server_side=True)
+    server.answer = answer
+    server.seen = []
+    server.url = "https://127.0.0.1:%d" % server.server_address[1]
+    server.ca_file = ca_file
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()

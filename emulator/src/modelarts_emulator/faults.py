@@ -1,15 +1,15 @@
 # Copyright: (c) 2026, modelarts.training contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Injected faults: throttling, server errors, resets, delays, truncated bodies, HTML pages, schema drift, nulls,
-echoed requests and another job's document.
+echoed requests, another job's document and stale searches.
 
 A fault is a dict (from a scenario file or ``POST /_emulator/faults``)::
 
-    {type: throttle|error|reset|delay|truncate|html|drift|nulls|echo|wrong_job,
+    {type: throttle|error|reset|delay|truncate|html|drift|nulls|echo|wrong_job|stale,
      count: 1,            # how many matching requests it hits; -1 or "always" = every one
      after: 0,            # let this many matching requests through first
      every: 1,            # hit only every Nth matching request (the Nth, 2Nth...); count then defaults to always
-     target: modelarts,   # modelarts (v2, v1 and search), v2, v1, search, iam or all
+     target: modelarts,   # modelarts (v2, v1 and search), v2, v1, search, iam or all (stale: search only)
      job: <id>,           # only GETs of this job (v2 id, or "<job_id>/<version_id>" for v1)
      status: 503,         # error: 500/502/503/504; html: the status of the HTML page (502)
      retry_after: 1,      # throttle: Retry-After seconds
@@ -19,6 +19,7 @@ A fault is a dict (from a scenario file or ``POST /_emulator/faults``)::
      values: {...},       # drift set: dotted JSON path -> the value it gets (any JSON value)
      encoding: raw,       # echo: raw|json|repr|percent|html, how the echoed request is written
      pad: 0,              # echo: blank lines before the echo (an indented error page's whitespace)
+     phase: Running,      # stale: the phase every job of the search answer is reported in
      headers: [...],      # echo: only these request headers (names, any case); default all of them
      answer_with: <key>}  # wrong_job: the job whose document answers (v2 id, or "<job_id>/<version_id>")
 
@@ -38,6 +39,11 @@ peeked at, not advanced): a GET of one job (v2 or v1) gets the other job's docum
 item of a search becomes the other job's v2 document, as a misrouting gateway or a mixed-up cache would answer.
 The answer is unchanged when ``answer_with`` names no job with a document of that API.  It is how a client's
 check that a document is the job it asked for is tested.
+
+``stale`` answers a search (by name, by id, any filter) with every item's ``status.phase`` set to the fault's
+``phase``, whatever the job's own document (its GET) says: a search index that lags behind the jobs, or
+disagrees with them.  The jobs the search matches and their order are those of the true phases; only what
+the items say changes.  It is how a client that must never decide on a search's word alone is tested.
 """
 
 import copy
@@ -47,7 +53,9 @@ import json
 import threading
 from urllib.parse import quote_plus
 
-FAULT_TYPES = ("throttle", "error", "reset", "delay", "truncate", "html", "drift", "nulls", "echo", "wrong_job")
+from .lifecycle import PHASES
+
+FAULT_TYPES = ("throttle", "error", "reset", "delay", "truncate", "html", "drift", "nulls", "echo", "wrong_job", "stale")
 ECHO_ENCODINGS = ("raw", "json", "repr", "percent", "html")
 TARGETS = ("modelarts", "v2", "v1", "search", "iam", "all")
 DRIFT_MODES = ("extra", "missing", "wrong_types", "set")
@@ -97,7 +105,7 @@ def normalise(spec, job_key=None):
         fault["job"] = job_key
     if fault.get("job") is not None:
         fault["job"] = str(fault["job"])
-    fault.setdefault("target", "modelarts")
+    fault.setdefault("target", "search" if kind == "stale" else "modelarts")
     if fault["target"] not in TARGETS:
         raise FaultError("fault target must be one of %s" % ", ".join(TARGETS))
     if kind == "error":
@@ -135,6 +143,11 @@ def normalise(spec, job_key=None):
         if not isinstance(other, (str, int)) or isinstance(other, bool) or not str(other):
             raise FaultError("wrong_job faults need answer_with: the key of the job whose document answers (a v2 id or <job_id>/<version_id>)")
         fault["answer_with"] = str(other)
+    elif kind == "stale":
+        if fault["target"] != "search" or fault.get("job") is not None:
+            raise FaultError("stale faults rewrite every item of a search answer: their target is search, and they take no job")
+        if fault.get("phase") not in PHASES:
+            raise FaultError("stale faults need a phase, one of %s" % ", ".join(PHASES))
     elif kind == "drift":
         fault.setdefault("mode", "extra")
         if fault["mode"] not in DRIFT_MODES:
@@ -291,6 +304,14 @@ def _nulled(node, keep):
 def apply_nulls(doc, api):
     """Return a copy of a job document (``api`` ``v2`` or ``v1``) with every key but the required ones set to null."""
     return _nulled(copy.deepcopy(doc), NULLS_KEEP[api])
+
+
+def apply_stale(doc, phase):
+    """Return a copy of a v2 job document whose ``status.phase`` is ``phase`` (a ``stale`` fault's search item)."""
+    doc = copy.deepcopy(doc)
+    if isinstance(doc.get("status"), dict):
+        doc["status"]["phase"] = phase
+    return doc
 
 
 def echo_response(fault, method, target, headers, body):

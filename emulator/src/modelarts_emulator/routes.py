@@ -122,7 +122,7 @@ def _documents_of(state, key):
 
 
 def finish(response, fault):
-    """Apply body-level faults (HTML page, echo, schema drift, nulls, another job's document) to a successful response."""
+    """Apply body-level faults (HTML page, echo, schema drift, nulls, another job's document, a stale search) to a successful response."""
     if fault is None:
         return response
     if fault["type"] == "echo":
@@ -132,6 +132,9 @@ def finish(response, fault):
         status = fault["status"]
         page = faults_mod.HTML_PAGE.format(status=status, reason=HTTP_REASONS.get(status, "Error"))
         return Response(status, page.encode("utf-8"), content_type="text/html")
+    if fault["type"] == "stale" and response.api == "search" and response.document is not None:
+        doc = dict(response.document, items=[faults_mod.apply_stale(item, fault["phase"]) for item in response.document["items"]])
+        return Response(response.status, json_bytes(doc), document=doc, api=response.api)
     if fault["type"] == "wrong_job" and response.document is not None:
         other = fault["documents"].get("v2" if response.api == "search" else response.api)
         if other is None:

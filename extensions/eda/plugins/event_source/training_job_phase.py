@@ -29,10 +29,11 @@ description:
     has the shape of the items of M(modelarts.training.modelarts_training_job_info), with the access tokens of the job''s
     endpoints masked unless O(include_endpoint_tokens) is set.'
   - With two or more O(training_job_ids), phases are polled through the search API, one request per 10 jobs, spread over
-    the O(interval); a job reaching a O(fail_on) phase or missing from the search is read with one GET, so its event
-    carries the job's own document. The other events carry the document the search returned for the job, validated and
-    normalised like a GET's; where the service's list answers leave fields out, the item's C(details) lacks them too (a
-    rule that needs the whole document of, say, a C(Completed) job runs the module or the lookup on C(training_job.id)).
+    the O(interval); a job the search shows in a final phase (C(Completed), C(Failed), C(Terminated), C(Abnormal)) or a
+    O(fail_on) phase, or does not return, is read with one GET, so its event - the one a rule acts on - carries the job's
+    own document and phase, never the search's word alone (with O(name) too). The other events carry the document the
+    search returned for the job, validated and normalised like a GET's; where the service's list answers leave fields
+    out, the item's C(details) lacks them too.
     After a round the service throttled (HTTP 429), those jobs are polled one O(interval) later.
   - The event of a v2 job reaching a O(fail_on) phase carries, in the item's C(diagnostics), the job's error events and the
     last O(log_lines) lines of each task's log (read once, when the event is made; see O(diagnostics)); other events carry
@@ -156,6 +157,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.query import ( 
     ModelArtsError,
     Query,
     SchemaValidationError,
+    UnidentifiedJobError,
     check_job_id,
     describe,
     unseen_item,
@@ -542,11 +544,18 @@ class Watcher(object):
         self.search_state.polls = 0
         events = []
         for key in keys:
-            if key in self.finished:
+            if key in self.finished or key in self.dropped:
                 continue
             result = found[key]
-            # An exception here is one document's: a schema failure, or (any validate mode) a job with no readable id.
-            event = self.invalid(key, result) if isinstance(result, Exception) else self.observe(key, result)
+            if isinstance(result, (SchemaValidationError, UnidentifiedJobError)):
+                # One document's: a schema failure, or (any validate mode) a job with no readable id.
+                event = self.invalid(key, result)
+            elif isinstance(result, BaseException):
+                # The job's own GET failed (Query.settle): judged like any poll's error.
+                self.jobs.setdefault(key, JobState(self.clock()))
+                event = self.record_error(key, result)
+            else:
+                event = self.observe(key, result)
             if event:
                 events.append(event)
         for key in [key for key in self.jobs if key not in found]:
@@ -647,6 +656,9 @@ class Watcher(object):
         except (ModelArtsError, ConnectionConfigError) as error:
             self.record_search_error(error)
             return []
+        # A job the search shows in a final or fail_on phase is judged on its own GET, as with training_job_ids.
+        watched = dict((key, found[key]) for key in keys if key not in self.finished and key not in self.dropped)
+        found.update(await asyncio.to_thread(self.query.settle, watched))
         self.search_state.due = self._next_round(started) + self._throttled_delay(1)
         return await self._diagnosed(self.searched(keys, found))
 

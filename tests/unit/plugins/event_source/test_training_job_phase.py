@@ -399,6 +399,21 @@ def test_one_bad_document_in_a_name_search_does_not_stall_the_others(caplog):
     assert "bad" in w.finished and not w.done()
 
 
+def test_a_name_watch_judges_a_failed_get_like_a_polls_error(caplog):
+    # Issue 28: a job the name search shows in a final phase is answered by its GET (Query.settle); a GET that fails is
+    # tolerated (transient) or drops the job (for good), never taken for an invalid document nor for the search's phase.
+    w = watcher({"training_job_ids": None, "name": "shared"})
+    caplog.set_level(logging.WARNING, LOGGER)
+    found = {"a": item("a", "Running"), "b": FakeError("get training job b: HTTP 503", status=503, transient=True)}
+    events = w.searched(list(found), found)
+    assert [(e["modelarts"]["training_job"]["id"], e["modelarts"]["phase"]) for e in events] == [("a", "Running")]
+    assert "b" in w.jobs and not w.jobs["b"].seen and w.jobs["b"].failures == 1
+    found["b"] = FakeError("get training job b: HTTP 403 ModelArts.0100", status=403)
+    assert w.searched(list(found), found) == []
+    assert "b" in w.dropped and "b" not in w.jobs
+    assert w.searched(list(found), found) == [] and "b" not in w.jobs  # a dropped job is not watched again
+
+
 def test_a_job_the_search_no_longer_returns_is_forgotten():
     w = watcher({"training_job_ids": None, "name": "shared"})
     w.searched(["a", "b"], {"a": item("a", "Running"), "b": item("b", "Pending")})

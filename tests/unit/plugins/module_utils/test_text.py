@@ -10,6 +10,7 @@ import pytest
 
 from ansible_collections.modelarts.training.plugins.module_utils.text import (
     MASK,
+    Secrets,
     describe_typed,
     excerpt,
     inert,
@@ -147,3 +148,11 @@ def test_printable_writes_control_characters_out_and_cuts_nothing():
 def test_inert_text_opens_no_jinja_delimiter(text, expected):
     assert inert(text) == expected
     assert not re.search(r"\{[{%#]", inert(text)) and not inert(text).startswith("#jinja2:")
+
+
+def test_secrets_built_once_mask_as_the_values_do():
+    secrets = Secrets(["s3cr/et", "", None, "s3cr/et", 42])
+    assert tuple(secrets) == ("s3cr/et", "42") and hash(secrets) == hash(secrets)
+    line = "token s3cr%2Fet and 42 and s3cr\\/et"
+    assert redact(line, secrets) == redact(line, ["s3cr/et", 42]) == "token ******** and ******** and ********"
+    assert label(line, 200, secrets) == label(line, 200, ["s3cr/et", "42"])
