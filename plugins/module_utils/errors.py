@@ -97,8 +97,12 @@ def parse_error_body(body):
     return (str(code) if code is not None else None), (str(message) if message is not None else None), _first(body, "request_id")
 
 
-def error_from_response(operation, status, headers, content, secrets=()):
-    """Build the :class:`ModelArtsError` for a non-2xx response."""
+def error_from_response(operation, status, headers, content, secrets=(), quote=True):
+    """Build the :class:`ModelArtsError` for a non-2xx response.
+
+    ``quote=False`` (a credential exchange's answer): a body that is not a recognised error is described by its
+    size, never quoted; the service's own error code and message are still shown, masked.
+    """
     request_id = headers.get("X-Request-Id") if headers else None
     try:
         body = json.loads(content.decode("utf-8") if isinstance(content, bytes) else content)
@@ -110,8 +114,10 @@ def error_from_response(operation, status, headers, content, secrets=()):
     if code is None and message is None:
         kind = "an empty body" if not content else "a non-JSON body" if body is None else "an unrecognised error body"
         text = "%s: HTTP %s with %s" % (operation, status, kind)
-        if content:
+        if content and quote:
             text += ": %r" % excerpt(content, secrets)
+        elif content:
+            text += " (%d bytes, not shown: the answer of a credential exchange is never quoted)" % len(content)
     else:
         message = redact(message, secrets) if message is not None else None
         text = "%s: HTTP %s %s: %s" % (operation, status, code or "(no error_code)", message or "(no error message)")

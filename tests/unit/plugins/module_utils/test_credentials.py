@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import datetime
 import json
+import os
 import threading
 import time
 
@@ -262,8 +263,14 @@ def test_renew_time_without_expiry_or_already_expired():
 def test_read_text_file_errors_name_option_and_path_never_contents(tmp_path):
     with pytest.raises(CredentialsConfigError, match=r"^id_token_file \(X\): cannot read .*missing: No such file or directory$"):
         read_text_file(str(tmp_path / "missing"), "id_token_file (X)")
-    with pytest.raises(CredentialsConfigError, match="cannot read"):
+    with pytest.raises(CredentialsConfigError, match=r"^opt: .* is not a regular file \(it is a directory\)"):
         read_text_file(str(tmp_path), "opt")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    # No writer: an ordinary open would wait for one for ever; refused at once, with or without a time bound.
+    for timeout in (None, 30.0):
+        with pytest.raises(CredentialsConfigError, match=r"^opt: .*fifo is not a regular file \(it is a FIFO \(named pipe\)\)"):
+            read_text_file(str(fifo), "opt", timeout=timeout)
     binary = tmp_path / "binary"
     binary.write_bytes(b"\xff\xfe" + SK.encode() + b"\xff")
     with pytest.raises(CredentialsConfigError, match="not UTF-8 text") as caught:
@@ -740,10 +747,10 @@ def test_metadata_matches_the_sdk(monkeypatch):
     [
         ({"credential": {"secret": TEMP_SK, "securitytoken": TEMP_TOKEN}}, "the answer has no access key"),
         ({"credential": {"access": "AK", "securitytoken": TEMP_TOKEN}}, "the answer has no secret key"),
-        ({"credential": {"access": "AK", "secret": {"nested": TEMP_SK}}}, "secret key is not a string"),
+        ({"credential": {"access": "AK", "secret": {"nested": TEMP_SK}}}, r"has a secret key that is not a string \(a JSON object\)"),
         ({"credential": {"access": "AK", "secret": TEMP_SK + "\r\nX-Injected: 1"}}, "whitespace or a control character"),
         ({"credential": [TEMP_SK]}, "holds no credential object"),
-        (None, "holds no credential object"),
+        (None, "the answer is empty"),
     ],
 )
 def test_bad_answers_never_show_secrets(transport, pod_token_file, answer, message):
@@ -1020,7 +1027,7 @@ def test_chain_nothing_serves_lists_every_source(tmp_path, transport):
     [
         (fail(401, "Please configure Cloud Service Agency first"), "has no agency"),
         (fail(404, "<html>not found</html>"), "answered HTTP 404"),
-        (ok({"unexpected": True}), "holds no usable credentials"),
+        (ok({"unexpected": True}), "instance metadata: the answer has no access key"),
         (unreachable(META_KEY_URL), "nothing answered"),
     ],
 )
