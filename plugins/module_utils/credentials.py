@@ -84,8 +84,9 @@ SECRET_FIELDS = frozenset(
 )
 # A string field in JSON text, its value possibly cut off by the end of the text (a truncated answer).
 _STRING_FIELD = re.compile(r'"([A-Za-z][A-Za-z0-9_\-]{0,40})"\s*:\s*"((?:[^"\\]|\\.)*)')
-# Shorter values are not masked on their own: they would mask common words.
+# Shorter values are not masked on their own: they would mask common words; longer ones are no credential.
 SECRET_MIN_LENGTH = 6
+SECRET_MAX_LENGTH = 16384
 
 
 class CredentialsConfigError(ConnectionConfigError):
@@ -229,7 +230,8 @@ def answer_secrets(headers, content, expect="json"):
             found.append(value.strip())
     text = content.decode("utf-8", "replace") if isinstance(content, bytes) else str(content or "")
     if expect == "text":
-        if text.strip():
+        # A session token; a page of text is none (and would be a costly pattern to mask).
+        if text.strip() and len(text.strip()) <= SECRET_MAX_LENGTH:
             found.append(text.strip())
         return found
     for match in _STRING_FIELD.finditer(text):
@@ -241,7 +243,7 @@ def answer_secrets(headers, content, expect="json"):
         except ValueError:
             value = raw
         for each in (value, raw):
-            if len(each) >= SECRET_MIN_LENGTH and each not in found:
+            if SECRET_MIN_LENGTH <= len(each) <= SECRET_MAX_LENGTH and each not in found:
                 found.append(each)
     return found
 
@@ -469,7 +471,7 @@ class Renewing(object):
         """Valid credentials: obtained the first time (after a failure, not again before the backoff), renewed when due."""
         with self._lock:
             if self._current is None:
-                self._first(transport, deadline)
+                self._backed_off(transport, deadline)
             elif self._renew_at is not None and transport.utcnow() >= self._renew_at:
                 try:
                     self._obtain(transport, deadline)
@@ -492,7 +494,7 @@ class Renewing(object):
                 self._obtain(transport, deadline)
             return self._current
 
-    def _first(self, transport, deadline):
+    def _backed_off(self, transport, deadline):
         """Obtain the first credentials, unless the last try failed less than the backoff ago: then its error, at once."""
         now = transport.utcnow()
         if self._failure is not None and now < self._retry_at:
