@@ -174,7 +174,8 @@ class Transport(object):
 
     ``call(method, url, headers=None, body=None, operation=None, deadline=None, sign_with=None,
     connect_timeout=None, retry=True, expect="json", within=None)`` sends one request to the absolute ``url`` and answers
-    an object with ``data``, ``status``, ``headers`` (case-insensitive lookup) and ``request_id``:
+    an object with ``data``, ``status``, ``headers`` (case-insensitive lookup), ``request_id`` and ``call`` (``METHOD URL``
+    without the query, for messages, or None):
 
     * ``body`` is a JSON-serialisable value (None: no body), encoded by the transport; the ``headers``
       given are sent as they are, over the transport's own defaults (User-Agent);
@@ -187,6 +188,8 @@ class Transport(object):
       host that accepts connections and never answers must not take a read timeout);
     * ``expect="json"``: ``data`` is the parsed JSON body (None when empty); ``expect="text"``: ``data`` is
       the body as text;
+    * the answer is a credential answer: its secrets (:func:`answer_secrets`) are remembered as its bytes arrive,
+      and no message ever quotes it (an unreadable one is described by :func:`parse_answer`);
     * a non-2xx answer or a transport failure raises ``ModelArtsError`` with ``status`` (None for a
       transport failure), ``error_code``, ``error_msg`` and ``transient``, its message naming
       ``operation`` and masking every secret remembered so far.
