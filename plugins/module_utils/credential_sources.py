@@ -456,7 +456,7 @@ class InstanceMetadata(Provider):
 
 def no_agency(error):
     """True when the metadata service says the instance has no agency."""
-    return METADATA_NO_AGENCY in (error.error_msg or "") or METADATA_NO_AGENCY in str(error)
+    return any(METADATA_NO_AGENCY in (text or "") for text in (error.error_msg, getattr(error, "unshown_body", None), str(error)))
 
 
 class CredentialsFile(Provider):

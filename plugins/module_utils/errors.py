@@ -48,6 +48,8 @@ class ModelArtsError(Exception):
         self.error_msg = error_msg
         self.request_id = request_id
         self.transient = transient
+        # The start of a credential exchange's error body that was not JSON: for recognising it, never for a message.
+        self.unshown_body = None
 
     @property
     def not_found(self):
@@ -104,6 +106,7 @@ def error_from_response(operation, status, headers, content, secrets=(), quote=T
     size, never quoted; the service's own error code and message are still shown, masked.
     """
     request_id = headers.get("X-Request-Id") if headers else None
+    unshown = None
     try:
         body = json.loads(content.decode("utf-8") if isinstance(content, bytes) else content)
     except (ValueError, RecursionError, UnicodeDecodeError):
@@ -118,6 +121,8 @@ def error_from_response(operation, status, headers, content, secrets=(), quote=T
             text += ": %r" % excerpt(content, secrets)
         elif content:
             text += " (%d bytes, not shown: the answer of a credential exchange is never quoted)" % len(content)
+            # Kept for the code that recognises an answer (instance metadata's "configure an agency" page), never shown.
+            unshown = excerpt(content, secrets, length=1024)
     else:
         message = redact(message, secrets) if message is not None else None
         text = "%s: HTTP %s %s: %s" % (operation, status, code or "(no error_code)", message or "(no error message)")
@@ -126,4 +131,6 @@ def error_from_response(operation, status, headers, content, secrets=(), quote=T
             text += " (%s)" % hint
     if request_id:
         text += " [request id %s]" % request_id
-    return ModelArtsError(text, operation=operation, status=status, error_code=code, error_msg=message, request_id=request_id, transient=transient)
+    error = ModelArtsError(text, operation=operation, status=status, error_code=code, error_msg=message, request_id=request_id, transient=transient)
+    error.unshown_body = unshown
+    return error
