@@ -131,8 +131,8 @@ options:
     description:
       - STS endpoint URL for O(oidc_provider_urn). Defaults to C(https://sts.<region>.myhuaweicloud.com) for the regions
         of the official SDK's region map, and cn-north-4's for the others only when O(endpoint) and O(iam_endpoint) are
-        not set; with either set, or without O(region), the id token is never sent to a derived host of another region:
-        set O(sts_endpoint).
+        not set; with either set, or without O(region), the id token is never sent to a derived host of another region, and
+        O(sts_endpoint) must be set.
       - If not set, the value of the E(HUAWEICLOUD_SDK_STS_ENDPOINT) environment variable is used.
     type: str
   endpoint:
@@ -402,8 +402,8 @@ options:
     description:
       - STS endpoint URL for O(oidc_provider_urn). Defaults to C(https://sts.<region>.myhuaweicloud.com) for the regions
         of the official SDK's region map, and cn-north-4's for the others only when O(endpoint) and O(iam_endpoint) are
-        not set; with either set, or without O(region), the id token is never sent to a derived host of another region:
-        set O(sts_endpoint).
+        not set; with either set, or without O(region), the id token is never sent to a derived host of another region, and
+        O(sts_endpoint) must be set.
     type: str
     env:
       - name: HUAWEICLOUD_SDK_STS_ENDPOINT
