@@ -105,11 +105,13 @@ options:
   oidc_session_name:
     description:
       - Session name of the assumed agency (default C(oidc-sts-session)).
+      - Only tunes the OIDC kind; it selects no credential kind (beside AK/SK it is ignored).
       - If not set, the value of the E(HUAWEICLOUD_OIDC_SESSION_NAME) environment variable is used.
     type: str
   oidc_duration_seconds:
     description:
       - Lifetime asked for the OIDC temporary credentials, 900 to 43200 seconds (default 3600).
+      - Only tunes the OIDC kind; it selects no credential kind (beside AK/SK it is ignored).
       - If not set, the value of the E(HUAWEICLOUD_OIDC_DURATION_SECONDS) environment variable is used.
     type: int
   agency_name:
@@ -128,7 +130,9 @@ options:
   sts_endpoint:
     description:
       - STS endpoint URL for O(oidc_provider_urn). Defaults to C(https://sts.<region>.myhuaweicloud.com) for the regions
-        of the official SDK's region map, and cn-north-4's for the others.
+        of the official SDK's region map, and cn-north-4's for the others only when O(endpoint) and O(iam_endpoint) are
+        not set; with either set, or without O(region), the id token is never sent to a derived host of another region, and
+        O(sts_endpoint) must be set.
       - If not set, the value of the E(HUAWEICLOUD_SDK_STS_ENDPOINT) environment variable is used.
     type: str
   endpoint:
@@ -364,6 +368,7 @@ options:
   oidc_session_name:
     description:
       - Session name of the assumed agency (default C(oidc-sts-session)).
+      - Only tunes the OIDC kind; it selects no credential kind (beside AK/SK it is ignored).
     type: str
     env:
       - name: HUAWEICLOUD_OIDC_SESSION_NAME
@@ -372,6 +377,7 @@ options:
   oidc_duration_seconds:
     description:
       - Lifetime asked for the OIDC temporary credentials, 900 to 43200 seconds (default 3600).
+      - Only tunes the OIDC kind; it selects no credential kind (beside AK/SK it is ignored).
     type: int
     env:
       - name: HUAWEICLOUD_OIDC_DURATION_SECONDS
@@ -399,7 +405,9 @@ options:
   sts_endpoint:
     description:
       - STS endpoint URL for O(oidc_provider_urn). Defaults to C(https://sts.<region>.myhuaweicloud.com) for the regions
-        of the official SDK's region map, and cn-north-4's for the others.
+        of the official SDK's region map, and cn-north-4's for the others only when O(endpoint) and O(iam_endpoint) are
+        not set; with either set, or without O(region), the id token is never sent to a derived host of another region, and
+        O(sts_endpoint) must be set.
     type: str
     env:
       - name: HUAWEICLOUD_SDK_STS_ENDPOINT

@@ -212,6 +212,15 @@ def _new_requests_session(on_proxies=None):
     return _Session()
 
 
+# The service name of a Call that obtains credentials (a provider's call through the transport).
+CREDENTIALS_SERVICE = "credentials"
+
+
+def _call_name(call):
+    """``METHOD URL`` of a call, without the query string, for messages."""
+    return "%s %s" % (call.method, call.url.split("?", 1)[0])
+
+
 def _search():
     """The search API's paging and id batches (``search.py``), imported by the calls that search only: AnsiballZ
     compiles every module_utils file a module imports on each run, and reading jobs by id never searches."""
@@ -368,17 +377,19 @@ class _Consumed(object):
 
 
 class Response(object):
-    """A successful API answer: parsed ``data``, HTTP ``status``, the ``request_id`` and the body's ``size`` in bytes."""
+    """A successful API answer: parsed ``data``, HTTP ``status``, the ``request_id``, the body's ``size`` in bytes, and
+    ``call``, the method and URL (without its query) that answered, for messages."""
 
-    __slots__ = ("data", "status", "request_id", "headers", "size")
+    __slots__ = ("data", "status", "request_id", "headers", "size", "call")
 
-    def __init__(self, data, status, request_id, headers, size=0):
+    def __init__(self, data, status, request_id, headers, size=0, call=None):
         # pylint: disable=too-many-arguments
         self.data = data
         self.status = status
         self.request_id = request_id
         self.headers = headers
         self.size = size
+        self.call = call
 
 
 class Call(object):
@@ -495,7 +506,7 @@ class _Transport(credentials_mod.Transport):
             sent,
             payload,
             operation or "%s %s" % (method, url.split("?", 1)[0]),
-            "credentials",
+            CREDENTIALS_SERVICE,
             deadline,
             False,
             sign_with=sign_with,
@@ -511,6 +522,12 @@ class _Transport(credentials_mod.Transport):
 
     def utcnow(self):
         return self._client._utcnow()  # pylint: disable=protected-access
+
+    def read_text(self, path, option, deadline=None):
+        # A file on a hung mount cannot hold the exchange past the call's deadline.
+        client = self._client
+        left = None if deadline is None else deadline - client._clock()  # pylint: disable=protected-access
+        return credentials_mod.read_text_file(path, option, timeout=left)
 
 
 class ModelArtsClient(object):
@@ -554,7 +571,8 @@ class ModelArtsClient(object):
         self.endpoint = (self.params["endpoint"] or modelarts_endpoint(region)).rstrip("/")
         # Without a region the IAM endpoint is needed only when it is given (check_credentials asks for it then).
         self.iam_endpoint = (self.params["iam_endpoint"] or (iam_endpoint(region) if region else "")).rstrip("/")
-        self.sts_endpoint = (self.params["sts_endpoint"] or (credentials_mod.sts_endpoint(region) if region else "")).rstrip("/")
+        # Only the OIDC kind calls STS; where the id token may go is decided before any request (credentials.sts_base).
+        self.sts_endpoint = credentials_mod.sts_base(self.params) if self.kind == "oidc" else (self.params["sts_endpoint"] or "").rstrip("/")
         self._secrets = tuple(self.params[name] for name in SECRET_OPTIONS if self.params.get(name))
         self._clock = clock
         self._sleep = sleep
@@ -815,11 +833,14 @@ class ModelArtsClient(object):
         if status == 429:
             with self._lock:
                 self._throttled += 1
+        credential = call.service == CREDENTIALS_SERVICE
         if not 200 <= status < 300:
             retry_after = parse_retry_after(raw.headers.get("Retry-After"), self._utcnow()) if status in RETRYABLE_STATUS else None
-            return error_from_response(operation, status, raw.headers, content, self._secrets), retry_after
+            return error_from_response(operation, status, raw.headers, content, self._secrets, quote=not credential), retry_after
+        if credential:
+            return self._credential_answer(call, raw, status, content)
         if isinstance(content, _Consumed):
-            return Response(content.data, status, request_id, raw.headers), None
+            return Response(content.data, status, request_id, raw.headers, call=self.redact(_call_name(call))), None
         try:
             text = content.decode("utf-8") if content else ""
             data = text if call.expect == "text" else json.loads(text) if text else None
@@ -856,6 +877,19 @@ class ModelArtsClient(object):
                 error.transient = False
         return error
 
+    def _credential_answer(self, call, raw, status, content):
+        """``(Response, None)`` for a 2xx credential answer, or ``(ModelArtsError, None)`` naming the call and what is wrong
+        with its body - never a byte of it: the secrets it holds may not be known as such (a truncated answer)."""
+        request_id = raw.headers.get("X-Request-Id")
+        try:
+            data = content.decode("utf-8", "replace") if call.expect == "text" else credentials_mod.parse_answer(content)
+        except credentials_mod.UnreadableAnswer as problem:
+            message = self.redact("%s: the answer of %s (HTTP %s) %s" % (call.operation, _call_name(call), status, problem))
+            if request_id:
+                message += " [request id %s]" % label(request_id, 80)
+            return ModelArtsError(message, operation=call.operation, status=status, request_id=request_id, transient=True), None
+        return Response(data, status, request_id, raw.headers, call=self.redact(_call_name(call))), None
+
     def _exchange(self, call, url, headers, watch):
         """Send the request and read the whole response: ``(raw response, body bytes)``."""
         raw = self._session.request(
@@ -871,6 +905,9 @@ class ModelArtsClient(object):
         )
         try:
             watch.enter("while the body was still arriving")
+            if call.service == CREDENTIALS_SERVICE:
+                # What arrived is a credential answer: its token headers are secrets before any byte of the body.
+                self._remember_answer(raw.headers, b"", "json")
             if call.consume is not None and 200 <= raw.status_code < 300:
                 try:
                     content = _Consumed(
@@ -882,9 +919,26 @@ class ModelArtsClient(object):
                     raise ModelArtsError(message, status=raw.status_code, request_id=raw.headers.get("X-Request-Id"), transient=True) from None
             else:
                 content = watchdog_mod.read_body(raw, call.deadline, watch, self._clock, self.params, self._secrets, call.max_bytes)
+        except ModelArtsError:
+            raise
+        except Exception as exc:  # pylint: disable=broad-except
+            if call.service != CREDENTIALS_SERVICE or getattr(watch, "killed", False):
+                raise
+            # A broken body's error may quote the bytes read (a chunk size line): a credential answer is never quoted.
+            raise ModelArtsError(
+                "the answer of %s broke off while it arrived (%s; %d bytes received; not shown)" % (_call_name(call), type(exc).__name__, watch.received or 0),
+                transient=True,
+            ) from None
         finally:
             watchdog_mod.hand_back(watch, raw)
+        if call.service == CREDENTIALS_SERVICE:
+            self._remember_answer(raw.headers, content, call.expect)
         return raw, content
+
+    def _remember_answer(self, headers, content, expect):
+        """Every secret a credential answer holds, masked from now on: before it is parsed, whether or not it can be."""
+        for value in credentials_mod.answer_secrets(headers, content, expect):
+            self._remember_secret(value)
 
     def _note(self, method, url, started):
         if self._trace is not None:

@@ -58,6 +58,8 @@ class ModelArtsError(Exception):
         self.request_id = request_id
         self.transient = transient
         self.unreached = False
+        # The start of a credential exchange's error body that was not JSON: for recognising it, never for a message.
+        self.unshown_body = None
 
     @property
     def not_found(self):
@@ -107,9 +109,14 @@ def parse_error_body(body):
     return (str(code) if code is not None else None), (str(message) if message is not None else None), _first(body, "request_id")
 
 
-def error_from_response(operation, status, headers, content, secrets=()):
-    """Build the :class:`ModelArtsError` for a non-2xx response."""
+def error_from_response(operation, status, headers, content, secrets=(), quote=True):
+    """Build the :class:`ModelArtsError` for a non-2xx response.
+
+    ``quote=False`` (a credential exchange's answer): a body that is not a recognised error is described by its
+    size, never quoted; the service's own error code and message are still shown, masked.
+    """
     request_id = headers.get("X-Request-Id") if headers else None
+    unshown = None
     try:
         body = json.loads(content.decode("utf-8") if isinstance(content, bytes) else content)
     except (ValueError, RecursionError, UnicodeDecodeError):
@@ -120,8 +127,12 @@ def error_from_response(operation, status, headers, content, secrets=()):
     if code is None and message is None:
         kind = "an empty body" if not content else "a non-JSON body" if body is None else "an unrecognised error body"
         text = "%s: HTTP %s with %s" % (operation, status, kind)
-        if content:
+        if content and quote:
             text += ": %r" % excerpt(content, secrets)
+        elif content:
+            text += " (%d bytes, not shown: the answer of a credential exchange is never quoted)" % len(content)
+            # Kept for the code that recognises an answer (instance metadata's "configure an agency" page), never shown.
+            unshown = excerpt(content, secrets, length=1024)
     else:
         message = redact(message, secrets) if message is not None else None
         # IAM's {"error": {"code": 401, ...}} repeats the status as its code: said once.
@@ -132,4 +143,6 @@ def error_from_response(operation, status, headers, content, secrets=()):
             text += " (%s)" % hint
     if request_id:
         text += " [request id %s]" % request_id
-    return ModelArtsError(text, operation=operation, status=status, error_code=code, error_msg=message, request_id=request_id, transient=transient)
+    error = ModelArtsError(text, operation=operation, status=status, error_code=code, error_msg=message, request_id=request_id, transient=transient)
+    error.unshown_body = unshown
+    return error

@@ -226,19 +226,18 @@ def _describe_all(names):
     return ", ".join(describe(name) for name in names)
 
 
-# kind -> (options that select it, options it requires)
+# kind -> (options that select it, options it requires).  Options that only tune a kind (OIDC_TUNING_OPTIONS) select
+# none: a runner's HUAWEICLOUD_OIDC_SESSION_NAME beside its AK/SK, or a task's oidc_session_name, changes no kind.
 CREDENTIAL_KINDS = (
     ("aksk", ("access_key", "secret_key", "security_token"), ("access_key", "secret_key")),
     ("auth_token", ("auth_token",), ("auth_token",)),
     ("password", ("username", "password", "domain_name"), ("username", "password", "domain_name")),
     ("credentials_file", ("credentials_file",), ("credentials_file",)),
     ("federated", ("idp_id", "id_token_file"), ("idp_id", "id_token_file")),
-    (
-        "oidc",
-        ("oidc_provider_urn", "oidc_agency_urn", "oidc_token_file", "oidc_id_token", "oidc_session_name", "oidc_duration_seconds"),
-        ("oidc_provider_urn", "oidc_agency_urn"),
-    ),
+    ("oidc", ("oidc_provider_urn", "oidc_agency_urn", "oidc_token_file", "oidc_id_token"), ("oidc_provider_urn", "oidc_agency_urn")),
 )
+# How an OIDC exchange is made, taken option by option like region or timeouts; used only when the kind is OIDC.
+OIDC_TUNING_OPTIONS = ("oidc_session_name", "oidc_duration_seconds")
 # Kinds whose exchanges go to IAM (the endpoint must be known), and kinds that may learn the project and
 # the IAM endpoint from what they read (the credentials file, the default chain).
 IAM_KINDS = ("password", "federated")

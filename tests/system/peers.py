@@ -274,3 +274,49 @@ def https_json_api(answer, tls_dir):
     finally:
         server.shutdown()
         server.server_close()
+
+
+class _Answering(http.server.BaseHTTPRequestHandler):
+    """Answers each request from the server's ``routes``: ``(method, path) -> (status, headers, body bytes)`` or a
+    callable of the handler giving that triple; a path not routed gets 404. Every request is noted in ``seen``."""
+
+    protocol_version = "HTTP/1.1"
+
+    def _answer(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        path = self.path.split("?", 1)[0]
+        self.server.seen.append((self.command, path))
+        route = self.server.routes.get((self.command, path))
+        status, headers, payload = route(self, body) if callable(route) else route or (404, {}, b"")
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        if "Content-Length" not in headers:
+            self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    do_GET = do_POST = do_PUT = _answer
+
+    def log_message(self, *args):  # quiet
+        pass
+
+
+@contextlib.contextmanager
+def answering_server(routes):
+    """A plain-HTTP server on 127.0.0.1 answering from ``routes`` (see :class:`_Answering`); ``url`` its base URL,
+    ``seen`` the ``(method, path)`` of every request, ``count(path)`` how many asked for ``path``."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Answering)
+    server.daemon_threads = True
+    server.routes = dict(routes)
+    server.seen = []
+    server.url = "http://127.0.0.1:%d" % server.server_address[1]
+    server.count = lambda path: sum(1 for _method, seen in list(server.seen) if seen == path)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()

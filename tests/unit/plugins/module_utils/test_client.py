@@ -881,3 +881,31 @@ def test_a_transport_failure_says_whether_it_had_connected():
     assert client_mod.connected_before_failing(None, "while connecting to 169.254.169.254:80 (name resolution and TCP connect)") is False
     assert client_mod.connected_before_failing(None, "while waiting for the status line and headers of the response") is True
     assert client_mod.connected_before_failing(None, "during the TLS handshake with host:443") is None
+
+
+# -- issue 28: credential answers ----------------------------------------------------------------------------------
+
+
+def test_a_metadata_page_saying_no_agency_is_recognised_though_never_quoted(monkeypatch):
+    monkeypatch.setenv("HUAWEICLOUD_METADATA_ENDPOINT", "http://127.0.0.1:9")
+    page = "<html>401: Please configure Cloud Service Agency first; request %s</html>" % SECRET
+    session = FakeSession(FakeResponse(404, raw=b"no tokens"), FakeResponse(401, raw=page))
+    client, _clock = make(session, {"access_key": None, "secret_key": None}, environ={"HUAWEICLOUD_METADATA_ENDPOINT": "http://127.0.0.1:9"})
+    with pytest.raises(ModelArtsError, match="has no agency") as caught:
+        client.get_training_job("job-1")
+    assert "Please configure" not in str(caught.value) and SECRET not in str(caught.value)
+
+
+def test_secrets_of_a_cut_credential_answer_are_masked_from_then_on(tmp_path):
+    token_file = tmp_path / "pod-token"
+    token_file.write_text("pod-token-value\n")
+    body = ('{"credential": {"access": "AK", "secret": "%s", "securitytoken": "%s' % (SECRET, TOKEN)).encode()
+    session = FakeSession(FakeResponse(200, raw=body), FakeResponse(500, raw=("oops %s %s" % (SECRET, TOKEN)).encode()))
+    environ = {"HC_CONTAINER_CREDENTIALS_FULL_URI": "http://127.0.0.1:9/pod", "HC_CONTAINER_AUTHORIZATION_TOKEN_FILE": str(token_file)}
+    client, _clock = make(session, {"access_key": None, "secret_key": None, "backoff_retries": 1}, environ=environ)
+    with pytest.raises(ModelArtsError) as caught:
+        client.get_training_job("job-1")
+    text = str(caught.value)
+    assert "the answer of POST http://127.0.0.1:9/pod (HTTP 200) is not JSON (unterminated string" not in text  # the last attempt's error
+    assert "HTTP 500 with a non-JSON body" in text and "not shown" in text and SECRET not in text and TOKEN not in text
+    assert SECRET in client.secrets() and TOKEN in client.secrets()
