@@ -127,7 +127,7 @@ def huge_preview(task):
 
     def pieces():
         yield head
-        for _ in range(repeats // 64):
+        for _round in range(repeats // 64):
             yield batch
         yield LINE * (repeats % 64) + last + end
 
