@@ -41,7 +41,7 @@ import datetime
 import time
 
 from ansible_collections.modelarts.training.plugins.module_utils.options import wait_option_problems
-from ansible_collections.modelarts.training.plugins.module_utils.phases import TERMINAL_PHASES as PHASE_TERMINAL
+from ansible_collections.modelarts.training.plugins.module_utils.phases import TERMINAL_PHASES
 from ansible_collections.modelarts.training.plugins.module_utils.text import label, name_key
 
 OUTCOME_SATISFIED = "satisfied"
@@ -64,9 +64,6 @@ GROWTH_FACTOR = 1.5
 # After a round the service throttled, the interval grows by this much instead (still capped).
 THROTTLED_GROWTH = 2.0
 DEFAULT_NOT_FOUND_TOLERANCE = 3
-
-# Phases a training job never leaves (phases.py owns the vocabulary).
-TERMINAL_PHASES = frozenset(PHASE_TERMINAL)
 
 
 class MissingResult(Exception):
