@@ -4,6 +4,7 @@
 
 import os
 import signal
+import socket
 import subprocess
 import time
 
@@ -186,3 +187,14 @@ def test_without_pyyaml_the_default_demo_still_starts_and_yaml_scenarios_say_why
     result = subprocess.run(server_command() + ["--scenario", "integration"], capture_output=True, text=True, timeout=20, check=False, env=env)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "PyYAML is needed to read" in result.stderr and 'pip install "modelarts-emulator[yaml]"' in result.stderr
+
+
+def test_a_port_in_use_is_named_with_the_way_out():
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        result = subprocess.run(server_command() + ["--port", str(port)], capture_output=True, text=True, timeout=30, check=False, env=server_env())
+    assert result.returncode == 2, result.stderr
+    assert "port %d on 127.0.0.1 is in use; choose another --port or 0" % port in result.stderr, result.stderr
+    assert "Errno" not in result.stderr

@@ -127,10 +127,41 @@ def test_drift_wrong_types(emu, client):
     assert v1["status"] == "10"
 
 
+def test_drift_set_gives_paths_the_values_given(emu, client):
+    emu.add_fault(type="drift", mode="set", values={"status.tasks": "worker-0", "status.task_statuses": 7, "status.running_records": {"a": 1}})
+    doc = client.job(OTHER).json()
+    assert doc["status"]["tasks"] == "worker-0" and doc["status"]["task_statuses"] == 7 and doc["status"]["running_records"] == {"a": 1}
+    assert doc["metadata"]["id"] == OTHER
+
+
 def test_drift_in_search_results(emu, client):
     emu.add_fault(type="drift", mode="missing", paths=["status"], target="search")
     body = client.search({"limit": 3}).json()
     assert body["count"] == 3 and all("status" not in item for item in body["items"])
+
+
+def test_stale_search_reports_a_phase_the_jobs_own_documents_do_not(emu, client):
+    pending, completed = "s0000000-0000-4000-8000-000000000001", "s0000000-0000-4000-8000-000000000002"
+    emu.add_jobs([{"id": pending, "name": "stale-index", "phase": "Pending"}, {"id": completed, "name": "stale-index", "phase": "Completed"}])
+    by_name = {"limit": 10, "filters": [{"key": "name", "operator": "in", "value": ["stale-index"]}]}
+    by_id = {"limit": 10, "filters": [{"key": "id", "operator": "in", "value": [pending, completed]}]}
+    emu.add_fault(type="stale", phase="Running", count="always")
+    for query in (by_name, by_id):
+        body = client.search(query).json()
+        assert body["count"] == 2 and [item["status"]["phase"] for item in body["items"]] == ["Running", "Running"]
+    # Each job's own GET still says where it is; only the search answers are stale.
+    assert client.job(pending).json()["status"]["phase"] == "Pending"
+    assert client.job(completed).json()["status"]["phase"] == "Completed"
+    emu.clear_faults()
+    emu.add_fault(type="stale", phase="Failed")  # count 1: one search answer, then the truth again
+    assert [item["status"]["phase"] for item in client.search(by_id).json()["items"]] == ["Failed", "Failed"]
+    assert sorted(item["status"]["phase"] for item in client.search(by_id).json()["items"]) == ["Completed", "Pending"]
+
+
+def test_stale_faults_need_a_phase_and_the_search(emu):
+    for bad in ({"type": "stale"}, {"type": "stale", "phase": "Sleeping"}, {"type": "stale", "phase": "Running", "target": "v2"}):
+        with pytest.raises(RuntimeError, match="HTTP 400"):
+            emu.control("POST", "/faults", bad)
 
 
 def _keys_nulled(node, keep, path=""):
@@ -180,6 +211,32 @@ def test_nulls_in_search_results_and_per_job_from_a_scenario(emu, client):
     assert client.job(JOB).json()["metadata"]["name"] == "phase-completed"
 
 
+def test_wrong_job_answers_a_get_with_another_jobs_document(emu, client):
+    emu.add_fault(type="wrong_job", job=JOB, answer_with=OTHER)
+    doc = client.job(JOB).json()
+    assert doc["metadata"]["id"] == OTHER and doc["metadata"]["name"] == "phase-failed" and doc["status"]["phase"] == "Failed"
+    assert client.job(JOB).json()["metadata"]["id"] == JOB  # count 1: the next answer is the job's own
+    assert [entry["fault"] for entry in emu.requests(path="/training-jobs/" + JOB)] == ["wrong_job", None]
+
+
+def test_wrong_job_on_v1_and_in_search_results(emu, client):
+    emu.add_fault(type="wrong_job", job="1001/1", answer_with="1002/4")
+    doc = client.v1_job(1001, 1).json()
+    assert (doc["job_id"], doc["version_id"], doc["job_name"]) == (1002, 4, "legacy-failed")
+    assert client.v1_job(1001, 1).json()["job_id"] == 1001
+    emu.add_fault(type="wrong_job", target="search", answer_with=OTHER)
+    body = client.search({"limit": 2, "filters": [{"key": "id", "operator": "in", "value": [JOB]}]}).json()
+    assert body["count"] == 1 and [item["metadata"]["id"] for item in body["items"]] == [OTHER]
+    # A job without a document of the API asked (v1 only, or no such job) leaves the answer as it was.
+    emu.add_fault(type="wrong_job", job=JOB, answer_with="1001/1")
+    assert client.job(JOB).json()["metadata"]["id"] == JOB
+
+
+def test_wrong_job_needs_answer_with(emu):
+    with pytest.raises(Exception, match="answer_with"):
+        emu.add_fault(type="wrong_job", job=JOB)
+
+
 def test_per_job_fault_only_hits_that_job(emu, client):
     emu.add_fault(type="error", status=503, job=OTHER, count=2)
     assert client.job(JOB).status_code == 200
@@ -220,6 +277,8 @@ def test_bad_fault_specs_are_refused(emu):
         {"type": "meteor"},
         {"type": "error", "status": 418},
         {"type": "drift", "mode": "sideways"},
+        {"type": "drift", "mode": "set"},
+        {"type": "drift", "mode": "set", "values": ["status.tasks"]},
         {"type": "throttle", "count": "many"},
         {"type": "reset", "target": "moon"},
     ):

@@ -105,11 +105,13 @@ options:
   oidc_session_name:
     description:
       - Session name of the assumed agency (default C(oidc-sts-session)).
+      - Only tunes the OIDC kind; it selects no credential kind (beside AK/SK it is ignored).
       - If not set, the value of the E(HUAWEICLOUD_OIDC_SESSION_NAME) environment variable is used.
     type: str
   oidc_duration_seconds:
     description:
       - Lifetime asked for the OIDC temporary credentials, 900 to 43200 seconds (default 3600).
+      - Only tunes the OIDC kind; it selects no credential kind (beside AK/SK it is ignored).
       - If not set, the value of the E(HUAWEICLOUD_OIDC_DURATION_SECONDS) environment variable is used.
     type: int
   agency_name:
@@ -128,7 +130,9 @@ options:
   sts_endpoint:
     description:
       - STS endpoint URL for O(oidc_provider_urn). Defaults to C(https://sts.<region>.myhuaweicloud.com) for the regions
-        of the official SDK's region map, and cn-north-4's for the others.
+        of the official SDK's region map, and cn-north-4's for the others only when O(endpoint) and O(iam_endpoint) are
+        not set; with either set, or without O(region), the id token is never sent to a derived host of another region, and
+        O(sts_endpoint) must be set.
       - If not set, the value of the E(HUAWEICLOUD_SDK_STS_ENDPOINT) environment variable is used.
     type: str
   endpoint:
@@ -155,8 +159,11 @@ options:
     type: path
   proxy:
     description:
-      - Proxy URL for all requests, for example C(http://proxy.example.com:3128).
-      - When not set, the standard E(HTTPS_PROXY), E(HTTP_PROXY) and E(NO_PROXY) environment variables are honoured.
+      - Proxy URL for all requests, for example C(http://proxy.example.com:3128); it applies to every host, E(NO_PROXY) or not, as an
+        explicit proxy does in the C(requests) library.
+      - When not set, the standard E(HTTPS_PROXY), E(HTTP_PROXY), E(ALL_PROXY) and E(NO_PROXY) environment variables are honoured.
+      - Instance metadata (E(HUAWEICLOUD_METADATA_ENDPOINT)) and CCE pod identity (E(HC_CONTAINER_CREDENTIALS_FULL_URI)) are always
+        reached directly, never through this proxy or the environment's.
       - Its C(user:password) part is masked everywhere (results, invocation, messages); the rest stays visible for debugging.
       - Percent-encode the reserved characters of the user name and password (C(/) as C(%2F), C(@) as C(%40), C(#) as C(%23),
         C(?) as C(%3F), C(%) as C(%25)), for example C(http://user:pa%2Fss@proxy:3128); a URL the HTTP library would read
@@ -196,6 +203,7 @@ options:
     description:
       - Largest response body accepted, in bytes. Job documents are kilobytes; the C(node_count_metrics) of a job that ran for
         weeks can reach a few MiB. A larger answer fails with the size received.
+      - The pages of one search by O(name) count together, as one answer.
     type: int
     default: 33554432
 notes:
@@ -360,6 +368,7 @@ options:
   oidc_session_name:
     description:
       - Session name of the assumed agency (default C(oidc-sts-session)).
+      - Only tunes the OIDC kind; it selects no credential kind (beside AK/SK it is ignored).
     type: str
     env:
       - name: HUAWEICLOUD_OIDC_SESSION_NAME
@@ -368,6 +377,7 @@ options:
   oidc_duration_seconds:
     description:
       - Lifetime asked for the OIDC temporary credentials, 900 to 43200 seconds (default 3600).
+      - Only tunes the OIDC kind; it selects no credential kind (beside AK/SK it is ignored).
     type: int
     env:
       - name: HUAWEICLOUD_OIDC_DURATION_SECONDS
@@ -395,7 +405,9 @@ options:
   sts_endpoint:
     description:
       - STS endpoint URL for O(oidc_provider_urn). Defaults to C(https://sts.<region>.myhuaweicloud.com) for the regions
-        of the official SDK's region map, and cn-north-4's for the others.
+        of the official SDK's region map, and cn-north-4's for the others only when O(endpoint) and O(iam_endpoint) are
+        not set; with either set, or without O(region), the id token is never sent to a derived host of another region, and
+        O(sts_endpoint) must be set.
     type: str
     env:
       - name: HUAWEICLOUD_SDK_STS_ENDPOINT
@@ -436,7 +448,9 @@ options:
       - name: modelarts_ca_bundle
   proxy:
     description:
-      - Proxy URL for all requests. When not set, E(HTTPS_PROXY), E(HTTP_PROXY) and E(NO_PROXY) are honoured.
+      - Proxy URL for all requests, E(NO_PROXY) hosts included. When not set, E(HTTPS_PROXY), E(HTTP_PROXY), E(ALL_PROXY) and
+        E(NO_PROXY) are honoured.
+      - Instance metadata and CCE pod identity are always reached directly, never through a proxy.
       - Percent-encode the reserved characters of the user name and password, for example C(http://user:pa%2Fss@proxy:3128).
     type: str
     vars:
@@ -480,6 +494,7 @@ options:
     description:
       - Largest response body accepted, in bytes. Job documents are kilobytes; the C(node_count_metrics) of a job that ran for
         weeks can reach a few MiB.
+      - The pages of one search by name count together, as one answer.
     type: int
     default: 33554432
     vars:

@@ -14,7 +14,8 @@ options:
     description:
       - Poll until every job is in a O(wait_for) phase, any job reaches a O(fail_on) phase, or O(wait_timeout) passes.
       - While waiting, transient errors (throttling, 5xx, timeouts) and a job not found on its first three polls (as
-        right after creation) are tolerated.
+        right after creation) are tolerated. A service that has not answered once in the task and refuses the
+        connection, has a name that does not resolve or fails TLS ends the wait with that error after the retries.
       - With two or more v2 jobs, each round learns the phases through the search API, one request per 10 jobs (or, for
         jobs selected by O(name), one search of the name while that takes fewer requests), and a job's own document is
         read (one GET) when it reaches a O(wait_for), O(fail_on) or final phase, when the search does not return it, and

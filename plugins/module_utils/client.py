@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import datetime
 import json
-import os
 import random
 import re
+import socket
+import ssl
 import threading
 import time
 import traceback
@@ -26,6 +27,7 @@ from ansible_collections.modelarts.training.plugins.module_utils import auth
 from ansible_collections.modelarts.training.plugins.module_utils import credentials as credentials_mod
 from ansible_collections.modelarts.training.plugins.module_utils.errors import (
     ModelArtsError,
+    HINTS,
     RETRYABLE_STATUS,
     error_from_response,
 )
@@ -37,6 +39,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.options import 
     CREDENTIAL_TEXT_OPTIONS,
     REGION_PATTERN,
     SECRET_OPTIONS,
+    ca_bundle_problem,
     check_credentials,
     describe,
     proxy_secrets,
@@ -60,6 +63,8 @@ USER_AGENT = "modelarts.training/%s (Ansible collection; +https://github.com/mod
 RETRY_AFTER_LIMIT = 300.0
 # Transport errors that say the request can never work as configured: retrying them only wastes the backoff.
 PERMANENT_TRANSPORT_ERRORS = ("SSLError", "InvalidURL", "InvalidSchema", "MissingSchema", "InvalidProxyURL", "InvalidHeader", "URLRequired")
+# What OpenSSL says when the answer to a ClientHello is not TLS (a plain HTTP server on an https:// URL).
+_PLAIN_ANSWER = re.compile(r"WRONG_VERSION_NUMBER|wrong version number|record layer failure|packet length too long|http request", re.IGNORECASE)
 
 
 # Regions whose ModelArts endpoint does not end in .myhuaweicloud.com (from the official SDK's region map).
@@ -168,6 +173,11 @@ def proxy_misread(proxy):
     return not same
 
 
+# The ``proxies`` of a call that must reach its host directly (see :attr:`Call.direct`): no proxy for any scheme,
+# whatever the ``proxy`` option or HTTPS_PROXY, HTTP_PROXY and ALL_PROXY say.
+DIRECT = {"http": None, "https": None, "all": None}
+
+
 def _new_requests_session(on_proxies=None):
     """A ``requests.Session`` whose ``request()`` reads the environment once per host and never ``.netrc``.
 
@@ -177,6 +187,7 @@ def _new_requests_session(on_proxies=None):
     CA variables still apply, resolved once per scheme and host (they do not change while a task
     runs): about 15% less CPU per sequential GET, 17% for 200 concurrent ones (docs/performance.md).
     ``on_proxies`` is given each set of proxy URLs resolved (``HTTPS_PROXY`` and the like included) before use.
+    ``proxies=DIRECT`` sends the request without any proxy: the proxy variables are not read for it.
     """
 
     class _Session(requests.Session):  # pylint: disable=too-few-public-methods
@@ -191,12 +202,23 @@ def _new_requests_session(on_proxies=None):
             settings = self._settings.get(key)
             if settings is None:
                 merged = self.merge_environment_settings(prepared.url, dict(proxies or {}), stream, verify, None)
+                if proxies == DIRECT:
+                    merged["proxies"] = {}
                 if on_proxies is not None:
                     on_proxies(merged["proxies"])
                 settings = self._settings[key] = dict(proxies=merged["proxies"], verify=merged["verify"], cert=merged["cert"])
             return self.send(prepared, timeout=timeout, allow_redirects=allow_redirects, stream=stream, **settings)
 
     return _Session()
+
+
+# The service name of a Call that obtains credentials (a provider's call through the transport).
+CREDENTIALS_SERVICE = "credentials"
+
+
+def _call_name(call):
+    """``METHOD URL`` of a call, without the query string, for messages."""
+    return "%s %s" % (call.method, call.url.split("?", 1)[0])
 
 
 def _search():
@@ -207,8 +229,10 @@ def _search():
     return search
 
 
-def transport_error(exc, operation, secrets, headers=None):
-    """The :class:`ModelArtsError` for a transport failure: its type and innermost reason, redacted; never a traceback."""
+def transport_error(exc, operation, secrets, headers=None, url=None, ca_bundle=None):
+    """The :class:`ModelArtsError` for a transport failure: its type and innermost reason, redacted; never a traceback.
+
+    ``url`` (what was asked) and ``ca_bundle`` (the option's value) let a TLS failure name its cause."""
     reason = exc
     # requests wraps urllib3 errors, which wrap the socket error; the
     # innermost one says what happened in the fewest words.
@@ -225,9 +249,85 @@ def transport_error(exc, operation, secrets, headers=None):
         text = "%s cannot be sent: leading whitespace, a line break or not text (the value is not shown)" % which
         return ModelArtsError("%s: %s: %s" % (operation, name, text), operation=operation, transient=False)
     text = excerpt(str(reason), secrets, length=200)
-    if "CERTIFICATE_VERIFY_FAILED" in text or name == "SSLError":
+    if "CERTIFICATE_VERIFY_FAILED" in text and ca_bundle:
+        text += " (the server certificate is not signed by a CA of ca_bundle %s: give the file of the CA that signed it, or validate_certs: false)" % (
+            label(ca_bundle, 300),
+        )
+    elif "CERTIFICATE_VERIFY_FAILED" in text or (name == "SSLError" and not _PLAIN_ANSWER.search(text)):
         text += " (the server certificate is not trusted: set ca_bundle (HUAWEICLOUD_CA_BUNDLE) to its CA file, or validate_certs: false)"
+    elif name == "SSLError":
+        where = urlsplit(url or "").netloc or "the endpoint"
+        text += " (the server at %s does not answer in TLS: if it serves plain HTTP, use http://%s)" % (label(where, 200), label(where, 200))
     return ModelArtsError("%s: %s: %s" % (operation, name, text), operation=operation, transient=name not in PERMANENT_TRANSPORT_ERRORS)
+
+
+def _origin(url):
+    parts = urlsplit(url)
+    return parts.scheme, parts.netloc
+
+
+def no_connection(exc):
+    """Whether ``exc`` (a ``requests`` error) says no connection was made: refused, a name that does not resolve, no
+    answer to the connect, a proxy that could not be reached, TLS that failed; not a connection reset after it was
+    made."""
+    if isinstance(exc, (requests.exceptions.ConnectTimeout, requests.exceptions.ProxyError, requests.exceptions.SSLError)):
+        return True
+    reason = exc
+    for _depth in range(5):
+        if type(reason).__name__ in ("NewConnectionError", "NameResolutionError"):
+            return True
+        inner = reason.args[0] if reason.args and isinstance(reason.args[0], Exception) else getattr(reason, "reason", None)
+        if not isinstance(inner, Exception):
+            return False
+        reason = inner
+    return False
+
+
+def speaks_tls(host, port, timeout):
+    """Whether the server at ``host:port`` completes a TLS handshake (its certificate unchecked): asked once, when a
+    plain-HTTP request there was dropped."""
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as sock:
+            with context.wrap_socket(sock, server_hostname=host):
+                return True
+    except (OSError, ValueError):
+        return False
+
+
+def _causes(exc):
+    """``exc`` and the exceptions it wraps (requests wraps urllib3's, which wrap the socket's)."""
+    found = [exc]
+    for _depth in range(6):
+        inner = found[-1].args[0] if found[-1].args and isinstance(found[-1].args[0], BaseException) else getattr(found[-1], "reason", None)
+        if not isinstance(inner, BaseException) or inner in found:
+            break
+        found.append(inner)
+    return found
+
+
+def connected_before_failing(exc, stage):
+    """Whether a failed attempt had connected to its host: False (no connection could be made), True (connected, no
+    complete answer came), None (not known).  ``exc`` is the transport's exception (None when the deadline ended the
+    attempt); ``stage`` what the attempt was doing (``watchdog.Watch.stage``)."""
+    if exc is not None and HAS_REQUESTS:
+        if isinstance(exc, requests.exceptions.ConnectTimeout):
+            return False
+        if isinstance(exc, requests.exceptions.ReadTimeout):
+            return True
+        import urllib3.exceptions  # pylint: disable=import-outside-toplevel  # requests' own dependency
+
+        if any(isinstance(cause, (urllib3.exceptions.NewConnectionError, ConnectionRefusedError, socket.gaierror)) for cause in _causes(exc)):
+            return False
+        return None
+    stage = stage or ""
+    if stage.startswith("while connecting"):
+        return False
+    if stage.startswith(("while waiting for the status line", "while the body was still arriving")):
+        return True
+    return None
 
 
 def tls_verify(params):
@@ -237,9 +337,10 @@ def tls_verify(params):
     if not params["validate_certs"]:
         return False
     bundle = params["ca_bundle"]
-    if bundle and not os.path.exists(bundle):
-        # requests would raise a bare OSError on every attempt, each one retried.
-        raise ConnectionConfigError("%s: no such file or directory: %s" % (describe("ca_bundle"), label(bundle, 300)))
+    problem = ca_bundle_problem(bundle) if bundle else None
+    if problem:
+        # requests would raise a bare OSError on every attempt, each one retried (or a directory would trust nothing).
+        raise ConnectionConfigError("%s: %s" % (describe("ca_bundle"), problem))
     return bundle or True
 
 
@@ -266,16 +367,29 @@ def new_session(pool_size, on_proxies=None):
     return session
 
 
+class _Consumed(object):
+    """A 2xx body read as it arrived, by a call's ``consume``: the data it returned."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data):
+        self.data = data
+
+
 class Response(object):
-    """A successful API answer: parsed ``data``, HTTP ``status`` and the ``request_id``."""
+    """A successful API answer: parsed ``data``, HTTP ``status``, the ``request_id``, the body's ``size`` in bytes, and
+    ``call``, the method and URL (without its query) that answered, for messages."""
 
-    __slots__ = ("data", "status", "request_id", "headers")
+    __slots__ = ("data", "status", "request_id", "headers", "size", "call")
 
-    def __init__(self, data, status, request_id, headers):
+    def __init__(self, data, status, request_id, headers, size=0, call=None):
+        # pylint: disable=too-many-arguments
         self.data = data
         self.status = status
         self.request_id = request_id
         self.headers = headers
+        self.size = size
+        self.call = call
 
 
 class Call(object):
@@ -284,13 +398,50 @@ class Call(object):
     ``authenticate``: sign with the client's current credentials; ``sign_with``: sign with these
     credentials instead (a credential exchange); neither: an anonymous call.  ``connect_timeout``
     replaces the client's for this call, ``retries`` its ``backoff_retries``, and ``expect`` is
-    ``json`` (parsed) or ``text``.
+    ``json`` (parsed) or ``text``.  ``consume``, when given, reads a 2xx body as it arrives: it gets an iterator of byte
+    pieces and returns the answer's data (raising ValueError for a body it cannot read), so that a large answer is never
+    held whole; ``max_bytes`` bounds this call's body below ``max_response_bytes``.
+    ``direct``: the host is reached without any proxy (the ``proxy``
+    option and the proxy variables alike): the instance's or the pod's own credential service.
+    ``signer`` is set by each attempt to the credentials it was signed with (None: unsigned).
     """
 
-    __slots__ = ("method", "url", "headers", "payload", "operation", "service", "deadline", "authenticate", "sign_with", "connect_timeout", "retries", "expect")
+    __slots__ = (
+        "method",
+        "url",
+        "headers",
+        "payload",
+        "operation",
+        "service",
+        "deadline",
+        "authenticate",
+        "sign_with",
+        "connect_timeout",
+        "retries",
+        "expect",
+        "consume",
+        "max_bytes",
+        "direct",
+        "signer",
+    )
 
     def __init__(
-        self, method, url, headers, payload, operation, service, deadline, authenticate, sign_with=None, connect_timeout=None, retries=None, expect="json"
+        self,
+        method,
+        url,
+        headers,
+        payload,
+        operation,
+        service,
+        deadline,
+        authenticate,
+        sign_with=None,
+        connect_timeout=None,
+        retries=None,
+        expect="json",
+        consume=None,
+        max_bytes=None,
+        direct=False,
     ):
         # pylint: disable=too-many-arguments
         self.method = method
@@ -305,6 +456,10 @@ class Call(object):
         self.connect_timeout = connect_timeout
         self.retries = retries
         self.expect = expect
+        self.consume = consume
+        self.max_bytes = max_bytes
+        self.direct = direct
+        self.signer = None
 
 
 class _Transport(credentials_mod.Transport):
@@ -323,7 +478,19 @@ class _Transport(credentials_mod.Transport):
         return self._client.sts_endpoint
 
     def call(
-        self, method, url, headers=None, body=None, operation=None, deadline=None, sign_with=None, connect_timeout=None, retry=True, expect="json", within=None
+        self,
+        method,
+        url,
+        headers=None,
+        body=None,
+        operation=None,
+        deadline=None,
+        sign_with=None,
+        connect_timeout=None,
+        retry=True,
+        expect="json",
+        within=None,
+        direct=False,
     ):
         # pylint: disable=too-many-arguments
         client = self._client
@@ -339,13 +506,14 @@ class _Transport(credentials_mod.Transport):
             sent,
             payload,
             operation or "%s %s" % (method, url.split("?", 1)[0]),
-            "credentials",
+            CREDENTIALS_SERVICE,
             deadline,
             False,
             sign_with=sign_with,
             connect_timeout=connect_timeout,
             retries=None if retry else 0,
             expect=expect,
+            direct=direct,
         )
         return client._with_retries(call)  # pylint: disable=protected-access
 
@@ -354,6 +522,12 @@ class _Transport(credentials_mod.Transport):
 
     def utcnow(self):
         return self._client._utcnow()  # pylint: disable=protected-access
+
+    def read_text(self, path, option, deadline=None):
+        # A file on a hung mount cannot hold the exchange past the call's deadline.
+        client = self._client
+        left = None if deadline is None else deadline - client._clock()  # pylint: disable=protected-access
+        return credentials_mod.read_text_file(path, option, timeout=left)
 
 
 class ModelArtsClient(object):
@@ -397,7 +571,8 @@ class ModelArtsClient(object):
         self.endpoint = (self.params["endpoint"] or modelarts_endpoint(region)).rstrip("/")
         # Without a region the IAM endpoint is needed only when it is given (check_credentials asks for it then).
         self.iam_endpoint = (self.params["iam_endpoint"] or (iam_endpoint(region) if region else "")).rstrip("/")
-        self.sts_endpoint = (self.params["sts_endpoint"] or (credentials_mod.sts_endpoint(region) if region else "")).rstrip("/")
+        # Only the OIDC kind calls STS; where the id token may go is decided before any request (credentials.sts_base).
+        self.sts_endpoint = credentials_mod.sts_base(self.params) if self.kind == "oidc" else (self.params["sts_endpoint"] or "").rstrip("/")
         self._secrets = tuple(self.params[name] for name in SECRET_OPTIONS if self.params.get(name))
         self._clock = clock
         self._sleep = sleep
@@ -406,6 +581,10 @@ class ModelArtsClient(object):
         self._trace = trace
         self._lock = threading.Lock()
         self._throttled = 0
+        # The (scheme, host:port) that have answered this client over HTTP once: a host that never has and takes no
+        # connection is unreached (ModelArtsError.unreached), and a wait ends on it instead of retrying to its deadline.
+        self._answered = set()
+        self._speaks_tls = {}
         self.transport = _Transport(self)
         # One provider for the kind (options.resolve decided it); renewal is the provider's business, not the client's.
         self.credentials = credentials_mod.Renewing(credentials_mod.provider_for(self.kind, self.params, environ))
@@ -488,8 +667,14 @@ class ModelArtsClient(object):
         return deadline if deadline is not None else self._clock() + self.request_budget()
 
     def _auth_headers(self, call):
-        """Return ``(url, headers)`` ready to send: signed with the call's own credentials, the client's current ones, or none."""
+        """Return ``(url, headers)`` ready to send: signed with the call's own credentials, the client's current ones, or none.
+
+        ``call.signer`` is left naming the credentials this attempt is signed with (None until they are known: an error
+        obtaining them is not a refusal of any).
+        """
+        call.signer = None
         signer = call.sign_with or (self.current_credentials(call.deadline) if call.authenticate else None)
+        call.signer = signer
         if signer is None:
             return call.url, dict(call.headers)
         if signer.kind == "aksk":
@@ -511,7 +696,7 @@ class ModelArtsClient(object):
 
     # -- requests ----------------------------------------------------------
 
-    def request(self, method, path, query=None, body=None, operation=None, service="modelarts", deadline=None, authenticate=True):
+    def request(self, method, path, query=None, body=None, operation=None, service="modelarts", deadline=None, authenticate=True, consume=None, max_bytes=None):
         """Send one API call with retries and return a :class:`Response` holding parsed JSON.
 
         ``path`` must already be escaped (see :func:`escape`); ``query`` is a
@@ -522,8 +707,10 @@ class ModelArtsClient(object):
         connection errors, timeouts and unreadable 2xx bodies up to
         ``backoff_retries`` times with full-jitter exponential backoff,
         honouring ``Retry-After``.  A 401 renews credentials the collection obtained (a password
-        token, federated or metadata credentials...) once; user-given temporary credentials refused
-        after earlier successes are reported as expired.
+        token, federated or metadata credentials...) once, and only when the refused attempt was signed
+        with the current ones: an attempt signed before another call renewed them is signed again with
+        the new ones, without another exchange.  User-given temporary credentials refused after earlier
+        successes are reported as expired.  ``consume`` and ``max_bytes``: see :class:`Call`.
         """
         operation = operation or "%s %s" % (method, path)
         deadline = self._bounded(deadline)
@@ -533,14 +720,16 @@ class ModelArtsClient(object):
             url += "?" + auth.canonical_query(query)
         payload = json.dumps(body, separators=(",", ":")).encode("utf-8") if body is not None else None
         headers = {"Content-Type": "application/json;charset=UTF-8"} if payload is not None else {}
-        call = Call(method, url, headers, payload, operation, service, deadline, authenticate)
+        call = Call(method, url, headers, payload, operation, service, deadline, authenticate, consume=consume, max_bytes=max_bytes)
         if not authenticate:
             return self._with_retries(call)
-        used = self.current_credentials(deadline)
         try:
             response = self._with_retries(call)
         except ModelArtsError as error:
-            if error.status != 401:
+            # The credentials the refused attempt was signed with, not those current when the call began: a timed
+            # renewal between its attempts makes them differ, and renewing is for the credentials refused.
+            used = call.signer
+            if error.status != 401 or used is None:
                 raise
             if self.credentials.refused(self.transport, used, deadline) is used:
                 raise self._refusal(error, used)
@@ -560,7 +749,11 @@ class ModelArtsClient(object):
     def _refusal(self, error, used):
         """The error for a 401 that renewal could not cure: temporary credentials given by the user expire, and say so."""
         if self._succeeded and used.security_token and not self.credentials.provider.refreshable:
-            # Judged by the refusal after success, not by the gateway's wording.
+            # Judged by the refusal after success, not by the gateway's wording; the code's own hint (check the clock,
+            # renew auth_token) would contradict this one, so it goes.
+            hint = HINTS.get(error.error_code)
+            if hint:
+                error.args = (error.args[0].replace(" (%s)" % hint, "", 1),)
             error.args = (
                 "%s (the temporary credentials given as access_key, secret_key and security_token worked earlier in this task and are now "
                 "refused: they have expired. Temporary credentials given as options are not renewed; let the collection obtain and renew "
@@ -615,27 +808,39 @@ class ModelArtsClient(object):
             return ModelArtsError("%s: the deadline passed before the request could be sent" % operation, operation=operation, transient=True), None
         send_url, send_headers = self._auth_headers(call)
         started = self._clock()
+        watch = None
         try:
             with watchdog_mod.watching(self._watchdog, call.deadline) as watch:
                 raw, content = self._exchange(call, send_url, send_headers, watch)
         except ModelArtsError as error:
             error.operation = operation
             error.args = ("%s: %s" % (operation, error.args[0]),)
+            if error.status is None:
+                error.connected = connected_before_failing(None, getattr(watch, "stage", None))
             return error, None
         except Exception as exc:  # pylint: disable=broad-except
             # Any transport failure (connection refused or reset, TLS, timeout,
             # proxy) is reported by type and a redacted message, never a traceback.
-            return transport_error(exc, operation, self._secrets, send_headers), None
+            error = transport_error(exc, operation, self._secrets, send_headers, call.url, self.params["ca_bundle"])
+            error.connected = connected_before_failing(exc, getattr(watch, "stage", None))
+            return self._unreached(exc, error, call), None
         finally:
             self._note(call.method, call.url, started)
         status = raw.status_code
+        with self._lock:
+            self._answered.add(_origin(call.url))
         request_id = raw.headers.get("X-Request-Id")
         if status == 429:
             with self._lock:
                 self._throttled += 1
+        credential = call.service == CREDENTIALS_SERVICE
         if not 200 <= status < 300:
             retry_after = parse_retry_after(raw.headers.get("Retry-After"), self._utcnow()) if status in RETRYABLE_STATUS else None
-            return error_from_response(operation, status, raw.headers, content, self._secrets), retry_after
+            return error_from_response(operation, status, raw.headers, content, self._secrets, quote=not credential), retry_after
+        if credential:
+            return self._credential_answer(call, raw, status, content)
+        if isinstance(content, _Consumed):
+            return Response(content.data, status, request_id, raw.headers, call=self.redact(_call_name(call))), None
         try:
             text = content.decode("utf-8") if content else ""
             data = text if call.expect == "text" else json.loads(text) if text else None
@@ -649,7 +854,41 @@ class ModelArtsClient(object):
         if isinstance(data, dict) and data.get("is_success") is False:
             # The v1 API reports some errors on HTTP 200: the same error as on a 4xx.
             return error_from_response(operation, status, raw.headers, content, self._secrets), None
-        return Response(data, status, request_id, raw.headers), None
+        return Response(data, status, request_id, raw.headers, len(content or b"")), None
+
+    def _unreached(self, exc, error, call):
+        """``error`` marked ``unreached`` when no connection was made to a host that has never answered this client; a
+        plain-HTTP request that a TLS server dropped also says to use https:// (and is not retried)."""
+        if not (HAS_REQUESTS and isinstance(exc, requests.exceptions.ConnectionError)):
+            return error
+        origin = _origin(call.url)
+        with self._lock:
+            if origin in self._answered:
+                return error
+        error.unreached = no_connection(exc)
+        parts = urlsplit(call.url)
+        if parts.scheme == "http" and not self._proxies and "Connection aborted" in str(exc) and parts.hostname:
+            if origin not in self._speaks_tls:
+                timeout = max(0.001, min(float(self.params["connect_timeout"]), call.deadline - self._clock()))
+                self._speaks_tls[origin] = speaks_tls(parts.hostname, parts.port or 80, timeout)
+            if self._speaks_tls[origin]:
+                where = label(parts.netloc, 200)
+                error.args = ("%s (the server at %s answered in TLS: use https://%s)" % (error.args[0], where, where),)
+                error.transient = False
+        return error
+
+    def _credential_answer(self, call, raw, status, content):
+        """``(Response, None)`` for a 2xx credential answer, or ``(ModelArtsError, None)`` naming the call and what is wrong
+        with its body - never a byte of it: the secrets it holds may not be known as such (a truncated answer)."""
+        request_id = raw.headers.get("X-Request-Id")
+        try:
+            data = content.decode("utf-8", "replace") if call.expect == "text" else credentials_mod.parse_answer(content)
+        except credentials_mod.UnreadableAnswer as problem:
+            message = self.redact("%s: the answer of %s (HTTP %s) %s" % (call.operation, _call_name(call), status, problem))
+            if request_id:
+                message += " [request id %s]" % label(request_id, 80)
+            return ModelArtsError(message, operation=call.operation, status=status, request_id=request_id, transient=True), None
+        return Response(data, status, request_id, raw.headers, call=self.redact(_call_name(call))), None
 
     def _exchange(self, call, url, headers, watch):
         """Send the request and read the whole response: ``(raw response, body bytes)``."""
@@ -660,16 +899,46 @@ class ModelArtsClient(object):
             data=call.payload,
             timeout=self._timeouts(call.deadline, call.connect_timeout),
             verify=self._verify,
-            proxies=self._proxies,
+            proxies=DIRECT if call.direct else self._proxies,
             stream=True,
             allow_redirects=False,
         )
         try:
             watch.enter("while the body was still arriving")
-            content = watchdog_mod.read_body(raw, call.deadline, watch, self._clock, self.params, self._secrets)
+            if call.service == CREDENTIALS_SERVICE:
+                # What arrived is a credential answer: its token headers are secrets before any byte of the body.
+                self._remember_answer(raw.headers, b"", "json")
+            if call.consume is not None and 200 <= raw.status_code < 300:
+                try:
+                    content = _Consumed(
+                        call.consume(watchdog_mod.body_pieces(raw, call.deadline, watch, self._clock, self.params, self._secrets, call.max_bytes))
+                    )
+                except ValueError as exc:
+                    # What a cut connection or a gateway produces, as for a body read whole: a read-only call may try again.
+                    message = "HTTP %s but the body is not readable JSON: %s" % (raw.status_code, label(exc, 200, self._secrets))
+                    raise ModelArtsError(message, status=raw.status_code, request_id=raw.headers.get("X-Request-Id"), transient=True) from None
+            else:
+                content = watchdog_mod.read_body(raw, call.deadline, watch, self._clock, self.params, self._secrets, call.max_bytes)
+        except ModelArtsError:
+            raise
+        except Exception as exc:  # pylint: disable=broad-except
+            if call.service != CREDENTIALS_SERVICE or getattr(watch, "killed", False):
+                raise
+            # A broken body's error may quote the bytes read (a chunk size line): a credential answer is never quoted.
+            raise ModelArtsError(
+                "the answer of %s broke off while it arrived (%s; %d bytes received; not shown)" % (_call_name(call), type(exc).__name__, watch.received or 0),
+                transient=True,
+            ) from None
         finally:
             watchdog_mod.hand_back(watch, raw)
+        if call.service == CREDENTIALS_SERVICE:
+            self._remember_answer(raw.headers, content, call.expect)
         return raw, content
+
+    def _remember_answer(self, headers, content, expect):
+        """Every secret a credential answer holds, masked from now on: before it is parsed, whether or not it can be."""
+        for value in credentials_mod.answer_secrets(headers, content, expect):
+            self._remember_secret(value)
 
     def _note(self, method, url, started):
         if self._trace is not None:
@@ -689,43 +958,46 @@ class ModelArtsClient(object):
         path = "/v1/%s/training-jobs/%s/versions/%s" % (escape(self.resolve_project_id(deadline)), escape(job_id), escape(version_id))
         return self.request("GET", path, operation="get training job %s version %s" % (label(job_id), label(version_id)), deadline=deadline)
 
-    def list_training_job_events(self, job_id, level=None, limit=100, offset=0, deadline=None):
-        """``GET /v2/{project_id}/training-jobs/{id}/events``: one page of the job's events (newest first; ``offset`` is a page index)."""
+    def list_training_job_events(self, job_id, level=None, limit=100, offset=0, deadline=None, max_bytes=None):
+        """``GET /v2/{project_id}/training-jobs/{id}/events``: one page of the job's events (newest first; ``offset`` is a page index);
+        ``max_bytes`` bounds the answer below ``max_response_bytes``."""
         deadline = self._bounded(deadline)
         path = "/v2/%s/training-jobs/%s/events" % (escape(self.resolve_project_id(deadline)), escape(job_id))
         query = [("offset", str(int(offset))), ("limit", str(int(limit)))] + ([("level", level)] if level else [])
-        return self.request("GET", path, query=query, operation="list events of training job %s" % label(job_id), deadline=deadline)
+        return self.request("GET", path, query=query, operation="list events of training job %s" % label(job_id), deadline=deadline, max_bytes=max_bytes)
 
-    def get_task_log_lines(self, job_id, task_id, lines, deadline=None):
+    def get_task_log_lines(self, job_id, task_id, lines, deadline=None, max_bytes=None):
         """``GET /v2/{project_id}/training-jobs/{id}/logs/{task_id}?lines=&order=desc``: the newest ``lines`` (1-500) lines of a
-        task's log through AOM, newest first; HTTP 204 with no body while the task has no log."""
+        task's log through AOM, newest first; HTTP 204 with no body while the task has no log.  ``max_bytes`` bounds the answer."""
         deadline = self._bounded(deadline)
         path = "/v2/%s/training-jobs/%s/logs/%s" % (escape(self.resolve_project_id(deadline)), escape(job_id), escape(task_id))
         query = [("lines", str(int(lines))), ("order", "desc")]
         operation = "read the log of task %s of training job %s" % (label(task_id), label(job_id))
-        return self.request("GET", path, query=query, operation=operation, deadline=deadline)
+        return self.request("GET", path, query=query, operation=operation, deadline=deadline, max_bytes=max_bytes)
 
-    def get_task_log_preview(self, job_id, task_id, deadline=None):
+    def get_task_log_preview(self, job_id, task_id, deadline=None, consume=None):
         """``GET /v2/{project_id}/training-jobs/{id}/tasks/{task_id}/logs/preview``: the latest part of a task's log (at most 5 MB)
-        with its ``current_size`` and ``full_size``."""
+        with its ``current_size`` and ``full_size``; ``consume`` reads the answer as it arrives (see :class:`Call`)."""
         deadline = self._bounded(deadline)
         path = "/v2/%s/training-jobs/%s/tasks/%s/logs/preview" % (escape(self.resolve_project_id(deadline)), escape(job_id), escape(task_id))
         operation = "preview the log of task %s of training job %s" % (label(task_id), label(job_id))
-        return self.request("GET", path, operation=operation, deadline=deadline)
+        return self.request("GET", path, operation=operation, deadline=deadline, consume=consume)
 
     def search_training_jobs(self, name, deadline=None, page_size=50, max_pages=200, pages=None, created_since=None):
         """All v2 jobs of the search ``name`` (a ``selection.Search``: a name, tags, a workspace, the newest only; or a
         name alone), from every page of the search API (see :mod:`.search`; ``pages``, a list, receives how many
-        requests it took; ``created_since``: only what is new since then, see ``search.jobs_matching``)."""
+        requests it took; ``created_since``: only what is new since then, see ``search.jobs_matching``).  The pages
+        together stay within ``max_response_bytes``, as one answer."""
         path = "/v2/%s/training-job-searches" % escape(self.resolve_project_id(deadline))
 
         def post(body, operation):
             return self.request("POST", path, body=body, operation=operation, deadline=deadline)
 
         search = _search()
+        budget = int(self.params["max_response_bytes"])
         if isinstance(name, str):
-            return search.jobs_named(post, name, page_size=page_size, max_pages=max_pages, pages=pages)
-        return search.jobs_matching(post, name, page_size=page_size, max_pages=max_pages, pages=pages, created_since=created_since)
+            return search.jobs_named(post, name, page_size=page_size, max_pages=max_pages, pages=pages, max_bytes=budget)
+        return search.jobs_matching(post, name, page_size=page_size, max_pages=max_pages, pages=pages, created_since=created_since, max_bytes=budget)
 
     def search_training_jobs_by_id(self, ids, deadline=None, workspace_id=None):
         """``{id: document}`` of the v2 jobs among ``ids`` (at most ``search.MAX_IDS``) the search API returns, in the

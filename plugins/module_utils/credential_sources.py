@@ -46,7 +46,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.credentials imp
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.iam import parse_iso8601
 from ansible_collections.modelarts.training.plugins.module_utils.options import CONTROL_CHARACTERS, ConnectionConfigError, describe, to_bool
-from ansible_collections.modelarts.training.plugins.module_utils.text import label
+from ansible_collections.modelarts.training.plugins.module_utils.text import json_type_name, label
 
 # IAM's assume_role accepts 15 minutes to 24 hours.
 AGENCY_DURATION = 3600
@@ -126,9 +126,9 @@ def _one_line(value, what):
     return text
 
 
-def _token_from_file(transport, path, what):
+def _token_from_file(transport, path, what, deadline=None):
     """A token read from ``path`` now (files are rotated: they are read again at every exchange), stripped and remembered."""
-    token = transport.read_text(path, what)
+    token = transport.read_text(path, what, deadline=deadline)
     if token.strip():
         transport.remember_secret(token.strip())
     token = _one_line(token, "%s: %s" % (what, label(path, 300)))
@@ -159,14 +159,19 @@ def _iam(transport, hint=None):
 def _sts(transport):
     base = (getattr(transport, "sts_endpoint", "") or "").rstrip("/")
     if not base:
-        raise CredentialsConfigError("these credentials are obtained from STS: set %s" % describe("region"))
+        raise CredentialsConfigError("these credentials are obtained from STS: set %s" % describe("sts_endpoint"))
     return base
 
 
-def _answer_error(operation, response, text):
-    return ModelArtsError(
-        "%s: %s" % (operation, text), operation=operation, status=getattr(response, "status", None), request_id=getattr(response, "request_id", None)
-    )
+def _answer_error(operation, response, problem):
+    """What is wrong with a credential answer: the call that answered and ``problem``, never a value of the answer."""
+    call = getattr(response, "call", None)
+    text = "%s: the answer%s %s" % (operation, " of %s" % call if call else "", problem)
+    status = getattr(response, "status", None)
+    request_id = getattr(response, "request_id", None)
+    if request_id:
+        text += " [request id %s]" % label(request_id, 80)
+    return ModelArtsError(text, operation=operation, status=status, request_id=request_id)
 
 
 def _expiry(value):
@@ -193,22 +198,24 @@ def credentials_from_answer(transport, response, operation, source, project_id=N
             data = data["credential"]
         elif "credentials" in data:
             data = data["credentials"]
+    if data is None:
+        raise _answer_error(operation, response, "is empty")
     if not isinstance(data, dict):
-        raise _answer_error(operation, response, "the answer holds no credential object")
+        raise _answer_error(operation, response, "holds no credential object (it is a JSON %s)" % json_type_name(data))
     found = {}
     for field, names in (("access key", _ACCESS_FIELDS), ("secret key", _SECRET_FIELDS), ("security token", _TOKEN_FIELDS)):
         value = next((data[name] for name in names if data.get(name) not in (None, "")), None)
         if value is not None and not isinstance(value, str):
-            raise _answer_error(operation, response, "the answer's %s is not a string" % field)
+            raise _answer_error(operation, response, "has a %s that is not a string (a JSON %s)" % (field, json_type_name(value)))
         if value is not None and field != "access key":
             transport.remember_secret(value)
         found[field] = value
     for field in ("access key", "secret key"):
         if not found[field]:
-            raise _answer_error(operation, response, "the answer has no %s" % field)
+            raise _answer_error(operation, response, "has no %s" % field)
     for field, value in found.items():
         if value is not None and (CONTROL_CHARACTERS.search(value) or value != value.strip()):
-            raise _answer_error(operation, response, "the answer's %s contains whitespace or a control character" % field)
+            raise _answer_error(operation, response, "has a %s with whitespace or a control character in it" % field)
     expiry = next((data[name] for name in _EXPIRY_FIELDS if data.get(name) not in (None, "")), None)
     return Credentials(
         access_key=found["access key"],
@@ -270,7 +277,7 @@ class Password(Provider):
         response = transport.call("POST", url, headers={"Content-Type": JSON_TYPE}, body=body, operation=operation, deadline=deadline)
         token = _header(response.headers, "X-Subject-Token")
         if not token:
-            raise _answer_error(operation, response, "the answer has no X-Subject-Token header")
+            raise _answer_error(operation, response, "has no X-Subject-Token header")
         transport.remember_secret(token)
         info = response.data.get("token") if isinstance(response.data, dict) else None
         info = info if isinstance(info, dict) else {}
@@ -298,7 +305,7 @@ class Federated(Provider):
         self.name = "federated identity provider %s (idp_id)" % label(idp_id)
 
     def obtain(self, transport, deadline):
-        id_token = _token_from_file(transport, self.id_token_file, self.token_option)
+        id_token = _token_from_file(transport, self.id_token_file, self.token_option, deadline)
         base = _iam(transport, self.iam_endpoint)
         operation = "exchange the id token of %s at identity provider %s for an IAM token" % (self.token_option, label(self.idp_id))
         headers = {"X-Idp-Id": self.idp_id, "Content-Type": JSON_TYPE}
@@ -312,7 +319,7 @@ class Federated(Provider):
         )
         token = _header(response.headers, "X-Subject-Token")
         if not token:
-            raise _answer_error(operation, response, "the answer has no X-Subject-Token header")
+            raise _answer_error(operation, response, "has no X-Subject-Token header")
         transport.remember_secret(token)
         operation = "get temporary credentials for the IAM token of identity provider %s" % label(self.idp_id)
         body = {"auth": {"identity": {"methods": ["token"], "token": {"id": token, "duration_seconds": self.duration}}}}
@@ -345,7 +352,7 @@ class OidcSts(Provider):
             transport.remember_secret(self._id_token)
             id_token = _one_line(self._id_token, ENV_OIDC_ID_TOKEN)
         else:
-            id_token = _token_from_file(transport, self.token_file, self.token_option)
+            id_token = _token_from_file(transport, self.token_file, self.token_option, deadline)
         body = {
             "provider_urn": self.provider_urn,
             "agency_urn": self.agency_urn,
@@ -362,7 +369,8 @@ class OidcSts(Provider):
 class PodIdentity(Provider):
     """CCE pod identity: ``POST`` to ``HC_CONTAINER_CREDENTIALS_FULL_URI`` with the token file's contents as ``Authorization``.
 
-    The token file is read again at every exchange (the kubelet rotates it).
+    The token file is read again at every exchange (the kubelet rotates it).  The service is the pod's own: it is
+    reached directly, never through a proxy (``direct=True``).
     """
 
     def __init__(self, uri, token_file):
@@ -372,10 +380,11 @@ class PodIdentity(Provider):
         self.name = "CCE pod identity (%s)" % ENV_POD_URI
 
     def obtain(self, transport, deadline):
-        token = _token_from_file(transport, self.token_file, ENV_POD_TOKEN_FILE)
+        token = _token_from_file(transport, self.token_file, ENV_POD_TOKEN_FILE, deadline)
         headers = {"Authorization": token, "Content-Type": "application/json"}
         operation = "get pod identity credentials from %s" % ENV_POD_URI
-        response = transport.call("POST", self.uri, headers=headers, body={}, operation=operation, deadline=deadline)
+        # The pod's own credential service: never through a proxy (the token and the credentials would cross it).
+        response = transport.call("POST", self.uri, headers=headers, body={}, operation=operation, deadline=deadline, direct=True)
         return credentials_from_answer(transport, response, operation, self.name)
 
 
@@ -385,7 +394,9 @@ class InstanceMetadata(Provider):
     ``PUT /meta-data/latest/api/token`` (``X-Metadata-Token-Ttl-Seconds: 21600``) first; a 404, 405 or 503
     there means the service has no session tokens, and the key is asked for without one.  Then
     ``GET /openstack/latest/securitykey`` (``X-Metadata-Token`` when there is a token); a 401 that is not
-    "configure an agency" gets a new session token and one more try.
+    "configure an agency" gets a new session token and one more try.  The service is the instance's own,
+    whatever address ``HUAWEICLOUD_METADATA_ENDPOINT`` gives it: it is reached directly, never through a proxy
+    (``direct=True``).
     """
 
     def __init__(self, endpoint=METADATA_ENDPOINT):
@@ -431,6 +442,7 @@ class InstanceMetadata(Provider):
                 retry=False,
                 expect="text",
                 within=quick_timeout and METADATA_PROBE_WITHIN,
+                direct=True,
             )
         except ModelArtsError as error:
             if force or error.status not in METADATA_TOKEN_FALLBACK:
@@ -442,7 +454,7 @@ class InstanceMetadata(Provider):
         if token:
             transport.remember_secret(token)
             if CONTROL_CHARACTERS.search(token):
-                raise _answer_error(operation, response, "the session token contains a control character")
+                raise _answer_error(operation, response, "holds a session token with a control character in it")
         self._token = token or None
         self._token_until = now + datetime.timedelta(seconds=METADATA_TOKEN_TTL - RENEW_MARGIN)
         return self._token
@@ -458,12 +470,13 @@ class InstanceMetadata(Provider):
             connect_timeout=quick_timeout,
             retry=quick_timeout is None,
             within=quick_timeout and METADATA_PROBE_WITHIN,
+            direct=True,
         )
 
 
 def no_agency(error):
     """True when the metadata service says the instance has no agency."""
-    return METADATA_NO_AGENCY in (error.error_msg or "") or METADATA_NO_AGENCY in str(error)
+    return any(METADATA_NO_AGENCY in (text or "") for text in (error.error_msg, getattr(error, "unshown_body", None), str(error)))
 
 
 class CredentialsFile(Provider):
@@ -479,9 +492,9 @@ class CredentialsFile(Provider):
         self.option = option or named_option("credentials_file")
         self.name = "credentials file %s" % label(path, 300)
 
-    def read(self, transport):
+    def read(self, transport, deadline=None):
         """The ``[basic]`` section as a dict (values stripped, blank ones left out)."""
-        text = transport.read_text(self.path, self.option)
+        text = transport.read_text(self.path, self.option, deadline=deadline)
         parser = configparser.ConfigParser(interpolation=None)
         where = "%s: %s" % (self.option, label(self.path, 300))
         try:
@@ -501,7 +514,7 @@ class CredentialsFile(Provider):
         return profile
 
     def obtain(self, transport, deadline):
-        profile = self.read(transport)
+        profile = self.read(transport, deadline)
         where = "%s: %s" % (self.option, label(self.path, 300))
         iam_endpoint = profile.get("iam_endpoint")
         if iam_endpoint:
@@ -599,11 +612,24 @@ class Probing(Provider):
     def _reason(self, error):
         where = self.metadata.endpoint
         if error.status is None:
-            return "nothing answered at %s within %gs (not an ECS or BMS instance, or its metadata service is unreachable)" % (where, METADATA_PROBE_WITHIN)
+            # How far the probe got: no connection at all, or a connection that brought no answer in time.
+            if error.connected is False:
+                return "nothing answered at %s (no connection: not an ECS or BMS instance, or its metadata service is unreachable)" % where
+            if error.connected:
+                return (
+                    "%s accepted the connection but answered too slowly (no answer within %gs: the metadata service is overloaded, "
+                    "or what listens there is not one; check HUAWEICLOUD_METADATA_ENDPOINT)" % (where, METADATA_PROBE_WITHIN)
+                )
+            text = str(error)
+            prefix = "%s: " % error.operation if error.operation else ""
+            return "no answer from %s (%s)" % (where, label(text[len(prefix) :] if prefix and text.startswith(prefix) else text, 200))
         if error.status == 401 and no_agency(error):
             return "the instance at %s has no agency (configure one for the ECS or BMS instance)" % where
         if 200 <= error.status < 300:
-            return "the answer of %s holds no usable credentials" % where
+            # The answer's problem as the error names it (never a byte of the answer), without the operation before it.
+            text = str(error)
+            prefix = "%s: " % error.operation if error.operation else ""
+            return text[len(prefix) :] if prefix and text.startswith(prefix) else "the answer of %s holds no usable credentials" % where
         return "%s answered HTTP %s%s" % (where, error.status, " %s" % label(error.error_code, 40) if error.error_code else "")
 
 

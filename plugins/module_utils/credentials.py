@@ -24,12 +24,16 @@ files, options and variables, never values.
 
 from __future__ import annotations
 
+import copy
 import datetime
+import json
 import os
+import re
+import stat
 import threading
 
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
-from ansible_collections.modelarts.training.plugins.module_utils.options import AGENCY_OPTIONS, REGION_PATTERN, ConnectionConfigError, describe
+from ansible_collections.modelarts.training.plugins.module_utils.options import AGENCY_OPTIONS, KINDS_HELP, REGION_PATTERN, ConnectionConfigError, describe
 from ansible_collections.modelarts.training.plugins.module_utils.text import label
 
 # Renew when less than this many seconds, or a third of the lifetime, remains (whichever is shorter).
@@ -38,6 +42,11 @@ RENEW_FRACTION = 1.0 / 3.0
 # When a renewal fails while the current credentials are still valid, they are used and the renewal is
 # tried again after this many seconds (or half the time they have left, if that is shorter).
 RENEW_RETRY = 30.0
+# When obtaining the first credentials fails, the source is asked again only this many seconds later, doubled at
+# each failure in a row up to OBTAIN_RETRY_MAX: a wait or an event source polling every few seconds does not run
+# the whole exchange (with its retries) at every poll; meanwhile each call fails at once with the same error.
+OBTAIN_RETRY = 5.0
+OBTAIN_RETRY_MAX = 300.0
 
 # Regions with their own STS endpoint in the SDK's region map; the others use cn-north-4's.
 STS_REGIONS = frozenset(
@@ -68,9 +77,28 @@ KINDS = ("aksk", "auth_token", "password", "credentials_file", "federated", "oid
 MAX_FILE_BYTES = 1024 * 1024
 _UTC = datetime.timezone.utc
 
+# The fields of a credential answer (any service's spelling, compared without case, "_" or "-") whose string values
+# are secrets: remembered for masking from the raw bytes, before the answer is parsed or even complete.
+SECRET_FIELDS = frozenset(
+    ("secret", "secretkey", "secretaccesskey", "sk", "securitytoken", "sessiontoken", "token", "accesstoken", "idtoken", "authtoken", "password")
+)
+# A string field in JSON text, its value possibly cut off by the end of the text (a truncated answer).
+_STRING_FIELD = re.compile(r'"([A-Za-z][A-Za-z0-9_\-]{0,40})"\s*:\s*"((?:[^"\\]|\\.)*)')
+# Shorter values are not masked on their own: they would mask common words; longer ones are no credential.
+SECRET_MIN_LENGTH = 6
+SECRET_MAX_LENGTH = 16384
+
 
 class CredentialsConfigError(ConnectionConfigError):
     """A credential source is set up wrongly (an option, a variable, a file); the message names it, never a value."""
+
+
+# What the module adds to a NoCredentialsError: it never sees inventory variables, which a newcomer may have set for it.
+MODULE_SOURCES_NOTE = (
+    "the module reads its task options (module_defaults included) and HUAWEICLOUD_* environment variables; modelarts_* "
+    'inventory variables are read by the training_job lookup only: pass them as options (access_key: "{{ modelarts_access_key }}") '
+    "or in module_defaults"
+)
 
 
 class NoCredentialsError(ModelArtsError):
@@ -83,8 +111,7 @@ class NoCredentialsError(ModelArtsError):
         self.skipped = list(skipped)
         reasons = "; ".join("%s: %s" % pair for pair in self.skipped)
         super(NoCredentialsError, self).__init__(
-            "no credentials were given and none were found (%s); give access_key and secret_key, auth_token, username, password "
-            "and domain_name, credentials_file, idp_id and id_token_file, or oidc_provider_urn, oidc_agency_urn and oidc_token_file" % reasons,
+            "no credentials were given and none were found (%s); give %s" % (reasons, KINDS_HELP),
             operation="find credentials",
         )
 
@@ -153,8 +180,9 @@ class Transport(object):
     """What a provider needs from the client; the client implements :meth:`call` and :meth:`remember_secret`.
 
     ``call(method, url, headers=None, body=None, operation=None, deadline=None, sign_with=None,
-    connect_timeout=None, retry=True, expect="json", within=None)`` sends one request to the absolute ``url`` and answers
-    an object with ``data``, ``status``, ``headers`` (case-insensitive lookup) and ``request_id``:
+    connect_timeout=None, retry=True, expect="json", within=None, direct=False)`` sends one request to the absolute ``url`` and answers
+    an object with ``data``, ``status``, ``headers`` (case-insensitive lookup), ``request_id`` and ``call`` (``METHOD URL``
+    without the query, for messages, or None):
 
     * ``body`` is a JSON-serialisable value (None: no body), encoded by the transport; the ``headers``
       given are sent as they are, over the transport's own defaults (User-Agent);
@@ -165,23 +193,42 @@ class Transport(object):
       makes exactly one attempt (a probe, or an answer such as 503 that means "not supported"); ``within``
       (seconds) ends the whole call that soon, connect and answer alike, even before ``deadline`` (a probe of a
       host that accepts connections and never answers must not take a read timeout);
+    * ``direct=True`` reaches ``url`` without any proxy, whatever the ``proxy`` option and the proxy variables
+      (``HTTPS_PROXY``, ``HTTP_PROXY``, ``ALL_PROXY``) say: what the instance's or the pod's own credential service
+      (instance metadata, CCE pod identity) needs - it is reachable only from the machine itself, and its token
+      and the credentials it issues must never pass through a proxy;
     * ``expect="json"``: ``data`` is the parsed JSON body (None when empty); ``expect="text"``: ``data`` is
       the body as text;
+    * the answer is a credential answer: its secrets (:func:`answer_secrets`) are remembered as its bytes arrive,
+      and no message ever quotes it (an unreadable one is described by :func:`parse_answer`);
     * a non-2xx answer or a transport failure raises ``ModelArtsError`` with ``status`` (None for a
       transport failure), ``error_code``, ``error_msg`` and ``transient``, its message naming
       ``operation`` and masking every secret remembered so far.
 
     ``iam_endpoint`` and ``sts_endpoint`` are base URLs without a trailing slash ("" when unknown);
     ``utcnow()`` is the aware UTC time; ``remember_secret(value)`` adds a value to what the client masks
-    (called often with values it already knows); ``read_text(path, option)`` reads a small UTF-8 file,
-    raising :class:`CredentialsConfigError` that names ``option`` and the path, never the contents.
+    (called often with values it already knows); ``read_text(path, option, deadline=None)`` reads a small UTF-8
+    regular file (by ``deadline``, when given), raising :class:`CredentialsConfigError` that names ``option`` and the
+    path, never the contents.
     """
 
     iam_endpoint = ""
     sts_endpoint = ""
 
     def call(
-        self, method, url, headers=None, body=None, operation=None, deadline=None, sign_with=None, connect_timeout=None, retry=True, expect="json", within=None
+        self,
+        method,
+        url,
+        headers=None,
+        body=None,
+        operation=None,
+        deadline=None,
+        sign_with=None,
+        connect_timeout=None,
+        retry=True,
+        expect="json",
+        within=None,
+        direct=False,
     ):
         raise NotImplementedError
 
@@ -191,24 +238,138 @@ class Transport(object):
     def utcnow(self):
         return datetime.datetime.now(_UTC)
 
-    def read_text(self, path, option):
+    def read_text(self, path, option, deadline=None):
         return read_text_file(path, option)
 
 
-def read_text_file(path, option, limit=MAX_FILE_BYTES):
-    """The text of a small UTF-8 file (``~`` expanded); errors name ``option`` and the path, never the contents."""
-    shown = label(path, 300)
+class UnreadableAnswer(ValueError):
+    """The body of a credential answer cannot be read; the message says why without quoting any of it."""
+
+
+def answer_secrets(headers, content, expect="json"):
+    """The secret values in a credential answer as it arrived: token headers (``X-Subject-Token``), the string values of
+    :data:`SECRET_FIELDS` in the body, found in the raw bytes whether or not they parse (a truncated or decorated
+    answer still holds them), and the whole body of a ``text`` answer (a session token)."""
+    found = []
+    for name, value in (headers or {}).items():
+        if "token" in str(name).lower() and isinstance(value, str) and value.strip():
+            found.append(value.strip())
+    text = content.decode("utf-8", "replace") if isinstance(content, bytes) else str(content or "")
+    if expect == "text":
+        # A session token; a page of text is none (and would be a costly pattern to mask).
+        if text.strip() and len(text.strip()) <= SECRET_MAX_LENGTH:
+            found.append(text.strip())
+        return found
+    for match in _STRING_FIELD.finditer(text):
+        if re.sub(r"[_\-]", "", match.group(1).lower()) not in SECRET_FIELDS:
+            continue
+        raw = match.group(2).rstrip("\\")
+        try:
+            value = json.loads('"%s"' % raw)
+        except ValueError:
+            value = raw
+        for each in (value, raw):
+            if SECRET_MIN_LENGTH <= len(each) <= SECRET_MAX_LENGTH and each not in found:
+                found.append(each)
+    return found
+
+
+def parse_answer(content):
+    """The JSON value of a credential answer's bytes (None when empty); :class:`UnreadableAnswer` says why it is not JSON
+    (a byte-order mark, not UTF-8, where the JSON breaks) without a byte of it."""
+    if not content:
+        return None
+    if content.startswith(b"\xef\xbb\xbf"):
+        raise UnreadableAnswer("starts with a UTF-8 byte-order mark (%d bytes)" % len(content))
     try:
-        with open(os.path.expanduser(path), "rb") as handle:
-            data = handle.read(limit + 1)
+        text = content.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UnreadableAnswer("is not UTF-8 text (byte %d of %d)" % (exc.start + 1, len(content))) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        # The decoder's own words and position only: its message never holds the document.
+        reason = exc.msg[:1].lower() + exc.msg[1:]
+        raise UnreadableAnswer("is not JSON (%s: line %d column %d of %d bytes)" % (reason, exc.lineno, exc.colno, len(content))) from None
+    except (ValueError, RecursionError) as exc:
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else "a value out of range"
+        raise UnreadableAnswer("is not JSON (%s, %d bytes)" % (reason, len(content))) from None
+
+
+def read_text_file(path, option, limit=MAX_FILE_BYTES, timeout=None):
+    """The text of a small UTF-8 file (``~`` expanded); errors name ``option`` and the path, never the contents.
+
+    Only a regular file is read: it is opened without blocking (a FIFO with no writer would wait forever), and
+    anything else - a FIFO, a directory, a device, a socket - is refused.  With ``timeout`` (seconds), a read
+    that has not ended by then (a hung network mount) is given up with an error.
+    """
+    if timeout is None:
+        return _decoded(_read_regular(path, option, limit), path, option)
+    outcome = []
+
+    def read():
+        try:
+            outcome.append((True, _read_regular(path, option, limit)))
+        except Exception as exc:  # pylint: disable=broad-except  # handed to the caller's thread
+            outcome.append((False, exc))
+
+    reader = threading.Thread(target=read, name="read %s" % option, daemon=True)
+    reader.start()
+    reader.join(max(0.0, timeout))
+    if not outcome:
+        raise CredentialsConfigError(
+            "%s: reading %s did not end within the %.1fs left before the deadline (a hung network mount?)" % (option, label(path, 300), max(0.0, timeout))
+        )
+    done, value = outcome[0]
+    if not done:
+        raise value
+    return _decoded(value, path, option)
+
+
+_FILE_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def _read_regular(path, option, limit):
+    shown = label(path, 300)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        handle = os.open(os.path.expanduser(path), flags)
     except OSError as exc:
         raise CredentialsConfigError("%s: cannot read %s: %s" % (option, shown, exc.strerror or type(exc).__name__)) from None
+    try:
+        mode = os.fstat(handle).st_mode
+        if not stat.S_ISREG(mode):
+            kind = next((name for test, name in _FILE_KINDS if test(mode)), "not a file")
+            raise CredentialsConfigError("%s: %s is not a regular file (it is %s); name a file that holds the value" % (option, shown, kind))
+        chunks = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(handle, min(65536, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as exc:
+        raise CredentialsConfigError("%s: cannot read %s: %s" % (option, shown, exc.strerror or type(exc).__name__)) from None
+    finally:
+        os.close(handle)
+    data = b"".join(chunks)
     if len(data) > limit:
         raise CredentialsConfigError("%s: %s is larger than %d bytes; it should hold a token or a few credentials" % (option, shown, limit))
+    return data
+
+
+def _decoded(data, path, option):
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise CredentialsConfigError("%s: %s is not UTF-8 text" % (option, shown)) from None
+        raise CredentialsConfigError("%s: %s is not UTF-8 text" % (option, label(path, 300))) from None
 
 
 def sts_endpoint(region=None):
@@ -221,6 +382,33 @@ def sts_endpoint(region=None):
     if not isinstance(region, str) or not REGION_PATTERN.fullmatch(region):
         raise CredentialsConfigError("%s must be a region name such as cn-north-4 to derive the STS endpoint" % describe("region"))
     return "https://sts.%s.myhuaweicloud.com" % (region if region in STS_REGIONS else DEFAULT_STS_REGION)
+
+
+def sts_base(params):
+    """The STS an OIDC id token is sent to, from connection ``params``: ``sts_endpoint`` when set; else the STS of ``region``.
+
+    A region without an STS of its own in the SDK's region map falls back to cn-north-4's, as in the SDK, only
+    when every endpoint is the public default: with ``endpoint`` or ``iam_endpoint`` set (a private gateway, a
+    sovereign cloud), and with no region at all, the id token never goes to a host derived for another region:
+    :class:`CredentialsConfigError` asks for ``sts_endpoint``.
+    """
+    given = (params.get("sts_endpoint") or "").strip()
+    if given:
+        return given.rstrip("/")
+    region = params.get("region")
+    named = [name for name in ("endpoint", "iam_endpoint") if params.get(name)]
+    if not region:
+        raise CredentialsConfigError(
+            "OIDC through STS sends the id token to STS, and no region names one: set %s to the STS endpoint to use (or %s for the STS of that region)"
+            % (describe("sts_endpoint"), describe("region"))
+        )
+    if named and region not in STS_REGIONS:
+        given = " and ".join(named) + (" is" if len(named) == 1 else " are")
+        raise CredentialsConfigError(
+            "OIDC through STS: %s set and region %s has no STS endpoint of its own, so the id token would go to the public STS of %s; "
+            "set %s to the STS endpoint to use" % (given, region, DEFAULT_STS_REGION, describe("sts_endpoint"))
+        )
+    return sts_endpoint(region)
 
 
 def renew_time(expires_at, now):
@@ -297,16 +485,19 @@ class Renewing(object):
         self._lock = threading.Lock()
         self._current = None
         self._renew_at = None
+        self._failure = None
+        self._failures = 0
+        self._retry_at = None
 
     @property
     def name(self):
         return self.provider.name
 
     def current(self, transport, deadline):
-        """Valid credentials: obtained the first time, renewed when due."""
+        """Valid credentials: obtained the first time (after a failure, not again before the backoff), renewed when due."""
         with self._lock:
             if self._current is None:
-                self._obtain(transport, deadline)
+                self._backed_off(transport, deadline)
             elif self._renew_at is not None and transport.utcnow() >= self._renew_at:
                 try:
                     self._obtain(transport, deadline)
@@ -328,6 +519,29 @@ class Renewing(object):
             if self._current is None or (self.provider.refreshable and self._current is stale):
                 self._obtain(transport, deadline)
             return self._current
+
+    def _backed_off(self, transport, deadline):
+        """Obtain the first credentials, unless the last try failed less than the backoff ago: then its error, at once."""
+        now = transport.utcnow()
+        if self._failure is not None and now < self._retry_at:
+            raise self._again(now)
+        try:
+            self._obtain(transport, deadline)
+        except (ModelArtsError, ConnectionConfigError) as error:
+            self._failures += 1
+            delay = min(OBTAIN_RETRY_MAX, OBTAIN_RETRY * 2 ** (self._failures - 1))
+            self._failure, self._retry_at = error, transport.utcnow() + datetime.timedelta(seconds=delay)
+            raise
+        self._failure, self._failures, self._retry_at = None, 0, None
+
+    def _again(self, now):
+        """A copy of the last failure to obtain, saying when the source is asked again."""
+        error = copy.copy(self._failure)
+        left = (self._retry_at - now).total_seconds()
+        text = error.args[0] if error.args else str(self._failure)
+        failures = "%d failure%s" % (self._failures, "" if self._failures == 1 else "s")
+        error.args = ("%s (credentials are not asked for again for %.0fs after %s in a row)" % (text, left, failures),)
+        return error
 
     def _obtain(self, transport, deadline):
         credentials = self.provider.obtain(transport, deadline)

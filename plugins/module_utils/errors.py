@@ -27,6 +27,7 @@ HINTS = {
     "ModelArts.2786": "the credentials belong to another project: check project_id (HUAWEICLOUD_SDK_PROJECT_ID) and region",
     "ModelArts.0210": "the project id is not valid for these credentials: check project_id and region",
     "ModelArts.2771": "the credentials may not read this training job",
+    "ModelArts.2775": "no training job has this id in the project asked: check project_id (HUAWEICLOUD_SDK_PROJECT_ID) and region",
 }
 
 
@@ -37,8 +38,16 @@ class ModelArtsError(Exception):
     (HTTP status or None for transport errors), ``error_code``, ``error_msg``,
     ``request_id`` (the ``X-Request-Id`` to quote to Huawei support),
     ``transient`` (worth retrying later: throttling, 5xx, connection and
-    timeout errors, unreadable bodies) and ``not_found``.
+    timeout errors, unreadable bodies), ``unreached`` (no connection could be made - refused, a name
+    that does not resolve, no answer to the connect, TLS failed - to a host that has not answered once in this
+    client's life: a wait ends on it rather than retry it to the deadline)
+    and ``not_found``.  A transport failure
+    also says how far it got: ``connected`` is False when no connection could be
+    made (refused, unreachable, the name not resolved, the connect timed out),
+    True when one was made and no complete answer came, None when not known.
     """
+
+    connected = None
 
     def __init__(self, message, operation=None, status=None, error_code=None, error_msg=None, request_id=None, transient=False):
         super(ModelArtsError, self).__init__(message)
@@ -48,6 +57,9 @@ class ModelArtsError(Exception):
         self.error_msg = error_msg
         self.request_id = request_id
         self.transient = transient
+        self.unreached = False
+        # The start of a credential exchange's error body that was not JSON: for recognising it, never for a message.
+        self.unshown_body = None
 
     @property
     def not_found(self):
@@ -97,9 +109,14 @@ def parse_error_body(body):
     return (str(code) if code is not None else None), (str(message) if message is not None else None), _first(body, "request_id")
 
 
-def error_from_response(operation, status, headers, content, secrets=()):
-    """Build the :class:`ModelArtsError` for a non-2xx response."""
+def error_from_response(operation, status, headers, content, secrets=(), quote=True):
+    """Build the :class:`ModelArtsError` for a non-2xx response.
+
+    ``quote=False`` (a credential exchange's answer): a body that is not a recognised error is described by its
+    size, never quoted; the service's own error code and message are still shown, masked.
+    """
     request_id = headers.get("X-Request-Id") if headers else None
+    unshown = None
     try:
         body = json.loads(content.decode("utf-8") if isinstance(content, bytes) else content)
     except (ValueError, RecursionError, UnicodeDecodeError):
@@ -110,14 +127,22 @@ def error_from_response(operation, status, headers, content, secrets=()):
     if code is None and message is None:
         kind = "an empty body" if not content else "a non-JSON body" if body is None else "an unrecognised error body"
         text = "%s: HTTP %s with %s" % (operation, status, kind)
-        if content:
+        if content and quote:
             text += ": %r" % excerpt(content, secrets)
+        elif content:
+            text += " (%d bytes, not shown: the answer of a credential exchange is never quoted)" % len(content)
+            # Kept for the code that recognises an answer (instance metadata's "configure an agency" page), never shown.
+            unshown = excerpt(content, secrets, length=1024)
     else:
         message = redact(message, secrets) if message is not None else None
-        text = "%s: HTTP %s %s: %s" % (operation, status, code or "(no error_code)", message or "(no error message)")
+        # IAM's {"error": {"code": 401, ...}} repeats the status as its code: said once.
+        shown = "" if code == str(status) else " " + (code or "(no error_code)")
+        text = "%s: HTTP %s%s: %s" % (operation, status, shown, message or "(no error message)")
         hint = HINTS.get(code)
         if hint:
             text += " (%s)" % hint
     if request_id:
         text += " [request id %s]" % request_id
-    return ModelArtsError(text, operation=operation, status=status, error_code=code, error_msg=message, request_id=request_id, transient=transient)
+    error = ModelArtsError(text, operation=operation, status=status, error_code=code, error_msg=message, request_id=request_id, transient=transient)
+    error.unshown_body = unshown
+    return error

@@ -29,6 +29,7 @@ from __future__ import annotations
 import datetime
 import json
 
+from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.phases import (
     DEFAULT_FAIL_ON,
     FAILURE_PHASES,
@@ -43,7 +44,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.schema_data imp
     V1_JOB_VERSION_SCHEMA,
     V2_TRAINING_JOB_SCHEMA,
 )
-from ansible_collections.modelarts.training.plugins.module_utils.text import describe_typed, describe_value, json_type_name, truncate
+from ansible_collections.modelarts.training.plugins.module_utils.text import describe_typed, describe_value, json_type_name, label, truncate
 from ansible_collections.modelarts.training.plugins.module_utils.validation import (
     VALIDATE_MODES,
     SchemaValidationError,
@@ -392,19 +393,72 @@ def _job_ref(item):
     return ref if ref is not None else "(unidentified)"
 
 
-def build_item(doc, api_version, validate="strict", fail_on=DEFAULT_FAIL_ON, job_ref=None):
+class WrongJobError(ModelArtsError):
+    """The service answered a question about one job with the document of another (or of no readable job).
+
+    Nothing of such a document is used: not its phase, not its id, not its name, so another job's ``Completed`` can
+    never answer for the job asked.  Neither ``transient`` nor ``not_found``: it ends a wait as an error for that job.
+    """
+
+    def __init__(self, operation, found, request_id=None):
+        text = "%s: the service answered with the document of another job (%s), so nothing in it is taken for this job" % (operation, found)
+        if request_id:
+            text += " [request id %s]" % label(request_id)
+        super(WrongJobError, self).__init__(text, operation=operation, request_id=request_id)
+
+
+def _identity(doc, api_version):
+    """The identity a document states, as read from it: the v2 ``metadata.id``, or the v1 ``(job_id, version_id)``."""
+    if not isinstance(doc, dict):
+        return None
+    if api_version == "v2":
+        metadata = doc.get("metadata")
+        return metadata.get("id") if isinstance(metadata, dict) else None
+    return doc.get("job_id"), doc.get("version_id")
+
+
+def _same_job(found, expect, api_version):
+    if api_version == "v2":
+        return isinstance(found, str) and found == expect
+    # A v1 id is an integer; JSON's 10.0 is the same number, a bool or a string is not.
+    return all(not isinstance(part, bool) and isinstance(part, (int, float)) and part == wanted for part, wanted in zip(found, expect))
+
+
+def _describe_identity(found, api_version):
+    if api_version == "v2":
+        return "metadata.id %s" % (repr(label(found, 80)) if isinstance(found, str) else describe_value(found, 40))
+    return "job_id %s, version_id %s" % tuple(label(part, 40) if isinstance(part, int) else describe_value(part, 40) for part in found)
+
+
+def check_identity(doc, api_version, expect, operation, request_id=None):
+    """Raise :class:`WrongJobError` unless ``doc`` states the identity ``expect``: a v2 ``metadata.id`` equal to the id
+    asked, or a v1 ``job_id`` and ``version_id`` equal to the ``(job_id, version_id)`` asked.  ``operation`` names the
+    question (``get training job <id>``); the identity found is quoted escaped and bounded."""
+    found = _identity(doc, api_version)
+    if api_version == "v1" and found is None:
+        found = (None, None)
+    if not _same_job(found, expect, api_version):
+        raise WrongJobError(operation, _describe_identity(found, api_version), request_id)
+
+
+def build_item(doc, api_version, validate="strict", fail_on=DEFAULT_FAIL_ON, job_ref=None, expect=None, operation=None, request_id=None):
     """Validate and normalise one document into an item.
 
     ``validate``: ``off`` skips the JSON schema (reading problems are still reported in
     ``schema_errors``); ``warn`` returns the item with ``schema_errors`` filled; ``strict``
     raises ``SchemaValidationError`` (carrying ``job_ref``, the errors and the item) when
     ``schema_errors`` would not be empty.  ``job_ref`` names the job in that error; by default
-    it is derived from the document.  Raises ValueError on a bad ``api_version``/``validate``
+    it is derived from the document.  ``expect``, the v2 id or v1 ``(job_id, version_id)`` asked
+    for, is checked first, in every ``validate`` mode (:func:`check_identity`, with ``operation``
+    and ``request_id`` for its message): a document of another job is a :class:`WrongJobError`,
+    never an item.  Raises ValueError on a bad ``api_version``/``validate``
     and ``MissingJsonSchemaError`` when validation is on but jsonschema is not installed.
     """
     schema = schema_for(api_version)
     if validate not in VALIDATE_MODES:
         raise ValueError("validate must be one of %s, got %s" % (", ".join(VALIDATE_MODES), describe_value(validate)))
+    if expect is not None:
+        check_identity(doc, api_version, expect, operation or "read training job %s" % label(expect), request_id)
     errors = validate_document(doc, schema) if validate != "off" else None
     normalise = normalise_v2 if api_version == "v2" else normalise_v1
     item = normalise(doc, fail_on=fail_on, schema_errors=errors)

@@ -28,9 +28,11 @@ the caller could wait for; a GET that cannot wait (a job ending the wait, missin
 unconfirmed job the caller asks about again: the waiter does so before it calls a wait satisfied) is sent
 whatever the room.  So a gate opens on jobs' own GETs only, never on a search alone.
 
-``adopt(items)`` takes items learned from a search outside the source (the name search a wait starts with) as
-search items.  ``complete(deadline)`` GETs the jobs whose last item came from a search, so that a result ends
-with every item as complete as one GET per job leaves it.  ``batch`` is how many jobs one request reads: the
+``adopt(items)`` takes items learned from a search outside the source (the name search a wait starts with) by the
+rule of every round: it returns the items the caller may judge (search items in no acted phase, and those in a settled
+phase, unconfirmed), and the source's next ``observe`` GETs the other jobs instead of searching them again - so a
+search never decides a wait, in its first round either.  ``complete(deadline)`` GETs the jobs whose last item came
+from a search, so that a result ends with every item as complete as one GET per job leaves it.  ``batch`` is how many jobs one request reads: the
 event source groups its rounds by it.  :func:`phase_source` picks one: a single job is one GET a round either
 way, and the search would only add a GET at the end, so it keeps the plain GET.
 """
@@ -66,14 +68,23 @@ def chunks(keys, size):
 
 
 class _Source(object):
-    """What both sources remember per job: which last items came from a search (``partial``), and which of those
-    jobs are done by that search alone (``unconfirmed``, in the order they were seen so)."""
+    """What both sources remember per job: which last items came from a search (``partial``), which of those
+    jobs are done by that search alone (``unconfirmed``, in the order they were seen so), and which must be read by
+    their own GET next (``due``: a search adopted them in a phase the caller acts on)."""
 
-    def __init__(self, fetch, settled=()):
+    def __init__(self, fetch, settled=(), acted=()):
         self._fetch = fetch
         self.settled = frozenset(settled)
+        self.acted = frozenset(acted) - self.settled
         self.partial = set()  # keys whose last item came from a search
         self.unconfirmed = {}  # keys whose search item is in a settled phase, oldest first (a dict as an ordered set)
+        self.due = set()  # keys whose next observation must be their GET's, not a search's
+
+    def usable(self, item):
+        """Whether a search's ``item`` may stand for the job's own GET in a round: the one rule of every round and of
+        :meth:`adopt` - not when its phase is one the caller acts on (unless settled: then the job is unconfirmed) or
+        cannot be read."""
+        return isinstance(item, dict) and item.get("phase") is not None and item.get("phase") not in self.acted
 
     def _searched(self, key, item):
         self.partial.add(key)
@@ -89,10 +100,19 @@ class _Source(object):
         return results
 
     def adopt(self, items):
-        """Take ``{key: item or exception}`` learned from a search outside the source (a name search) as search items."""
+        """Take ``{key: item or exception}`` learned from a search outside the source (a name search) as search items,
+        by the rule of every round: return those the caller may judge as they are; the other jobs of a v2 id (an item in
+        an acted phase or without one, a document that broke the schema) are left out and ``due`` for their GET."""
+        kept = {}
         for key, item in items.items():
-            if isinstance(item, dict):
+            if self.usable(item):
+                kept[key] = item
                 self._searched(key, item)
+            elif isinstance(key, str):
+                self.due.add(key)
+            else:
+                kept[key] = item  # a result the search could not key (no readable id): no GET can read it
+        return kept
 
     def complete(self, deadline=None):
         """``{key: item or exception}`` from a GET of every job whose last item came from a search."""
@@ -106,6 +126,7 @@ class _Source(object):
         for key in keys:
             self.partial.discard(key)
             self.unconfirmed.pop(key, None)
+            self.due.discard(key)
 
 
 class GetPhases(_Source):
@@ -115,7 +136,9 @@ class GetPhases(_Source):
 
     def observe(self, keys, deadline=None):
         """``{key: item or exception}`` for ``keys``, each from its own GET."""
-        return self._read(self._fetch(list(keys), deadline))
+        keys = list(keys)
+        self.due.difference_update(keys)
+        return self._read(self._fetch(keys, deadline))
 
 
 class SearchPhases(_Source):
@@ -130,12 +153,11 @@ class SearchPhases(_Source):
 
     def __init__(self, search, build, fetch, acted, settled=(), watched=0, max_concurrency=16, clock=time.monotonic, named=None, name_pages=None):
         # pylint: disable=too-many-arguments
-        super().__init__(fetch, settled)
+        super().__init__(fetch, settled, acted)
         self._search = search
         self._named = named
         self.name_pages = name_pages  # what a search of the watched name cost last (requests), None: not known yet
         self._build = build
-        self.acted = frozenset(acted) - self.settled
         self.budget = round_budget(watched)
         self._max_concurrency = max_concurrency
         self._clock = clock
@@ -150,7 +172,9 @@ class SearchPhases(_Source):
         """``{key: item or exception}`` for ``keys``, in their order, then for the unconfirmed jobs this round's room
         let it GET (jobs the caller took for done already, and asked no more about)."""
         keys = list(dict.fromkeys(keys))
-        searchable = [key for key in keys if isinstance(key, str) and key not in self.unconfirmed] if self.disabled is None else []
+        skipped = self.unconfirmed.keys() | self.due
+        self.due.difference_update(keys)
+        searchable = [key for key in keys if isinstance(key, str) and key not in skipped] if self.disabled is None else []
         answers = {}
         groups = chunks(searchable, MAX_IDS)
         spent = len(groups)
@@ -202,9 +226,11 @@ class SearchPhases(_Source):
                 continue
             try:
                 item = self._build(document, key)
-            except SchemaValidationError:
-                continue  # the job's own GET says what is wrong with it (or that nothing is)
-            if item.get("phase") in self.acted or item.get("phase") is None:
+            except (SchemaValidationError, ModelArtsError):
+                # A document that breaks the schema, or that is not the job's (jobs.WrongJobError): the job's own GET
+                # says what is wrong with it (or that nothing is).
+                continue
+            if not self.usable(item):
                 continue
             kept[key] = item
             self._searched(key, item)
@@ -235,4 +261,4 @@ def phase_source(keys, fetch, search, build, acted, settled=(), max_concurrency=
     v2 = [key for key in keys if isinstance(key, str)]
     if len(v2) >= SEARCH_MIN_JOBS:
         return SearchPhases(search, build, fetch, acted, settled, len(v2), max_concurrency=max_concurrency, clock=clock, named=named, name_pages=name_pages)
-    return GetPhases(fetch, settled)
+    return GetPhases(fetch, settled, acted)

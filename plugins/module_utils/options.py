@@ -212,23 +212,44 @@ def where(name, level):
     return "%s (%s)" % (name, level)
 
 
+# A CA file is read as PEM (ssl's load_verify_locations): without this line it holds no certificate ssl can use.
+PEM_CERTIFICATE = b"-----BEGIN CERTIFICATE-----"
+MAX_CA_BUNDLE_BYTES = 64 * 1024 * 1024
+
+
+def ca_bundle_problem(path):
+    """What is wrong with ``path`` as ``ca_bundle`` (a PEM file of CA certificates), said after the option's name; or None."""
+    shown = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in str(path))[:300]
+    if os.path.isdir(path):
+        return "%s is a directory: give the PEM file of the CA certificates to trust" % shown
+    if not os.path.exists(path):
+        return "no such file or directory: %s" % shown
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_CA_BUNDLE_BYTES)
+    except OSError as error:
+        return "%s cannot be read: %s" % (shown, error.strerror or type(error).__name__)
+    if PEM_CERTIFICATE not in data:
+        return "%s holds no PEM certificate (no -----BEGIN CERTIFICATE----- line): give the CA certificates in PEM form" % shown
+    return None
+
+
 def _describe_all(names):
     return ", ".join(describe(name) for name in names)
 
 
-# kind -> (options that select it, options it requires)
+# kind -> (options that select it, options it requires).  Options that only tune a kind (OIDC_TUNING_OPTIONS) select
+# none: a runner's HUAWEICLOUD_OIDC_SESSION_NAME beside its AK/SK, or a task's oidc_session_name, changes no kind.
 CREDENTIAL_KINDS = (
     ("aksk", ("access_key", "secret_key", "security_token"), ("access_key", "secret_key")),
     ("auth_token", ("auth_token",), ("auth_token",)),
     ("password", ("username", "password", "domain_name"), ("username", "password", "domain_name")),
     ("credentials_file", ("credentials_file",), ("credentials_file",)),
     ("federated", ("idp_id", "id_token_file"), ("idp_id", "id_token_file")),
-    (
-        "oidc",
-        ("oidc_provider_urn", "oidc_agency_urn", "oidc_token_file", "oidc_id_token", "oidc_session_name", "oidc_duration_seconds"),
-        ("oidc_provider_urn", "oidc_agency_urn"),
-    ),
+    ("oidc", ("oidc_provider_urn", "oidc_agency_urn", "oidc_token_file", "oidc_id_token"), ("oidc_provider_urn", "oidc_agency_urn")),
 )
+# How an OIDC exchange is made, taken option by option like region or timeouts; used only when the kind is OIDC.
+OIDC_TUNING_OPTIONS = ("oidc_session_name", "oidc_duration_seconds")
 # Kinds whose exchanges go to IAM (the endpoint must be known), and kinds that may learn the project and
 # the IAM endpoint from what they read (the credentials file, the default chain).
 IAM_KINDS = ("password", "federated")
@@ -242,17 +263,19 @@ CREDENTIAL_OPTIONS = tuple(name for _kind, names, _required in CREDENTIAL_KINDS 
 
 KINDS_HELP = (
     "access_key and secret_key (HUAWEICLOUD_SDK_AK, HUAWEICLOUD_SDK_SK), or auth_token (HUAWEICLOUD_SDK_AUTH_TOKEN), or username, password and "
-    "domain_name (HUAWEICLOUD_USERNAME, HUAWEICLOUD_PASSWORD, HUAWEICLOUD_DOMAIN_NAME), or credentials_file, or idp_id and id_token_file "
+    "domain_name (HUAWEICLOUD_USERNAME, HUAWEICLOUD_PASSWORD, HUAWEICLOUD_DOMAIN_NAME), or credentials_file (HUAWEICLOUD_SDK_CREDENTIALS_FILE), or idp_id and "
+    "id_token_file "
     "(HUAWEICLOUD_SDK_IDP_ID, HUAWEICLOUD_SDK_ID_TOKEN_FILE), or oidc_provider_urn, oidc_agency_urn and oidc_token_file (HUAWEICLOUD_OIDC_*)"
 )
 
 
-def check_credentials(params, level=None):
+def check_credentials(params, level=None, origins=None):
     """Return the credential kind of ``params``: one of :data:`CREDENTIAL_KINDS`, or :data:`DEFAULT_KIND` when none is named.
 
     Raises :class:`ConnectionConfigError` when more than one kind is set, when a kind is incomplete, or
     when neither ``region`` nor the endpoints allow finding the services.  ``level`` says where the
-    credentials came from, for the messages.  Messages name options and environment variables only.
+    credentials came from, for the messages, and ``origins`` (option -> level) where each other value did.  Messages name
+    options and environment variables only.
     """
     present = [kind for kind, names, _required in CREDENTIAL_KINDS if any(params.get(name) for name in names)]
     source = " (%s)" % _level_text(level) if level else ""
@@ -280,8 +303,8 @@ def check_credentials(params, level=None):
     if needs_iam and not params.get("region") and not params.get("iam_endpoint"):
         what = "password authentication asks IAM for a token" if kind == "password" else "these credentials are obtained from IAM"
         raise ConnectionConfigError("%s: set %s, or %s to say which IAM endpoint to call" % (what, describe("region"), describe("iam_endpoint")))
-    _check_numbers(params)
-    _check_urls(params)
+    _check_numbers(params, origins or {})
+    _check_urls(params, origins or {})
     return kind
 
 
@@ -319,7 +342,12 @@ def _level_text(level):
     }.get(level, level)
 
 
-def _check_urls(params):
+def _named(name, origins):
+    # A value's option and where it came from when that is known, else the option and its environment variable.
+    return where(name, origins[name]) if name in origins else describe(name)
+
+
+def _check_urls(params, origins):
     schemes = {
         "endpoint": ("https://", "http://"),
         "iam_endpoint": ("https://", "http://"),
@@ -329,18 +357,18 @@ def _check_urls(params):
     for name, allowed in schemes.items():
         value = params.get(name)
         if value and not str(value).lower().startswith(allowed):
-            raise ConnectionConfigError("%s must be a URL starting with %s" % (describe(name), " or ".join(allowed)))
+            raise ConnectionConfigError("%s must be a URL starting with %s" % (_named(name, origins), " or ".join(allowed)))
 
 
-def _check_numbers(params):
+def _check_numbers(params, origins):
     for name in ("connect_timeout", "request_timeout", "max_response_bytes"):
         value = params.get(name)
         if value is not None and not value > 0:
-            raise ConnectionConfigError("%s must be greater than 0, got %r" % (name, value))
+            raise ConnectionConfigError("%s must be greater than 0, got %r" % (_named(name, origins), value))
     for name in ("backoff_retries", "backoff_delay", "backoff_max_delay"):
         value = params.get(name)
         if value is not None and value < 0:
-            raise ConnectionConfigError("%s must not be negative, got %r" % (name, value))
+            raise ConnectionConfigError("%s must not be negative, got %r" % (_named(name, origins), value))
 
 
 def proxy_secret(proxy):
@@ -588,7 +616,11 @@ def resolve(levels, environ=None, has_wait_for=True):
                 origins[name] = source
         else:
             connection[name] = pick(name, spec)
-    kind = check_credentials(connection, credential_level)
+    kind = check_credentials(connection, credential_level, origins)
+    if connection["validate_certs"] and connection["ca_bundle"]:
+        problem = ca_bundle_problem(connection["ca_bundle"])
+        if problem:
+            raise ConnectionConfigError("%s: %s" % (_named("ca_bundle", origins), problem))
     others = {}
     for table in (WAIT_OPTIONS, QUERY_OPTIONS):
         for name, spec in table.items():

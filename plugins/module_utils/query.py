@@ -37,7 +37,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.selection impor
     v1_selection_key,
     v2_key,
 )
-from ansible_collections.modelarts.training.plugins.module_utils.text import MASK, label, name_key, redact
+from ansible_collections.modelarts.training.plugins.module_utils.text import MASK, Secrets, label, name_key, redact
 from ansible_collections.modelarts.training.plugins.module_utils.validation import HAS_JSONSCHEMA, JSONSCHEMA_IMPORT_ERROR, SchemaValidationError
 
 MESSAGE_JOBS_SHOWN = 20
@@ -112,17 +112,23 @@ def _endpoint_tokens(details, mask):
     return found
 
 
+def _keep_tokens(tokens, found):
+    """Add ``found`` to ``tokens`` (a dict used as an ordered set): each distinct token once, however often the jobs
+    are read, so that what a long wait or a source that never ends keeps does not grow with its rounds."""
+    if tokens is not None:
+        for value in found:
+            tokens.setdefault(value, None)
+
+
 def _mask_item(item, include_tokens, tokens=None):
     if not isinstance(item, dict):
         return []
     if include_tokens:
-        if tokens is not None:
-            tokens.extend(endpoint_token_values(item.get("details")))
+        _keep_tokens(tokens, endpoint_token_values(item.get("details")))
         return []
     found = mask_endpoint_tokens(item.get("details"))
-    if tokens is not None:
-        # Kept for diagnostics: a job's log may print its notebook token.
-        tokens.extend(found)
+    # Kept for diagnostics: a job's log may print its notebook token.
+    _keep_tokens(tokens, found)
     if found:
         if item.get("failure_reason"):
             item["failure_reason"] = redact(item["failure_reason"], found)
@@ -161,16 +167,21 @@ _ABSENT = object()
 def fetch_item(client, key, validate="strict", fail_on=DEFAULT_FAIL_ON, deadline=None, include_tokens=False, tokens=None):
     """GET one job (v2 id or v1 key), validate the raw document, normalise it and mask its endpoint tokens.
 
-    Raises ``ModelArtsError`` for API failures and ``SchemaValidationError`` under ``validate=strict``
-    (its item masked too).  ``tokens``, a list, receives the endpoint tokens found.
+    Raises ``ModelArtsError`` for API failures (a ``jobs.WrongJobError`` when the answer is another job's document)
+    and ``SchemaValidationError`` under ``validate=strict`` (its item masked too).  ``tokens``, a dict used as an
+    ordered set, receives the endpoint tokens found.
     """
     try:
+        # The answer is checked against the question (expect): another job's document is never this job's item.
         if isinstance(key, tuple):
             response = client.get_job_version(key[1], key[2], deadline=deadline)
-            item = build_item(response.data, "v1", validate=validate, fail_on=fail_on, job_ref=name_key(key))
+            api, expect, operation = "v1", key[1:], "get training job %s version %s" % (label(key[1]), label(key[2]))
         else:
             response = client.get_training_job(key, deadline=deadline)
-            item = build_item(response.data, "v2", validate=validate, fail_on=fail_on, job_ref=name_key(key))
+            api, expect, operation = "v2", key, "get training job %s" % label(key)
+        item = build_item(
+            response.data, api, validate=validate, fail_on=fail_on, job_ref=name_key(key), expect=expect, operation=operation, request_id=response.request_id
+        )
     except SchemaValidationError as error:
         _mask_error(error, include_tokens, tokens)
         raise
@@ -181,9 +192,10 @@ def fetch_item(client, key, validate="strict", fail_on=DEFAULT_FAIL_ON, deadline
 def search_item(document, key, validate="strict", fail_on=DEFAULT_FAIL_ON, include_tokens=False, tokens=None):
     """The item of one search document of the v2 job ``key``, validated, normalised and masked like a GET's.
 
-    Raises ``SchemaValidationError`` under ``validate=strict`` (the phase source then GETs the job).
+    Raises ``SchemaValidationError`` under ``validate=strict``, and ``jobs.WrongJobError`` for a document of another job
+    (the phase source then GETs the job).
     """
-    item = build_item(document, "v2", validate=validate, fail_on=fail_on, job_ref=name_key(key))
+    item = build_item(document, "v2", validate=validate, fail_on=fail_on, job_ref=name_key(key), expect=key, operation="search training jobs by id")
     _mask_item(item, include_tokens, tokens)
     return item
 
@@ -389,7 +401,9 @@ def query_jobs(
         return count > was
 
     if initial:
-        source.adopt(initial)  # a name search's items: search items like the source's own
+        # A name search's items, by the rule of every round: a job it shows in a phase the wait acts on is judged on
+        # its own GET, which the first round sends at once (a search never decides a wait).
+        initial = source.adopt(initial)
     outcome = _waiter().wait_for_jobs(
         keys,
         source.observe,
@@ -430,9 +444,11 @@ def keys_for_search(
 
     Returns ``(keys, found)``: ``found[key]`` is the job's item, or the ``SchemaValidationError`` of a
     document that breaks the schema under ``validate=strict`` - one bad document never hides the
-    others.  A document without a readable id cannot be keyed and is reported under ``("search", n)``.  ``pages``, a
-    list, receives how many requests the search took.  ``created_since`` (epoch ms): only the jobs created since then,
-    about (``search.jobs_matching``); ``newest``, a list, receives the latest ``metadata.create_time`` the answers hold.
+    others.  A document without a readable id, or whose id is not a training job id (:data:`JOB_ID_PATTERN`: the
+    service's text never becomes a key, a URL or an event's id), cannot be keyed and is reported under
+    ``("search", n)``.  ``pages``, a list, receives how many requests the search took.  ``created_since`` (epoch ms):
+    only the jobs created since then, about (``search.jobs_matching``); ``newest``, a list, receives the latest
+    ``metadata.create_time`` the answers hold.
     """
     if not isinstance(search, Search):
         search = Search(name=search)
@@ -450,15 +466,18 @@ def keys_for_search(
         except SchemaValidationError as error:
             _mask_error(error, include_tokens, tokens)
             known = error.item.get("id") if isinstance(error.item, dict) else None
-            found[v2_key(known) if known is not None else ("search", index)] = error
+            if known is not None and not JOB_ID_PATTERN.fullmatch(known):
+                found[("search", index)] = UnidentifiedJobError(index, search, error.item, job_id=known)
+            else:
+                found[v2_key(known) if known is not None else ("search", index)] = error
             continue
         _mask_item(item, include_tokens, tokens)
-        if item["id"] is not None:
+        if item["id"] is not None and JOB_ID_PATTERN.fullmatch(item["id"]):
             found[v2_key(item["id"])] = item
         else:
             # Under validate warn or off the item is built all the same; without an id it can be neither
             # keyed nor polled again, and dropping it could hide a Failed job from a gate.
-            found[("search", index)] = UnidentifiedJobError(index, search, item)
+            found[("search", index)] = UnidentifiedJobError(index, search, item, job_id=item["id"])
     return list(found), found
 
 
@@ -475,17 +494,20 @@ class UnidentifiedJobError(Exception):
     transient = False
     not_found = False
 
-    def __init__(self, index, search, item):
+    def __init__(self, index, search, item, job_id=None):
         phase = item.get("phase") if isinstance(item, dict) else None
         if isinstance(search, Search) and (search.tags or search.workspace_id is not None or search.name is None):
             what = "the jobs %s" % search.describe()
         else:
             what = "the name '%s'" % label(search.name if isinstance(search, Search) else search)
+        problem = "no readable metadata.id" if job_id is None else "metadata.id %r, which is not a training job id" % label(job_id, 80)
         super().__init__(
-            "search result %d for %s (phase %s) has no readable metadata.id, so the job cannot be identified or followed"
-            % (index, what, label(phase) if phase else "unknown")
+            "search result %d for %s (phase %s) has %s, so the job cannot be identified or followed"
+            % (index, what, label(phase) if phase else "unknown", problem)
         )
-        self.item = item
+        # What the document says of the job, its phase included, but never the id it cannot be followed by: no
+        # result, event or message carries the service's text as a job's id (nor the document that holds it).
+        self.item = dict(item, id=None, details=None) if isinstance(item, dict) and job_id is not None else item
 
 
 def _document_ref(document, index):
@@ -518,8 +540,11 @@ class Query(object):
         client_kwargs.setdefault("pool_size", self.settings.max_concurrency)
         self.client = ModelArtsClient(self.settings.connection, clock=clock, environ=environ, **client_kwargs)
         self.warnings = []
-        # Endpoint tokens of the jobs read so far: masked in diagnostics whatever include_endpoint_tokens says.
-        self.endpoint_tokens = []
+        # Endpoint tokens of the jobs read so far, each once (a dict as an ordered set): masked in diagnostics whatever
+        # include_endpoint_tokens says.  A source that never ends reads the same jobs round after round: this holds
+        # their distinct tokens, not one entry per item built.
+        self.endpoint_tokens = {}
+        self._masking = (None, None)  # (what it was built from, text.Secrets): rebuilt only when that changes
         if not self.settings.connection["validate_certs"]:
             self.warnings.append("validate_certs is false: the TLS certificates of %s are not verified" % self.client.endpoint)
 
@@ -543,6 +568,15 @@ class Query(object):
     def redact(self, text):
         """``text`` with every secret this query knows masked (IAM tokens issued since included)."""
         return self.client.redact(text)
+
+    def masking_secrets(self):
+        """Every secret of :meth:`secrets` and every endpoint token read so far, as one :class:`text.Secrets` built
+        once per change of either (not once per masked line, nor per call): what diagnostics masks with."""
+        secrets = self.secrets()
+        source = (tuple(secrets), len(self.endpoint_tokens))
+        if self._masking[0] != source:
+            self._masking = (source, Secrets(list(secrets) + list(self.endpoint_tokens)))
+        return self._masking[1]
 
     # -- what the event source calls ------------------------------------------------------------
 
@@ -583,7 +617,7 @@ class Query(object):
             return {}
         diagnostics = _diagnostics()
         limit = self.clock() + float(self.client.params["request_timeout"])
-        secrets = list(self.secrets()) + list(self.endpoint_tokens)
+        secrets = self.masking_secrets()
         diagnostics.diagnose(
             self.client,
             failed,
@@ -596,11 +630,17 @@ class Query(object):
         )
         return dict((id(item), diagnostics.summary(item)) for item in failed if item.get("diagnostics"))
 
+    def acted(self):
+        """The phases a job is judged in on its own GET only, never on a search's word: this query's ``wait_for`` and
+        ``fail_on`` phases and every final phase (the event source's ``wait_for`` is the final phases outside ``fail_on``)."""
+        settings = self.settings
+        return set(settings.wait_for) | set(settings.fail_on) | set(TERMINAL_PHASES)
+
     def phase_source(self, keys, acted=None, workspace_id=None):
         """The phase source (``observer``) for watching ``keys``: ``observe(keys)`` once a round, answered as one GET per job would be.
 
-        ``acted`` are the phases whose item must come from the job's own GET (:meth:`fetch`; default: this query's
-        ``fail_on``); ``workspace_id`` the workspace the bulk searches look in (default: the selection's).
+        ``acted`` are the phases whose item must come from the job's own GET (:meth:`fetch`; default: :meth:`acted`);
+        ``workspace_id`` the workspace the bulk searches look in (default: the selection's).
         """
         settings = self.settings
         if workspace_id is None and self.selection is not None:
@@ -608,13 +648,24 @@ class Query(object):
         return phase_source(
             self.client,
             keys,
-            settings.fail_on if acted is None else acted,
+            self.acted() if acted is None else acted,
             self.fetch,
             max_concurrency=settings.max_concurrency,
             clock=self.clock,
             workspace_id=workspace_id,
             **self._item_options(),
         )
+
+    def settle(self, found, deadline=None):
+        """``found`` (``{key: item or exception}`` of a name search, the jobs still watched) with the rule of every round
+        applied (``observer``): a job the search shows in an :meth:`acted` phase is answered by its own GET (an item, or
+        the GET's error) instead - a search never decides what a job is.  A document that broke the schema stays as it
+        is: the event source reports it and decides nothing on it."""
+        source = self.phase_source([])  # no jobs to search: GetPhases, for its rule (adopt) and its GETs
+        source.adopt(dict((key, item) for key, item in found.items() if isinstance(item, dict)))
+        due = [key for key in found if key in source.due]
+        answers = source.observe(due, deadline) if due else {}
+        return dict((key, answers.get(key, found[key])) for key in found)
 
     def judge(self, observation, poll_number, not_found_tolerance=None):
         """The waiter's verdict on one observation (see ``waiter.judge``), with this query's phases.
@@ -636,7 +687,8 @@ class Query(object):
         must never open a gate): the search is repeated on the waiter's schedule until a job matches, and a
         :class:`ModelArtsError` saying no job did ends the call at the deadline.  As for
         the jobs' own polls, the search at the deadline (the only one when ``wait_timeout`` is 0) may
-        run one ``request_timeout`` past it, and transient errors are tolerated until then.
+        run one ``request_timeout`` past it, and transient errors are tolerated until then (not one from a host that has
+        never answered: ``ModelArtsError.unreached``).
         """
         settings = self.settings
         if not settings.wait:
@@ -653,7 +705,7 @@ class Query(object):
                 keys, found = self.search(name, deadline + grace if last else deadline, pages)
                 failure = None
             except ModelArtsError as error:
-                if not error.transient:
+                if not error.transient or error.unreached:
                     raise
                 keys, found, failure = [], {}, error
             if keys:
@@ -686,7 +738,9 @@ class Query(object):
         if selection.search is not None:
             try:
                 keys, initial = self._find_named(selection.search, start, pages)
-            except ModelArtsError as error:
+            except (ModelArtsError, ConnectionConfigError) as error:
+                # A configuration error met on the way (a credential source, the project) fails the search as it fails a
+                # job's GET: one message, the same as with training_job_id.
                 return QueryResult([], False, str(error), {"search": error}, warnings=warnings, single=selection.single)
             warnings.extend(str(value) for value in initial.values() if isinstance(value, UnidentifiedJobError))
         result = query_jobs(

@@ -50,9 +50,9 @@ def _create_time(document):
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def jobs_named(post, name, page_size=50, max_pages=200, pages=None):
+def jobs_named(post, name, page_size=50, max_pages=200, pages=None, max_bytes=None):
     """All v2 jobs whose name is exactly ``name`` (:func:`jobs_matching` of a search by that name alone)."""
-    return jobs_matching(post, _NameOnly(name), page_size=page_size, max_pages=max_pages, pages=pages)
+    return jobs_matching(post, _NameOnly(name), page_size=page_size, max_pages=max_pages, pages=pages, max_bytes=max_bytes)
 
 
 class _NameOnly(object):
@@ -76,7 +76,7 @@ class _NameOnly(object):
         return "named '%s'" % label(self.name)
 
 
-def jobs_matching(post, search, page_size=50, max_pages=200, pages=None, created_since=None):
+def jobs_matching(post, search, page_size=50, max_pages=200, pages=None, created_since=None, max_bytes=None):
     """All v2 jobs ``search`` selects (``selection.Search``: its ``filters()`` and ``fields()`` in every request, its
     ``matches()`` on every answer), newest first, following every page of the search API.  ``pages``, a list,
     receives the number of requests it took (what the next search will cost, about).
@@ -93,21 +93,40 @@ def jobs_matching(post, search, page_size=50, max_pages=200, pages=None, created
     (``offset`` 1) tells them apart - read as an item offset it repeats all but the first job of
     the first page - and the offsets that follow are page indexes or item offsets accordingly.
     Documents are de-duplicated by ``metadata.id`` (jobs created while paging shift the pages);
-    a document without a readable id is kept (``query.keys_for_name`` reports it), and under the
+    a document without a readable id is kept (``query.keys_for_search`` reports it), and under the
     item reading skipped where its position was seen already.  Paging stops at an empty or short page,
     once ``total`` documents were seen, or at a page that adds nothing new; a search still going
     after ``max_pages`` requests is an error, never a silently partial answer.
+
+    What a search holds stays bounded whatever the server sends: a page holding more documents than the ``limit``
+    asked is an error (a service that does not page as asked), and so are pages whose bodies together (each response's
+    ``size``) pass ``max_bytes`` - the pages of one search are one answer, bounded like any other.
     """
     found = []
     ids = set()
     seen = 0  # documents seen: distinct ids, plus documents without one
     offset, item_offsets, covered = 0, False, 0  # covered: where the item reading's next unseen document is
     what = search.describe()
+    read = 0  # bytes of the pages so far
     for request in range(max_pages):
         body = {"offset": offset, "limit": page_size, "sort_by": "create_time", "order": "desc", "filters": search.filters()}
         body.update(search.fields())
         response = post(body, "search training jobs %s (offset %d)" % (what, offset))
         items = _items(response, "search training jobs %s" % what)
+        read += getattr(response, "size", 0) or 0
+        if len(items) > page_size:
+            raise ModelArtsError(
+                "search training jobs %s (offset %d): the answer holds %d documents for a limit of %d: the service does not page as asked, "
+                "so the search was stopped" % (what, offset, len(items), page_size),
+                request_id=response.request_id,
+            )
+        if max_bytes is not None and read > max_bytes:
+            raise ModelArtsError(
+                "search training jobs %s: its %d pages so far hold %d bytes, more than max_response_bytes (%d) for the whole search "
+                "(the service's name filter matches substrings; %d jobs seen), so the search was stopped rather than answer with part of the jobs"
+                % (what, request + 1, read, max_bytes, seen + len(items)),
+                request_id=response.request_id,
+            )
         if request == 1 and _repeats_most_of(items, ids):
             item_offsets = True
         # Read at an item offset, the page starts inside what was seen: by id, and by position for id-less documents.

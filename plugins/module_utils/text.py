@@ -6,6 +6,8 @@
 * :func:`label` renders an id or a name (the user's or the service's input) as one bounded line;
 * :func:`excerpt` quotes a response body; :func:`describe_value` describes a JSON value (containers
   by size, never printed); :func:`truncate` cuts a text that is already safe;
+* :func:`printable` writes a text's control characters out (``\\n``, ``\\x1b``) so it stays one line, and
+  :func:`inert` also breaks the Jinja delimiters of a server's text so that no template engine runs it;
 * :func:`name_key` names a job by its key (a v2 id, a v1 ``('v1', job_id, version_id)`` or a search
   result ``('search', n)``): the one way a message names a job before its document is known.
 """
@@ -121,7 +123,29 @@ def _masked(text, spans, limit=None):
     return "".join(pieces)
 
 
+class Secrets(tuple):
+    """Secret values to mask, each once, as text; built once by a caller that masks many texts with the same values
+    (diagnostics: every event and log line of a failed job) and passed as ``secrets``.  Its hash is computed once, so
+    that finding the masking compiled for it (:func:`_masking`) does not go over every value for every text."""
+
+    def __new__(cls, values=()):
+        self = super().__new__(cls, dict.fromkeys(str(value) for value in values if value))
+        self._hash = tuple.__hash__(self)
+        return self
+
+    def __hash__(self):
+        return self._hash
+
+    def __eq__(self, other):
+        return self is other or tuple.__eq__(self, other)
+
+    def __ne__(self, other):
+        return not self == other
+
+
 def _wanted(secrets):
+    if isinstance(secrets, Secrets):
+        return secrets
     return tuple(str(secret) for secret in secrets if secret)
 
 
@@ -144,8 +168,36 @@ def label(value, length=LABEL_LENGTH, secrets=()):
     Ansible's output, and a 5,000-character id must not make a 5,000-character message.  Masking
     comes first, so the part of a secret that a cut would leave is never shown.
     """
-    text = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in redact(value, secrets))
+    text = printable(redact(value, secrets))
     return text if len(text) <= length else text[:length] + "..."
+
+
+def printable(text):
+    """``text`` on one line: every character that is not printable (newlines, carriage returns, ANSI escapes, Unicode
+    line separators) written out as Python writes it in a string (``\\n``, ``\\x1b``, ``\\u2028``); nothing is cut."""
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+
+
+# A "{" that would open a Jinja block, expression or comment; "#jinja2:" at the start names other delimiters.
+_JINJA_OPENING = re.compile(r"\{(?=[{%#])")
+_JINJA_OVERRIDE = "#jinja2:"
+
+
+def inert(text):
+    """A server's ``text`` (a job name) as a value no template engine runs: one line (:func:`printable`), a space after
+    every ``{`` that opens a Jinja delimiter (``{{`` becomes ``{ {``, ``{%`` becomes ``{ %``, ``{#`` becomes ``{ #``)
+    and a leading ``#jinja2:`` (which chooses other delimiters) written ``# jinja2:``.
+
+    ansible-rulebook hands the whole event to ``run_playbook`` as extra vars, and ansible-playbook renders a template
+    found in extra vars: a job named ``{{ lookup('pipe', ...) }}`` would run a command on the rulebook's host.
+    """
+    text = _JINJA_OPENING.sub("{ ", printable(text))
+    if text.startswith(_JINJA_OVERRIDE):
+        text = "# " + text[1:]
+    return text
 
 
 def excerpt(body, secrets=(), length=EXCERPT_LENGTH):

@@ -27,7 +27,9 @@ Rules, all measured on ``clock``:
 * Errors: ``getattr(exc, 'transient', False)`` errors are tolerated until the deadline;
   ``getattr(exc, 'not_found', False)`` errors are tolerated during a job's first
   ``not_found_tolerance`` polls (a job just created may not be visible yet), and end the wait with
-  outcome ``error`` afterwards; any other error ends it at once with outcome ``error``.
+  outcome ``error`` afterwards; any other error ends it at once with outcome ``error``.  A transient error
+  that is also ``unreached`` (no connection to a host that has not answered once: refused, a name that does
+  not resolve) ends it too (``unreached``): what never answered is not waited for until the deadline.
 * Only a job whose last item is in ``wait_for`` counts as done; the outcome is ``satisfied`` only
   when every job is, and none of them is done by a search's word alone (``unconfirmed``): those are
   read by their own GET first.
@@ -39,7 +41,7 @@ import datetime
 import time
 
 from ansible_collections.modelarts.training.plugins.module_utils.options import wait_option_problems
-from ansible_collections.modelarts.training.plugins.module_utils.phases import TERMINAL_PHASES as PHASE_TERMINAL
+from ansible_collections.modelarts.training.plugins.module_utils.phases import TERMINAL_PHASES
 from ansible_collections.modelarts.training.plugins.module_utils.text import label, name_key
 
 OUTCOME_SATISFIED = "satisfied"
@@ -62,9 +64,6 @@ GROWTH_FACTOR = 1.5
 # After a round the service throttled, the interval grows by this much instead (still capped).
 THROTTLED_GROWTH = 2.0
 DEFAULT_NOT_FOUND_TOLERANCE = 3
-
-# Phases a training job never leaves (phases.py owns the vocabulary).
-TERMINAL_PHASES = frozenset(PHASE_TERMINAL)
 
 
 class MissingResult(Exception):
@@ -130,6 +129,13 @@ def judge(observation, poll_number, wait_for, fail_on, terminal_phases=TERMINAL_
     if phase in terminal_phases:
         return JOB_UNREACHABLE, "is %s, a final phase outside wait_for (%s), so it can never get there" % (phase, ", ".join(wait_for))
     return JOB_WAITING, None
+
+
+def unreached(observation, judged):
+    """``judged`` made fatal for a tolerated error that says the service has not answered once (``unreached``)."""
+    if judged[0] == JOB_TOLERATED and _flag(observation, "unreached"):
+        return JOB_FATAL, "%s (no answer has come from there yet: the wait ends now, not at wait_timeout)" % (observation,)
+    return judged
 
 
 def record_phase(history, phase, at):
@@ -391,7 +397,8 @@ def wait_for_jobs(
         for key, observation in observations.items():
             if _counts_as_poll(observation):
                 result.polls[key] += 1
-            result.observe(key, observation, elapsed, stamp, judge(observation, result.polls[key], wait_for, fail_on, terminal_phases, not_found_tolerance))
+            judged = judge(observation, result.polls[key], wait_for, fail_on, terminal_phases, not_found_tolerance)
+            result.observe(key, observation, elapsed, stamp, unreached(observation, judged))
         pending = [key for key in keys if result.verdicts[key] != JOB_DONE]
 
         outcome = wait_outcome(result.verdicts)

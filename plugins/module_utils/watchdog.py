@@ -361,28 +361,35 @@ def hand_back(watch, raw):
         discard(raw)
 
 
-def read_body(raw, deadline, watch, clock, params, secrets):
-    """The whole body of ``raw`` by ``deadline``, read in pieces so that neither its size (``params['max_response_bytes']``)
-    nor a slow trickle can pass the limits."""
-    limit = int(params["max_response_bytes"])
+def read_body(raw, deadline, watch, clock, params, secrets, limit=None):
+    """The whole body of ``raw`` by ``deadline``, read in pieces so that neither its size (``params['max_response_bytes']``,
+    or ``limit`` when smaller) nor a slow trickle can pass the limits."""
+    return b"".join(body_pieces(raw, deadline, watch, clock, params, secrets, limit))
+
+
+def body_pieces(raw, deadline, watch, clock, params, secrets, limit=None):
+    """The body of ``raw`` as it arrives, piece by piece (64 KiB at most), by ``deadline`` and within
+    ``params['max_response_bytes']`` - or ``limit``, a caller's own smaller bound -: what reads a large answer as a stream
+    holds one piece at a time."""
+    maximum = int(params["max_response_bytes"])
+    if limit is not None and int(limit) < maximum:
+        maximum, bound = int(limit), "the limit of %d bytes read for this answer" % int(limit)
+        advice = "the rest is not read"
+    else:
+        bound = "the max_response_bytes limit of %d" % maximum
+        advice = "raise max_response_bytes if documents this large are expected"
     declared = raw.headers.get("Content-Length")
-    if declared and declared.isdigit() and int(declared) > limit:
-        raise ModelArtsError(
-            "the response body is %s bytes, over the max_response_bytes limit of %d; raise max_response_bytes "
-            "if documents this large are expected" % (declared, limit)
-        )
-    chunks = []
+    if declared and declared.isdigit() and int(declared) > maximum:
+        raise ModelArtsError("the response body is %s bytes, over %s; %s" % (declared, bound, advice))
     size = 0
     for chunk in _body_pieces(raw, deadline, watch, clock, float(params["request_timeout"])):
         size += len(chunk)
-        if size > limit:
+        if size > maximum:
             raise ModelArtsError(
-                "the response body is over the max_response_bytes limit of %d (more than %d bytes received, "
-                "Content-Type %s); raise max_response_bytes if documents this large are expected"
-                % (limit, limit, label(raw.headers.get("Content-Type"), 60, secrets))
+                "the response body is over %s (more than %d bytes received, Content-Type %s); %s"
+                % (bound, maximum, label(raw.headers.get("Content-Type"), 60, secrets), advice)
             )
-        chunks.append(chunk)
-    return b"".join(chunks)
+        yield chunk
 
 
 def _body_pieces(raw, deadline, watch, clock, read_timeout):

@@ -361,6 +361,7 @@ request_id:
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
+from ansible_collections.modelarts.training.plugins.module_utils.credentials import MODULE_SOURCES_NOTE, NoCredentialsError
 from ansible_collections.modelarts.training.plugins.module_utils.options import (
     LEVEL_OPTION,
     ConnectionConfigError,
@@ -416,7 +417,10 @@ def main():
         result["training_job"] = outcome.items[0]
     if not outcome.ok:
         result.update(outcome.failure_fields())
-        module.fail_json(msg=outcome.msg, job_messages=outcome.job_messages, **result)
+        msg = outcome.msg
+        if any(isinstance(error, NoCredentialsError) for error in (outcome.errors or {}).values()):
+            msg = "%s (%s)" % (msg, MODULE_SOURCES_NOTE)
+        module.fail_json(msg=msg, job_messages=outcome.job_messages, **result)
     module.exit_json(**result)
 
 

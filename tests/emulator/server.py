@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """ModelArts + IAM emulator: ``modelarts-emulator`` run from a checkout, without installing the package.
 
-    python3 tests/emulator/server.py --port 8443 --tls-dir /tmp/ma-tls
+    python3 tests/emulator/server.py --port 8443 --tls-dir ~/.modelarts-emulator/tls
 
 prints ``modelarts-emulator listening on <URL>`` once it accepts connections. The emulator is the
 Python package in emulator/ (``pip install ./emulator``); see docs/emulator.md.

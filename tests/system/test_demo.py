@@ -43,7 +43,7 @@ def pins(name):
             if line.startswith("-r "):
                 found.update(pins(line[3:].strip()))
             elif line:
-                package, _, version = line.partition("==")
+                package, _sep, version = line.partition("==")
                 found[package.lower()] = version
     return found
 

@@ -2,18 +2,20 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The command line: ``modelarts-emulator``, ``python -m modelarts_emulator`` and ``tests/emulator/server.py``.
 
-    modelarts-emulator --port 8443 --tls-dir /tmp/ma-tls
+    modelarts-emulator --port 8443 --tls-dir "$(mktemp -d)"
 
 prints ``modelarts-emulator listening on <URL>`` once it accepts connections.
 """
 
 import argparse
+import errno
 import os
 import signal
+import stat
 import sys
 import threading
 
-from . import accounts
+from . import accounts, tls
 from .app import ADMIN_TOKEN_ENV, DEFAULT_ADMIN_TOKEN, Emulator
 from .scenario import DEFAULT_SCENARIO, ScenarioError, shipped_scenarios
 
@@ -81,7 +83,12 @@ def build_parser(prog=None):
     net = parser.add_argument_group("network")
     net.add_argument("--port", type=int, default=0, help="TCP port; 0 picks a free one (default: 0)")
     net.add_argument("--host", default="127.0.0.1", help="loopback address to bind (default: 127.0.0.1; others are refused)")
-    net.add_argument("--tls-dir", metavar="DIR", help="serve HTTPS with a CA (DIR/ca.pem) and server certificate generated (or reused) in DIR")
+    net.add_argument(
+        "--tls-dir",
+        metavar="DIR",
+        help="serve HTTPS with a CA (DIR/ca.pem) and server certificate generated in DIR, a private directory of yours "
+        "(made 0700 if new); only certificates the emulator wrote there are reused",
+    )
     run = parser.add_argument_group("running")
     run.add_argument(
         "--scenario",
@@ -92,8 +99,8 @@ def build_parser(prog=None):
     run.add_argument(
         "--admin-token", metavar="TOKEN", help="token for the /_emulator/ control API (default: $%s or %s)" % (ADMIN_TOKEN_ENV, DEFAULT_ADMIN_TOKEN)
     )
-    run.add_argument("--ready-file", metavar="PATH", help="write the URL to PATH once listening (removed on exit)")
-    run.add_argument("--pid-file", metavar="PATH", help="write the process id to PATH (removed on exit)")
+    run.add_argument("--ready-file", metavar="PATH", help="write the URL to PATH once listening (removed on exit; a symbolic link there is refused)")
+    run.add_argument("--pid-file", metavar="PATH", help="write the process id to PATH (removed on exit; a symbolic link there is refused)")
     run.add_argument("--verbose", action="store_true", help="access log and internal errors on stderr (never secrets)")
     auth = parser.add_argument_group("authentication behaviour")
     auth.add_argument("--token-lifetime", type=float, metavar="SECONDS", help="IAM token lifetime (default: 86400)")
@@ -123,17 +130,38 @@ def build_parser(prog=None):
     return parser
 
 
+def check_output_file(option, path):
+    """Refuse ``path`` for ``--ready-file``/``--pid-file`` when something is planted there: a symbolic link, or anything but
+    a regular file of this user's (a stale one from an earlier run is replaced). Raises ValueError naming the option."""
+    if not path:
+        return
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(info.st_mode):
+        raise ValueError("%s %s is a symbolic link; refusing to write through it (use a path in a directory of your own)" % (option, path))
+    if not stat.S_ISREG(info.st_mode):
+        raise ValueError("%s %s exists and is not a regular file" % (option, path))
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        raise ValueError("%s %s belongs to another user (uid %d); use a path in a directory of your own" % (option, path, info.st_uid))
+
+
 def _write_file(path, text):
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
+    """Write ``text`` to ``path`` atomically (a fresh file renamed into place: a link planted meanwhile is replaced, never
+    followed); return what identifies the file written, for :func:`_remove`."""
+    tls.write_file_atomically(path, text.encode("utf-8"), 0o644)
+    info = os.lstat(path)
+    return (info.st_dev, info.st_ino)
 
 
-def _remove(path):
-    if path:
+def _remove(path, written):
+    """Remove ``path`` if it is still the file this process wrote (never what another process put there since)."""
+    if path and written:
         try:
-            os.remove(path)
+            info = os.lstat(path)
+            if (info.st_dev, info.st_ino) == written:
+                os.remove(path)
         except OSError:
             pass
 
@@ -161,6 +189,8 @@ def main(argv=None, prog=None):
         "search_offset": args.search_offset,
     }
     try:
+        check_output_file("--ready-file", args.ready_file)
+        check_output_file("--pid-file", args.pid_file)
         emulator = Emulator(
             port=args.port,
             host=args.host,
@@ -171,7 +201,16 @@ def main(argv=None, prog=None):
             settings=settings,
             verbose=args.verbose,
         )
-    except (ScenarioError, ValueError, OSError) as exc:
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            reason = "port %d on %s is in use; choose another --port or 0 (a free one)" % (args.port, args.host)
+        elif exc.errno == errno.EACCES and args.port < 1024:
+            reason = "port %d on %s needs privileges; choose a port from 1024 up or 0 (a free one)" % (args.port, args.host)
+        else:
+            reason = exc
+        sys.stderr.write("modelarts-emulator: cannot start: %s\n" % reason)
+        return 2
+    except (ScenarioError, ValueError) as exc:
         sys.stderr.write("modelarts-emulator: cannot start: %s\n" % exc)
         return 2
 
@@ -180,15 +219,22 @@ def main(argv=None, prog=None):
 
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
-    if args.pid_file:
-        _write_file(args.pid_file, "%d\n" % os.getpid())
-    if args.ready_file:
-        _write_file(args.ready_file, emulator.url + "\n")
+    written = {}
+    try:
+        if args.pid_file:
+            written["pid"] = _write_file(args.pid_file, "%d\n" % os.getpid())
+        if args.ready_file:
+            written["ready"] = _write_file(args.ready_file, emulator.url + "\n")
+    except OSError as exc:
+        emulator.server.server_close()
+        _remove(args.pid_file, written.get("pid"))
+        sys.stderr.write("modelarts-emulator: cannot start: %s\n" % exc)
+        return 2
     print(READY_PREFIX + emulator.url, flush=True)
     try:
         emulator.serve_forever()
     finally:
         emulator.server.server_close()
-        _remove(args.ready_file)
-        _remove(args.pid_file)
+        _remove(args.ready_file, written.get("ready"))
+        _remove(args.pid_file, written.get("pid"))
     return 0

@@ -5,7 +5,7 @@
 Use it against any running emulator, for example one a CI job started with ``modelarts-emulator``::
 
     from modelarts_emulator.client import ControlClient
-    control = ControlClient('https://127.0.0.1:8443', ca_file='/tmp/ma-tls/ca.pem')
+    control = ControlClient('https://127.0.0.1:8443', ca_file='/home/me/.modelarts-emulator/tls/ca.pem')
     control.add_jobs([{'name': 'trains', 'timeline': ['Creating', 'Running', 'Completed']}])
     control.add_fault(type='throttle', count=2)
     control.advance_clock(60)
@@ -204,7 +204,7 @@ class ControlClient(EmulatorCredentials):
         return self.control("DELETE", "/jobs/" + urllib.parse.quote(str(key), safe="/"))
 
     def add_fault(self, **fault):
-        """Inject one fault (``type=throttle|error|reset|delay|truncate|html|drift|nulls|echo`` and its options); return its id."""
+        """Inject one fault (``type=throttle|error|reset|delay|truncate|html|drift|nulls|echo|wrong_job`` and its options); return its id."""
         return self.control("POST", "/faults", fault)["ids"][0]
 
     def add_faults(self, faults):

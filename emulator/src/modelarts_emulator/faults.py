@@ -1,23 +1,27 @@
 # Copyright: (c) 2026, modelarts.training contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Injected faults: throttling, server errors, resets, delays, truncated bodies, HTML pages, schema drift, nulls.
+"""Injected faults: throttling, server errors, resets, delays, truncated bodies, HTML pages, schema drift, nulls,
+echoed requests, another job's document and stale searches.
 
 A fault is a dict (from a scenario file or ``POST /_emulator/faults``)::
 
-    {type: throttle|error|reset|delay|truncate|html|drift|nulls|echo,
+    {type: throttle|error|reset|delay|truncate|html|drift|nulls|echo|wrong_job|stale,
      count: 1,            # how many matching requests it hits; -1 or "always" = every one
      after: 0,            # let this many matching requests through first
      every: 1,            # hit only every Nth matching request (the Nth, 2Nth...); count then defaults to always
-     target: modelarts,   # modelarts (v2, v1 and search), v2, v1, search, iam or all
+     target: modelarts,   # modelarts (v2, v1 and search), v2, v1, search, iam or all (stale: search only)
      job: <id>,           # only GETs of this job (v2 id, or "<job_id>/<version_id>" for v1)
      status: 503,         # error: 500/502/503/504; html: the status of the HTML page (502)
      retry_after: 1,      # throttle: Retry-After seconds
      seconds: 5,          # delay: how long to stall before answering
-     mode: ...,           # truncate: body|short_read; drift: extra|missing|wrong_types
+     mode: ...,           # truncate: body|short_read; drift: extra|missing|wrong_types|set
      paths: [...],        # drift: dotted JSON paths to change (defaults per API)
+     values: {...},       # drift set: dotted JSON path -> the value it gets (any JSON value)
      encoding: raw,       # echo: raw|json|repr|percent|html, how the echoed request is written
      pad: 0,              # echo: blank lines before the echo (an indented error page's whitespace)
-     headers: [...]}      # echo: only these request headers (names, any case); default all of them
+     phase: Running,      # stale: the phase every job of the search answer is reported in
+     headers: [...],      # echo: only these request headers (names, any case); default all of them
+     answer_with: <key>}  # wrong_job: the job whose document answers (v2 id, or "<job_id>/<version_id>")
 
 ``nulls`` answers the job documents (v2 details, v1 versions, each item of a search) with JSON
 ``null`` for every key that is not required: only ``metadata.id`` and ``status.phase`` (v2) or
@@ -29,6 +33,17 @@ line, every header (``X-Auth-Token``, ``X-Security-Token``, ``Authorization``...
 IAM password) - written as a careless gateway or framework would: as it is (``raw``), as a JSON
 string (``json``), as a Python ``repr`` (``repr``), percent-encoded (``percent``) or HTML-escaped
 (``html``). It is how a client's handling of secrets echoed in error bodies is tested.
+
+``wrong_job`` answers with the document of another job, ``answer_with``, in its phase now (its lifecycle is
+peeked at, not advanced): a GET of one job (v2 or v1) gets the other job's document of the same API, and each
+item of a search becomes the other job's v2 document, as a misrouting gateway or a mixed-up cache would answer.
+The answer is unchanged when ``answer_with`` names no job with a document of that API.  It is how a client's
+check that a document is the job it asked for is tested.
+
+``stale`` answers a search (by name, by id, any filter) with every item's ``status.phase`` set to the fault's
+``phase``, whatever the job's own document (its GET) says: a search index that lags behind the jobs, or
+disagrees with them.  The jobs the search matches and their order are those of the true phases; only what
+the items say changes.  It is how a client that must never decide on a search's word alone is tested.
 """
 
 import copy
@@ -38,10 +53,12 @@ import json
 import threading
 from urllib.parse import quote_plus
 
-FAULT_TYPES = ("throttle", "error", "reset", "delay", "truncate", "html", "drift", "nulls", "echo")
+from .lifecycle import PHASES
+
+FAULT_TYPES = ("throttle", "error", "reset", "delay", "truncate", "html", "drift", "nulls", "echo", "wrong_job", "stale")
 ECHO_ENCODINGS = ("raw", "json", "repr", "percent", "html")
 TARGETS = ("modelarts", "v2", "v1", "search", "iam", "all")
-DRIFT_MODES = ("extra", "missing", "wrong_types")
+DRIFT_MODES = ("extra", "missing", "wrong_types", "set")
 DEFAULT_DRIFT_PATHS = {
     "v2": {
         "missing": ["status.secondary_phase", "metadata.create_time"],
@@ -88,7 +105,7 @@ def normalise(spec, job_key=None):
         fault["job"] = job_key
     if fault.get("job") is not None:
         fault["job"] = str(fault["job"])
-    fault.setdefault("target", "modelarts")
+    fault.setdefault("target", "search" if kind == "stale" else "modelarts")
     if fault["target"] not in TARGETS:
         raise FaultError("fault target must be one of %s" % ", ".join(TARGETS))
     if kind == "error":
@@ -121,12 +138,24 @@ def normalise(spec, job_key=None):
         names = fault.get("headers")
         if names is not None and (not isinstance(names, list) or not all(isinstance(name, str) for name in names)):
             raise FaultError("echo headers must be a list of header names")
+    elif kind == "wrong_job":
+        other = fault.get("answer_with")
+        if not isinstance(other, (str, int)) or isinstance(other, bool) or not str(other):
+            raise FaultError("wrong_job faults need answer_with: the key of the job whose document answers (a v2 id or <job_id>/<version_id>)")
+        fault["answer_with"] = str(other)
+    elif kind == "stale":
+        if fault["target"] != "search" or fault.get("job") is not None:
+            raise FaultError("stale faults rewrite every item of a search answer: their target is search, and they take no job")
+        if fault.get("phase") not in PHASES:
+            raise FaultError("stale faults need a phase, one of %s" % ", ".join(PHASES))
     elif kind == "drift":
         fault.setdefault("mode", "extra")
         if fault["mode"] not in DRIFT_MODES:
             raise FaultError("drift mode must be one of %s" % ", ".join(DRIFT_MODES))
         if fault.get("paths") is not None and not isinstance(fault["paths"], list):
             raise FaultError("drift paths must be a list of dotted paths")
+        if fault["mode"] == "set" and (not isinstance(fault.get("values"), dict) or not fault["values"]):
+            raise FaultError("drift mode set takes values: a mapping of dotted paths to the values they get")
     return fault
 
 
@@ -237,14 +266,20 @@ def apply_drift(doc, fault, api):
     """Return a drifted deep copy of a job document (``api`` is ``v2`` or ``v1``)."""
     doc = copy.deepcopy(doc)
     mode = fault.get("mode", "extra")
-    paths = fault.get("paths") or DEFAULT_DRIFT_PATHS[api][mode]
+    values = fault.get("values") or {}
+    paths = list(values) if mode == "set" else fault.get("paths") or DEFAULT_DRIFT_PATHS[api][mode]
     for path in paths:
         parts = _split(path)
         if not parts:
             continue
         parent = _walk(doc, parts)
         last = parts[-1]
-        if mode == "extra":
+        if mode == "set":
+            if isinstance(parent, dict):
+                parent[last] = copy.deepcopy(values[path])
+            elif isinstance(parent, list) and isinstance(last, int) and last < len(parent):
+                parent[last] = copy.deepcopy(values[path])
+        elif mode == "extra":
             if isinstance(parent, dict):
                 parent[last] = {"emulator_drift": True, "note": "field unknown to the published schema"}
         elif mode == "missing":
@@ -269,6 +304,14 @@ def _nulled(node, keep):
 def apply_nulls(doc, api):
     """Return a copy of a job document (``api`` ``v2`` or ``v1``) with every key but the required ones set to null."""
     return _nulled(copy.deepcopy(doc), NULLS_KEEP[api])
+
+
+def apply_stale(doc, phase):
+    """Return a copy of a v2 job document whose ``status.phase`` is ``phase`` (a ``stale`` fault's search item)."""
+    doc = copy.deepcopy(doc)
+    if isinstance(doc.get("status"), dict):
+        doc["status"]["phase"] = phase
+    return doc
 
 
 def echo_response(fault, method, target, headers, body):

@@ -112,11 +112,25 @@ def draw_fault(state, exchange, fault_family, body_family):
     if kind == "echo":
         target = exchange.path + ("?" + exchange.query if exchange.query else "")
         fault["echo"] = faults_mod.echo_response(fault, exchange.method, target, exchange.headers, exchange.body)
+    if kind == "wrong_job":
+        fault["documents"] = _documents_of(state, fault["answer_with"])
     return fault
 
 
+def _documents_of(state, key):
+    """``{api: document}`` of the job ``key`` in its phase now (peeked at, not a poll): what a ``wrong_job`` fault answers with."""
+    job = state.job_by_key(key)
+    snapshot = job.lifecycle.peek(state.now()) if job is not None else None
+    if snapshot is None:
+        return {}
+    found = {"v1": documents.v1_document(job, snapshot)} if job.has_v1 else {}
+    if job.v2_id:
+        found["v2"] = documents.v2_document(job, snapshot)
+    return found
+
+
 def finish(response, fault):
-    """Apply body-level faults (HTML page, echo, schema drift, nulls) to a successful response."""
+    """Apply body-level faults (HTML page, echo, schema drift, nulls, another job's document, a stale search) to a successful response."""
     if fault is None:
         return response
     if fault["type"] == "echo":
@@ -126,6 +140,15 @@ def finish(response, fault):
         status = fault["status"]
         page = faults_mod.HTML_PAGE.format(status=status, reason=HTTP_REASONS.get(status, "Error"))
         return Response(status, page.encode("utf-8"), content_type="text/html")
+    if fault["type"] == "stale" and response.api == "search" and response.document is not None:
+        doc = dict(response.document, items=[faults_mod.apply_stale(item, fault["phase"]) for item in response.document["items"]])
+        return Response(response.status, json_bytes(doc), document=doc, api=response.api)
+    if fault["type"] == "wrong_job" and response.document is not None:
+        other = fault["documents"].get("v2" if response.api == "search" else response.api)
+        if other is None:
+            return response
+        doc = dict(response.document, items=[other for _item in response.document["items"]]) if response.api == "search" else other
+        return Response(response.status, json_bytes(doc), document=doc, api=response.api)
     if fault["type"] in ("drift", "nulls") and response.document is not None:
         doc = response.document
         if response.api == "search":

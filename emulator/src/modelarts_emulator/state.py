@@ -200,6 +200,11 @@ class EmulatorState:
         """Return the v1 job version, or None."""
         return self._v1.get((project_id, job_id, version_id))
 
+    def job_by_key(self, key):
+        """Return the job whose key (v2 id or ``job_id/version_id``) is ``key``, or None."""
+        with self._lock:
+            return next((job for job in self.jobs if job.key == key), None)
+
     def v2_jobs_in(self, project_id):
         """Return the project's v2 jobs (a copy of the list)."""
         with self._lock:

@@ -29,10 +29,11 @@ description:
     has the shape of the items of M(modelarts.training.modelarts_training_job_info), with the access tokens of the job''s
     endpoints masked unless O(include_endpoint_tokens) is set.'
   - With two or more O(training_job_ids), phases are polled through the search API, one request per 10 jobs, spread over
-    the O(interval); a job reaching a O(fail_on) phase or missing from the search is read with one GET, so its event
-    carries the job's own document. The other events carry the document the search returned for the job, validated and
-    normalised like a GET's; where the service's list answers leave fields out, the item's C(details) lacks them too (a
-    rule that needs the whole document of, say, a C(Completed) job runs the module or the lookup on C(training_job.id)).
+    the O(interval); a job the search shows in a final phase (C(Completed), C(Failed), C(Terminated), C(Abnormal)) or a
+    O(fail_on) phase, or does not return, is read with one GET, so its event - the one a rule acts on - carries the job's
+    own document and phase, never the search's word alone (with O(name) too). The other events carry the document the
+    search returned for the job, validated and normalised like a GET's; where the service's list answers leave fields
+    out, the item's C(details) lacks them too.
     After a round the service throttled (HTTP 429), those jobs are polled one O(interval) later.
   - The event of a v2 job reaching a O(fail_on) phase carries, in the item's C(diagnostics), the job's error events and the
     last O(log_lines) lines of each task's log (read once, when the event is made; see O(diagnostics)); other events carry
@@ -167,11 +168,13 @@ from ansible_collections.modelarts.training.plugins.module_utils.query import ( 
     ModelArtsError,
     Query,
     SchemaValidationError,
+    UnidentifiedJobError,
     check_job_id,
     describe,
     unseen_item,
     v2_key,
 )
+from ansible_collections.modelarts.training.plugins.module_utils.text import inert, label, printable  # noqa: E402
 from ansible_collections.modelarts.training.plugins.module_utils.waiter import (  # noqa: E402
     DEFAULT_NOT_FOUND_TOLERANCE,
     GROWTH_FACTOR,
@@ -184,6 +187,26 @@ from ansible_collections.modelarts.training.plugins.module_utils.waiter import (
 # pylint: enable=wrong-import-position
 
 logger = logging.getLogger(NAME)
+
+
+class OneLine(logging.Filter):
+    """Every record of the source leaves on one line: job names, ids, phases and the service's messages are the
+    service's text, and a newline, a carriage return or an ANSI escape in them must not forge a log line (or
+    rewrite one on a terminal).  The whole message is written out with :func:`text.printable` (``\\n``, ``\\x1b``)."""
+
+    one_line = True
+
+    def filter(self, record):
+        message = record.getMessage()
+        escaped = printable(message)
+        if escaped != message or record.args:
+            record.msg, record.args = escaped, None
+        return True
+
+
+# ansible-rulebook loads this file again for each source (runpy): one filter on the logger is enough.
+if not any(getattr(existing, "one_line", False) for existing in logger.filters):
+    logger.addFilter(OneLine())
 
 DEFAULT_INTERVAL = 10.0
 ROUND_TRIPS_KEPT = 5
@@ -285,9 +308,27 @@ class Arguments(object):
 # -- events ------------------------------------------------------------------------------------
 
 
+# The item's texts a rule may pass to run_playbook that hold the service's words: made inert in events.
+INERT_FIELDS = ("name", "failure_reason", "error")
+
+
+def event_item(item):
+    """The item as an event carries it: its ``name``, ``failure_reason`` and ``error`` made inert (:func:`text.inert`:
+    one line, no Jinja delimiter).
+
+    ansible-rulebook hands the whole event to ``run_playbook`` (``ansible_eda.event``) and a rule may pass these as
+    extra vars, which ansible-playbook would render as templates.  The ``id`` needs nothing: it is the id asked for
+    (the door refuses another job's document) or one a name search found that matches the job id pattern, never
+    anything else.  ``details``, ``diagnostics`` and ``schema_errors`` keep the service's text as it is
+    (docs/event_source.md: what is safe to pass to run_playbook).
+    """
+    inerted = dict((field, inert(item[field])) for field in INERT_FIELDS if isinstance(item.get(field), str))
+    return dict(item, **inerted) if inerted else item
+
+
 def make_event(item, previous_phase):
     """The event for one observed phase change."""
-    return {"modelarts": {"training_job": item, "previous_phase": previous_phase, "phase": item.get("phase")}}
+    return {"modelarts": {"training_job": event_item(item), "previous_phase": previous_phase, "phase": item.get("phase")}}
 
 
 def make_invalid_event(item, schema_errors, previous_phase):
@@ -296,7 +337,7 @@ def make_invalid_event(item, schema_errors, previous_phase):
     ``phase`` is None so that no rule written for phase changes (``event.modelarts.phase == "Completed"``)
     acts on a document the user chose not to trust; the phase read from it stays in ``training_job``.
     """
-    return {"modelarts": {"training_job": item, "previous_phase": previous_phase, "phase": None, "schema_errors": list(schema_errors)}}
+    return {"modelarts": {"training_job": event_item(item), "previous_phase": previous_phase, "phase": None, "schema_errors": list(schema_errors)}}
 
 
 def scrub(value, redact):
@@ -311,7 +352,10 @@ def scrub(value, redact):
 
 
 def is_credential_error(error):
-    """True when an error says the credentials or project are wrong for every job, not just one."""
+    """True when an error says the credentials or project are wrong for every job, not just one (a configuration error
+    met at a request - a token file that cannot be read, a project nobody named - is every job's too)."""
+    if isinstance(error, ConnectionConfigError):
+        return True
     return getattr(error, "status", None) == 401 or getattr(error, "error_code", None) in CREDENTIAL_ERROR_CODES
 
 
@@ -423,7 +467,7 @@ class Watcher(object):
         event = None
         if not state.seen or phase != state.phase:
             event = scrub(make_event(item, state.phase if state.seen else None), self.redact)
-            logger.info("training job %s (%s): %s -> %s", describe(key), item.get("name"), state.phase if state.seen else "(first seen)", phase)
+            logger.info("training job %s (%s): %s -> %s", describe(key), label(item.get("name")), state.phase if state.seen else "(first seen)", phase)
         state.seen = True
         state.phase = phase
         if verdict in FINAL_VERDICTS:
@@ -526,11 +570,18 @@ class Watcher(object):
         self.search_state.polls = 0
         events = []
         for key in keys:
-            if key in self.finished:
+            if key in self.finished or key in self.dropped:
                 continue
             result = found[key]
-            # An exception here is one document's: a schema failure, or (any validate mode) a job with no readable id.
-            event = self.invalid(key, result) if isinstance(result, Exception) else self.observe(key, result)
+            if isinstance(result, (SchemaValidationError, UnidentifiedJobError)):
+                # One document's: a schema failure, or (any validate mode) a job with no readable id.
+                event = self.invalid(key, result)
+            elif isinstance(result, BaseException):
+                # The job's own GET failed (Query.settle): judged like any poll's error.
+                self.jobs.setdefault(key, JobState(self.clock()))
+                event = self.record_error(key, result)
+            else:
+                event = self.observe(key, result)
             if event:
                 events.append(event)
         for key in [key for key in self.jobs if key not in found] if complete else []:
@@ -575,7 +626,7 @@ class Watcher(object):
             try:
                 await asyncio.to_thread(self.query.client.resolve_project_id)
                 return
-            except ModelArtsError as error:
+            except (ModelArtsError, ConnectionConfigError) as error:  # a configuration error is never tolerated: a SourceError
                 state.polls += 1
                 message = _message(error, self.redact)
                 verdict, _reason = self.query.judge(error, state.polls)
@@ -634,14 +685,18 @@ class Watcher(object):
         newest = []
         try:
             keys, found = await asyncio.to_thread(self.query.search, self.arguments.search, None, None, since, newest)
-        except ModelArtsError as error:
+        except (ModelArtsError, ConnectionConfigError) as error:
             self.record_search_error(error)
             return []
         if newest:
             self.newest = max(newest[0], self.newest or newest[0])
         # After the first listing the search only brings new jobs; the jobs already watched are read by id.
         watched = list(self.jobs) if since is not None else []
-        events = self.searched(keys if since is None else [key for key in keys if key not in self.jobs], found, complete=since is None)
+        listed = keys if since is None else [key for key in keys if key not in self.jobs]
+        # A job the search shows in a final or fail_on phase is judged on its own GET, as with training_job_ids.
+        shown = dict((key, found[key]) for key in listed if key not in self.finished and key not in self.dropped)
+        found.update(await asyncio.to_thread(self.query.settle, shown))
+        events = self.searched(listed, found, complete=since is None)
         if watched:
             events += self._polled(watched, await asyncio.to_thread(self._by_id(watched).observe, watched))
         self.search_state.due = self._next_round(started) + self._throttled_delay(1)

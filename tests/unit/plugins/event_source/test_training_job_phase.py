@@ -120,7 +120,7 @@ def test_own_arguments_are_refused_before_any_request(args, message):
         ({"max_concurrency": 0}, r"max_concurrency \(argument\) must be between 1 and 256"),
         ({"max_concurrency": 257}, "between 1 and 256"),
         ({"include_endpoint_tokens": "maybe"}, r"include_endpoint_tokens \(argument\) must be a boolean"),
-        ({"request_timeout": 0}, "request_timeout must be greater than 0"),
+        ({"request_timeout": 0}, r"request_timeout \(argument\) must be greater than 0"),
     ],
 )
 def test_door_arguments_are_checked_by_the_door(args, message):
@@ -402,6 +402,21 @@ def test_one_bad_document_in_a_name_search_does_not_stall_the_others(caplog):
     found["bad"] = item("bad", "Completed")
     assert [e["modelarts"]["phase"] for e in w.searched(list(found), found)] == ["Completed"]
     assert "bad" in w.finished and not w.done()
+
+
+def test_a_name_watch_judges_a_failed_get_like_a_polls_error(caplog):
+    # Issue 28: a job the name search shows in a final phase is answered by its GET (Query.settle); a GET that fails is
+    # tolerated (transient) or drops the job (for good), never taken for an invalid document nor for the search's phase.
+    w = watcher({"training_job_ids": None, "name": "shared"})
+    caplog.set_level(logging.WARNING, LOGGER)
+    found = {"a": item("a", "Running"), "b": FakeError("get training job b: HTTP 503", status=503, transient=True)}
+    events = w.searched(list(found), found)
+    assert [(e["modelarts"]["training_job"]["id"], e["modelarts"]["phase"]) for e in events] == [("a", "Running")]
+    assert "b" in w.jobs and not w.jobs["b"].seen and w.jobs["b"].failures == 1
+    found["b"] = FakeError("get training job b: HTTP 403 ModelArts.0100", status=403)
+    assert w.searched(list(found), found) == []
+    assert "b" in w.dropped and "b" not in w.jobs
+    assert w.searched(list(found), found) == [] and "b" not in w.jobs  # a dropped job is not watched again
 
 
 def test_a_job_the_search_no_longer_returns_is_forgotten():

@@ -5,9 +5,11 @@
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 import requests
+import urllib3
 
 from ansible_collections.modelarts.training.plugins.module_utils import client as client_mod
 from ansible_collections.modelarts.training.plugins.module_utils.client import ModelArtsClient, escape, iam_endpoint, modelarts_endpoint, parse_retry_after
@@ -184,6 +186,28 @@ def test_connection_errors_are_retried_and_reported_cleanly():
     assert "Connection reset by peer" in str(info.value) and "Traceback" not in str(info.value)
 
 
+def test_a_connection_error_is_unreached_until_the_host_has_answered():
+    refused = requests.exceptions.ConnectionError(
+        urllib3.exceptions.MaxRetryError(
+            None, "/", urllib3.exceptions.NewConnectionError(None, "Failed to establish a new connection: [Errno 111] Connection refused")
+        )
+    )
+    reset = requests.exceptions.ConnectionError(urllib3.exceptions.ProtocolError("Connection aborted.", ConnectionResetError(104, "Connection reset by peer")))
+    session = FakeSession(reset, refused, FakeResponse(200, JOB), refused, requests.exceptions.ReadTimeout("read timed out"))
+    client, _clock = make(session, {"backoff_retries": 0})
+    with pytest.raises(ModelArtsError) as info:
+        client.get_training_job("job-1")
+    assert info.value.transient and not info.value.unreached, "a connection made, then reset, reached the host"
+    with pytest.raises(ModelArtsError) as info:
+        client.get_training_job("job-1")
+    assert info.value.transient and info.value.unreached
+    client.get_training_job("job-1")
+    for _each in range(2):
+        with pytest.raises(ModelArtsError) as info:
+            client.get_training_job("job-1")
+        assert info.value.transient and not info.value.unreached
+
+
 def test_never_sleeps_past_the_deadline():
     session = FakeSession(*[FakeResponse(429, {"error_code": "X", "error_msg": "slow down"}, {"Retry-After": "30"}) for _i in range(5)])
     client, clock = make(session)
@@ -298,6 +322,41 @@ def test_ten_megabyte_body_is_read():
     assert len(client.get_training_job("job-1").data["padding"]) == 10 * 1024 * 1024
 
 
+def test_a_consumed_body_is_read_as_it_arrives_and_never_held_whole():
+    seen = []
+
+    def consume(pieces):
+        for piece in pieces:
+            seen.append(len(piece))
+        return {"read": sum(seen)}
+
+    session = FakeSession(FakeResponse(200, raw="x" * 300000))
+    client, _clock = make(session)
+    response = client.get_task_log_preview("job-1", "worker-0", consume=consume)
+    assert response.data == {"read": 300000} and max(seen) <= 65536 and len(seen) > 1
+
+
+def test_a_body_the_consumer_cannot_read_is_retried_then_reported():
+    def consume(pieces):
+        for _piece in pieces:
+            pass
+        raise ValueError("the body ends inside its JSON")
+
+    session = FakeSession(FakeResponse(200, raw='{"content": "abc'), FakeResponse(200, raw='{"content": "abc'))
+    client, _clock = make(session, {"backoff_retries": 1})
+    with pytest.raises(ModelArtsError) as info:
+        client.get_task_log_preview("job-1", "worker-0", consume=consume)
+    assert "HTTP 200 but the body is not readable JSON: the body ends inside its JSON (gave up after 2 attempts)" in str(info.value)
+
+
+def test_max_bytes_bounds_one_answer_below_max_response_bytes():
+    session = FakeSession(FakeResponse(200, raw='{"events": [], "pad": "%s"}' % ("x" * 5000)))
+    client, _clock = make(session, {"backoff_retries": 0})
+    with pytest.raises(ModelArtsError) as info:
+        client.list_training_job_events("job-1", max_bytes=1000)
+    assert "over the limit of 1000 bytes read for this answer" in str(info.value) and "max_response_bytes" not in str(info.value)
+
+
 def test_secrets_never_appear_in_errors():
     echo = json.dumps({"error_code": "APIG.0301", "error_msg": "bad signature for sk=%s token=%s" % (SECRET, TOKEN)})
     session = FakeSession(
@@ -374,6 +433,88 @@ def test_password_token_second_401_fails():
         client.get_training_job("job-1")
     assert info.value.status == 401 and len(session.calls) == 4
     assert "tok-" not in str(info.value)
+
+
+class _TokenService(object):
+    """IAM and ModelArts behind one fake session: IAM issues tok-1, tok-2...; ModelArts accepts the tokens in ``good``
+    and answers 401 to the others. ``issued`` counts the exchanges."""
+
+    def __init__(self, good, lifetime="2024-05-02T12:00:00Z"):
+        self.good = set(good)
+        self.lifetime = lifetime
+        self.issued = 0
+        self.lock = threading.Lock()
+        self.before_answer = None
+
+    def session(self):
+        return FakeSession(auth__tokens=self.token, v2=self.job)
+
+    def token(self, method, url, kwargs):
+        with self.lock:
+            self.issued += 1
+            return _token_response("tok-%d" % self.issued, self.lifetime)
+
+    def job(self, method, url, kwargs):
+        token = kwargs["headers"].get("X-Auth-Token")
+        answer = self.before_answer(token) if self.before_answer else None
+        if answer is not None:
+            return answer
+        if token in self.good:
+            return FakeResponse(200, JOB)
+        return FakeResponse(401, {"error_code": "APIG.0307", "error_msg": "The token must be updated."})
+
+
+def test_a_401_renews_the_credentials_that_signed_the_refused_request():
+    # tok-1 is current when the call starts; a 503 and a long wait later, its second attempt is signed with tok-2 (a timed
+    # renewal). tok-2 is refused: it is current, so it is renewed (tok-3), not taken for "already renewed by someone else".
+    service = _TokenService(good=["tok-1", "tok-3"], lifetime="2024-05-01T12:05:00Z")
+    clock = FakeClock()
+    first = []
+
+    def wait_then_503(token):
+        if not first:
+            first.append(token)
+            clock.now += 250  # past tok-1's renewal time (a third of its 300 s lifetime before it expires)
+            return FakeResponse(503, {"error_code": "ModelArts.0001", "error_msg": "busy"})
+        return None
+
+    client, _clock = make(service.session(), PASSWORD_PARAMS, clock=clock)
+    client.resolve_project_id()
+    service.before_answer = wait_then_503
+    assert client.get_training_job("job-1").data == JOB
+    signed = [call["headers"].get("X-Auth-Token") for call in client._session.calls if "training-jobs" in call["url"]]  # pylint: disable=protected-access
+    assert signed == ["tok-1", "tok-2", "tok-3"] and service.issued == 3
+
+
+def test_concurrent_calls_refused_together_renew_once_and_are_signed_again():
+    # Eight jobs read at once; the service has revoked tok-1 and refuses all eight. One renewal serves them all: the calls
+    # signed before it are simply signed again with tok-2.
+    service = _TokenService(good=["tok-2"])
+    count = 8
+    arrived = threading.Barrier(count, timeout=10)
+
+    def hold_until_all_sent(token):
+        if token == "tok-1":
+            arrived.wait()  # every first attempt is signed with tok-1 before any is refused
+        return None
+
+    client, _clock = make(service.session(), PASSWORD_PARAMS, clock=FakeClock())
+    client.resolve_project_id()
+    service.before_answer = hold_until_all_sent
+    results = [None] * count
+
+    def read(index):
+        results[index] = client.get_training_job("job-%d" % index).data
+
+    threads = [threading.Thread(target=read, args=(index,)) for index in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(20)
+    assert results == [JOB] * count
+    assert service.issued == 2, "one exchange, then one renewal for all eight refusals"
+    signed = [call["headers"].get("X-Auth-Token") for call in client._session.calls if "training-jobs" in call["url"]]  # pylint: disable=protected-access
+    assert sorted(signed) == ["tok-1"] * count + ["tok-2"] * count
 
 
 def test_password_token_renewed_near_expiry():
@@ -681,6 +822,21 @@ def test_the_session_applies_proxy_and_ca_variables_once_per_host(monkeypatch):
     assert first["timeout"] == (1, 2) and first["stream"] is True
 
 
+def test_a_direct_call_uses_no_proxy_whatever_the_variables_and_the_option_say(monkeypatch):
+    # The instance's and the pod's credential services (Call.direct): never a proxy, even one named for "all" schemes.
+    for name in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY"):
+        monkeypatch.setenv(name, "http://env-proxy.example:3128")
+    monkeypatch.setenv("NO_PROXY", "")
+    session = client_mod.new_session(4)
+    sent = _capture_send(monkeypatch, session)
+    _request(session, "http://169.254.169.254/openstack/latest/securitykey", proxies=client_mod.DIRECT)
+    _request(session, "http://169.254.169.254/openstack/latest/securitykey")
+    _request(session, "http://169.254.169.254/openstack/latest/securitykey", proxies={"http": "http://option-proxy:8080", "https": "http://option-proxy:8080"})
+    assert sent[0][1]["proxies"] == {}
+    assert sent[1][1]["proxies"]["http"] == "http://env-proxy.example:3128"  # requests' rule for every other call
+    assert sent[2][1]["proxies"]["http"] == "http://option-proxy:8080"
+
+
 def test_a_search_by_id_throttled_with_apig_0308_is_retried_like_a_get_and_counted():
     ids = ["job-%d" % index for index in range(10)]
     throttled = FakeResponse(429, {"error_code": "APIG.0308", "error_msg": "The throttling threshold has been reached"}, {"Retry-After": "2"})
@@ -707,3 +863,49 @@ def test_a_search_by_id_answering_jobs_not_asked_for_is_an_error_that_is_not_tra
     with pytest.raises(ModelArtsError, match="not-asked, which was not asked for") as info:
         client.search_training_jobs_by_id(["job-1", "job-2"])
     assert not info.value.transient
+
+
+def test_a_transport_failure_says_whether_it_had_connected():
+    # What the metadata probe's message tells apart: nothing answered, or a connection that brought no answer in time.
+    import urllib3.exceptions  # pylint: disable=import-outside-toplevel
+
+    refused = requests.exceptions.ConnectionError(
+        urllib3.exceptions.MaxRetryError(None, "/", urllib3.exceptions.NewConnectionError(None, "Failed to establish a new connection: [Errno 111] refused"))
+    )
+    reset = requests.exceptions.ConnectionError(urllib3.exceptions.ProtocolError("Connection aborted.", ConnectionResetError(104, "reset")))
+    assert client_mod.connected_before_failing(refused, "while connecting to 127.0.0.1:9 (name resolution and TCP connect)") is False
+    assert client_mod.connected_before_failing(requests.exceptions.ConnectTimeout("connect timed out"), None) is False
+    assert client_mod.connected_before_failing(requests.exceptions.ReadTimeout("read timed out"), None) is True
+    assert client_mod.connected_before_failing(reset, "while waiting for the status line and headers of the response") is None
+    # The deadline ended the attempt (no exception of the transport's own): what it was doing says.
+    assert client_mod.connected_before_failing(None, "while connecting to 169.254.169.254:80 (name resolution and TCP connect)") is False
+    assert client_mod.connected_before_failing(None, "while waiting for the status line and headers of the response") is True
+    assert client_mod.connected_before_failing(None, "during the TLS handshake with host:443") is None
+
+
+# -- issue 28: credential answers ----------------------------------------------------------------------------------
+
+
+def test_a_metadata_page_saying_no_agency_is_recognised_though_never_quoted(monkeypatch):
+    monkeypatch.setenv("HUAWEICLOUD_METADATA_ENDPOINT", "http://127.0.0.1:9")
+    page = "<html>401: Please configure Cloud Service Agency first; request %s</html>" % SECRET
+    session = FakeSession(FakeResponse(404, raw=b"no tokens"), FakeResponse(401, raw=page))
+    client, _clock = make(session, {"access_key": None, "secret_key": None}, environ={"HUAWEICLOUD_METADATA_ENDPOINT": "http://127.0.0.1:9"})
+    with pytest.raises(ModelArtsError, match="has no agency") as caught:
+        client.get_training_job("job-1")
+    assert "Please configure" not in str(caught.value) and SECRET not in str(caught.value)
+
+
+def test_secrets_of_a_cut_credential_answer_are_masked_from_then_on(tmp_path):
+    token_file = tmp_path / "pod-token"
+    token_file.write_text("pod-token-value\n")
+    body = ('{"credential": {"access": "AK", "secret": "%s", "securitytoken": "%s' % (SECRET, TOKEN)).encode()
+    session = FakeSession(FakeResponse(200, raw=body), FakeResponse(500, raw=("oops %s %s" % (SECRET, TOKEN)).encode()))
+    environ = {"HC_CONTAINER_CREDENTIALS_FULL_URI": "http://127.0.0.1:9/pod", "HC_CONTAINER_AUTHORIZATION_TOKEN_FILE": str(token_file)}
+    client, _clock = make(session, {"access_key": None, "secret_key": None, "backoff_retries": 1}, environ=environ)
+    with pytest.raises(ModelArtsError) as caught:
+        client.get_training_job("job-1")
+    text = str(caught.value)
+    assert "the answer of POST http://127.0.0.1:9/pod (HTTP 200) is not JSON (unterminated string" not in text  # the last attempt's error
+    assert "HTTP 500 with a non-JSON body" in text and "not shown" in text and SECRET not in text and TOKEN not in text
+    assert SECRET in client.secrets() and TOKEN in client.secrets()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import datetime
 import json
+import os
 import threading
 import time
 
@@ -95,12 +96,15 @@ def fail(status, data=None, headers=None):
     return (status, data, headers or {})
 
 
-def unreachable(url):
-    # What the client raises for a transport failure: the raw exception text is in its message.
-    return ModelArtsError(
+def unreachable(url, connected=False):
+    # What the client raises for a transport failure: the raw exception text is in its message, and how far it got.
+    error = ModelArtsError(
         "op: ConnectTimeout: HTTPConnectionPool(host='169.254.169.254', port=80): Max retries exceeded with url: %s (Caused by ConnectTimeoutError())" % url,
+        operation="op",
         transient=True,
     )
+    error.connected = connected
+    return error
 
 
 class FakeTransport(Transport):
@@ -120,7 +124,19 @@ class FakeTransport(Transport):
         return self
 
     def call(
-        self, method, url, headers=None, body=None, operation=None, deadline=None, sign_with=None, connect_timeout=None, retry=True, expect="json", within=None
+        self,
+        method,
+        url,
+        headers=None,
+        body=None,
+        operation=None,
+        deadline=None,
+        sign_with=None,
+        connect_timeout=None,
+        retry=True,
+        expect="json",
+        within=None,
+        direct=False,
     ):
         with self.lock:
             record = dict(
@@ -135,6 +151,7 @@ class FakeTransport(Transport):
                 retry=retry,
                 expect=expect,
                 within=within,
+                direct=direct,
             )
             self.calls.append(record)
             queue = self.answers.get((method, url))
@@ -262,8 +279,14 @@ def test_renew_time_without_expiry_or_already_expired():
 def test_read_text_file_errors_name_option_and_path_never_contents(tmp_path):
     with pytest.raises(CredentialsConfigError, match=r"^id_token_file \(X\): cannot read .*missing: No such file or directory$"):
         read_text_file(str(tmp_path / "missing"), "id_token_file (X)")
-    with pytest.raises(CredentialsConfigError, match="cannot read"):
+    with pytest.raises(CredentialsConfigError, match=r"^opt: .* is not a regular file \(it is a directory\)"):
         read_text_file(str(tmp_path), "opt")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    # No writer: an ordinary open would wait for one for ever; refused at once, with or without a time bound.
+    for timeout in (None, 30.0):
+        with pytest.raises(CredentialsConfigError, match=r"^opt: .*fifo is not a regular file \(it is a FIFO \(named pipe\)\)"):
+            read_text_file(str(fifo), "opt", timeout=timeout)
     binary = tmp_path / "binary"
     binary.write_bytes(b"\xff\xfe" + SK.encode() + b"\xff")
     with pytest.raises(CredentialsConfigError, match="not UTF-8 text") as caught:
@@ -670,6 +693,22 @@ def test_metadata_with_a_session_token(transport):
     assert [c["method"] for c in transport.calls] == ["PUT", "GET", "GET", "PUT", "GET"]
 
 
+def test_the_instance_and_pod_credential_services_are_called_direct_and_nothing_else_is(tmp_path, transport, pod_token_file):
+    # "direct" (never a proxy) follows the kind of source, whatever its address: a metadata endpoint on any host too.
+    other = "http://metadata.internal.example:8080"
+    transport.answer("PUT", other + "/meta-data/latest/api/token", ok(META_TOKEN)).answer("GET", other + "/openstack/latest/securitykey", ok(META_ANSWER))
+    transport.answer("POST", POD_URI, ok(IAM_ANSWER))
+    InstanceMetadata(other).obtain(transport, DEADLINE)
+    default_chain({"HUAWEICLOUD_METADATA_ENDPOINT": other}, str(tmp_path)).obtain(transport, DEADLINE)
+    PodIdentity(POD_URI, str(pod_token_file)).obtain(transport, DEADLINE)
+    assert [call["direct"] for call in transport.calls] == [True] * len(transport.calls) and len(transport.calls) == 5
+    # An agency assumed with the instance's credentials goes to IAM, which the proxy settings serve as usual.
+    agency = Agency(InstanceMetadata(other), "deployer", "acme")
+    transport.answer("POST", IAM + "/v3.0/OS-CREDENTIAL/securitytokens", ok(IAM_ANSWER))
+    agency.obtain(transport, DEADLINE)
+    assert transport.calls[-1]["url"].startswith(IAM) and transport.calls[-1]["direct"] is False
+
+
 @pytest.mark.parametrize("status", [404, 405, 503])
 def test_metadata_falls_back_to_no_token(transport, status):
     transport.answer("PUT", META_TOKEN_URL, fail(status, "not supported")).answer("GET", META_KEY_URL, ok(META_ANSWER))
@@ -740,10 +779,10 @@ def test_metadata_matches_the_sdk(monkeypatch):
     [
         ({"credential": {"secret": TEMP_SK, "securitytoken": TEMP_TOKEN}}, "the answer has no access key"),
         ({"credential": {"access": "AK", "securitytoken": TEMP_TOKEN}}, "the answer has no secret key"),
-        ({"credential": {"access": "AK", "secret": {"nested": TEMP_SK}}}, "secret key is not a string"),
+        ({"credential": {"access": "AK", "secret": {"nested": TEMP_SK}}}, r"has a secret key that is not a string \(a JSON object\)"),
         ({"credential": {"access": "AK", "secret": TEMP_SK + "\r\nX-Injected: 1"}}, "whitespace or a control character"),
         ({"credential": [TEMP_SK]}, "holds no credential object"),
-        (None, "holds no credential object"),
+        (None, "the answer is empty"),
     ],
 )
 def test_bad_answers_never_show_secrets(transport, pod_token_file, answer, message):
@@ -1009,7 +1048,7 @@ def test_chain_nothing_serves_lists_every_source(tmp_path, transport):
     assert [source for source, _reason in error.skipped] == ["credentials file", "CCE pod identity", "instance metadata"]
     assert "credentials file: HUAWEICLOUD_SDK_CREDENTIALS_FILE is not set and %s does not exist" % (tmp_path / ".huaweicloud" / "credentials") in text
     assert "CCE pod identity: HC_CONTAINER_CREDENTIALS_FULL_URI and HC_CONTAINER_AUTHORIZATION_TOKEN_FILE are not set" in text
-    assert "instance metadata: nothing answered at http://169.254.169.254 within 2s" in text
+    assert "instance metadata: nothing answered at http://169.254.169.254 (no connection: not an ECS or BMS instance" in text
     assert "HTTPConnectionPool" not in text and "ConnectTimeout" not in text and "\n" not in text
     assert isinstance(error, ModelArtsError) and error.__suppress_context__ and error.__cause__ is None
     assert len(transport.calls) == 1 and transport.calls[0]["connect_timeout"] == 1.0 and transport.calls[0]["retry"] is False
@@ -1020,8 +1059,10 @@ def test_chain_nothing_serves_lists_every_source(tmp_path, transport):
     [
         (fail(401, "Please configure Cloud Service Agency first"), "has no agency"),
         (fail(404, "<html>not found</html>"), "answered HTTP 404"),
-        (ok({"unexpected": True}), "holds no usable credentials"),
-        (unreachable(META_KEY_URL), "nothing answered"),
+        (ok({"unexpected": True}), "instance metadata: the answer has no access key"),
+        (unreachable(META_KEY_URL), "nothing answered at http://169.254.169.254 \\(no connection"),
+        (unreachable(META_KEY_URL, connected=True), "http://169.254.169.254 accepted the connection but answered too slowly \\(no answer within 2s"),
+        (unreachable(META_KEY_URL, connected=None), "no answer from http://169.254.169.254 \\(ConnectTimeout: HTTPConnectionPool"),
     ],
 )
 def test_chain_metadata_reasons(tmp_path, transport, key_answer, reason):
@@ -1112,3 +1153,86 @@ def test_provider_for_missing_values_and_unknown_kind():
 def test_config_errors_are_connection_config_errors():
     assert issubclass(CredentialsConfigError, ConnectionConfigError)
     assert issubclass(NoCredentialsError, ModelArtsError)
+
+
+# -- issue 28: credential answers, the STS host, a failed first fetch ---------------------------------------------
+
+
+def test_answer_secrets_are_found_in_raw_bytes_whole_or_cut():
+    body = ('{"credential": {"access": "AK", "secret": "%s", "securitytoken": "%s", "expires_at": "x"}}' % (TEMP_SK, TEMP_TOKEN)).encode()
+    assert set(cred.answer_secrets({}, body)) == {TEMP_SK, TEMP_TOKEN}
+    # Cut inside the token: its start is still a secret; an escaped value is found as written and as decoded.
+    cut = body[: body.index(TEMP_TOKEN.encode()) + 12]
+    assert TEMP_TOKEN[:12] in cred.answer_secrets({}, cut)
+    assert "ab/cdefgh" in cred.answer_secrets({}, b'{"Secret_Access_Key": "ab\\/cdefgh"} trailing')
+    assert cred.answer_secrets({"X-Subject-Token": IAM_TOKEN, "Content-Type": "json"}, b"") == [IAM_TOKEN]
+    assert cred.answer_secrets({}, b"  session-token-value\n", expect="text") == ["session-token-value"]
+    assert cred.answer_secrets({}, b'{"access": "AKIDENTIFIER", "secret": "abc"}') == []
+
+
+@pytest.mark.parametrize(
+    "content,problem",
+    [
+        (b'{"a": 1} <html>', r"^is not JSON \(extra data: line 1 column 10 of 15 bytes\)$"),
+        (b'{"secret": "' + TEMP_SK.encode(), r"^is not JSON \(unterminated string starting at: line 1 column 12"),
+        (b'\xef\xbb\xbf{"a": 1}', r"^starts with a UTF-8 byte-order mark \(11 bytes\)$"),
+        (b'{"a": "\xff"}', r"^is not UTF-8 text \(byte 8 of 10\)$"),
+        (b"[" * 100000, r"^is not JSON \("),
+    ],
+)
+def test_parse_answer_says_why_without_quoting(content, problem):
+    with pytest.raises(cred.UnreadableAnswer, match=problem) as caught:
+        cred.parse_answer(content)
+    assert TEMP_SK not in str(caught.value)
+
+
+def test_parse_answer_reads_json_and_empty():
+    assert cred.parse_answer(b"") is None and cred.parse_answer(b'{"a": [1]}') == {"a": [1]}
+
+
+@pytest.mark.parametrize(
+    "params,expected",
+    [
+        ({"sts_endpoint": "https://sts.private.example/", "region": "eu-west-101", "endpoint": "https://x"}, "https://sts.private.example"),
+        ({"region": "cn-south-1", "endpoint": "https://modelarts.private.example"}, "https://sts.cn-south-1.myhuaweicloud.com"),
+        ({"region": "eu-west-101"}, "https://sts.cn-north-4.myhuaweicloud.com"),
+        ({"region": "eu-west-101", "iam_endpoint": "https://iam.private.example"}, "sts_endpoint"),
+        ({"region": None, "endpoint": "https://modelarts.private.example"}, "sts_endpoint"),
+    ],
+)
+def test_sts_base_sends_the_id_token_only_where_the_user_points(params, expected):
+    if expected.startswith("https://"):
+        assert cred.sts_base(params) == expected
+    else:
+        with pytest.raises(CredentialsConfigError, match=r"set sts_endpoint \(HUAWEICLOUD_SDK_STS_ENDPOINT\)"):
+            cred.sts_base(params)
+
+
+class _Failing(cred.Provider):
+    name = "failing source"
+
+    def __init__(self):
+        self.asked = 0
+
+    def obtain(self, transport, deadline):
+        self.asked += 1
+        raise ModelArtsError("op: HTTP 500 X.500: down", status=500, transient=True)
+
+
+def test_a_failed_first_fetch_backs_off(transport):
+    provider = _Failing()
+    renewing = Renewing(provider)
+    for _poll in range(10):
+        with pytest.raises(ModelArtsError) as caught:
+            renewing.current(transport, DEADLINE)
+        transport.advance(0.4)
+    assert provider.asked == 1 and caught.value.transient
+    assert "credentials are not asked for again for 1s after 1 failure in a row" in str(caught.value)
+    transport.advance(1.5)
+    with pytest.raises(ModelArtsError):
+        renewing.current(transport, DEADLINE)
+    assert provider.asked == 2
+    transport.advance(cred.OBTAIN_RETRY * 2 - 1)
+    with pytest.raises(ModelArtsError, match="after 2 failures in a row"):
+        renewing.current(transport, DEADLINE)
+    assert provider.asked == 2

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 
 import pytest
@@ -46,20 +47,25 @@ class FakeClient(object):
             raise answer
         return answer
 
-    def list_training_job_events(self, job_id, level=None, limit=100, offset=0, deadline=None):
+    def list_training_job_events(self, job_id, level=None, limit=100, offset=0, deadline=None, max_bytes=None):
         with self.lock:
             self.calls.append(("events", job_id, level))
         return self._answer(self.events)
 
-    def get_task_log_lines(self, job_id, task_id, lines, deadline=None):
+    def get_task_log_lines(self, job_id, task_id, lines, deadline=None, max_bytes=None):
         with self.lock:
             self.calls.append(("aom", task_id, lines))
         return self._answer(self.aom[task_id])
 
-    def get_task_log_preview(self, job_id, task_id, deadline=None):
+    def get_task_log_preview(self, job_id, task_id, deadline=None, consume=None):
         with self.lock:
             self.calls.append(("preview", task_id))
-        return self._answer(self.preview[task_id])
+        answer = self._answer(self.preview[task_id])
+        if consume is not None and isinstance(answer.data, dict):
+            # As the client does: the body, read as it arrives, in small pieces.
+            body = json.dumps(answer.data).encode("utf-8")
+            answer = Response(consume(body[start : start + 7] for start in range(0, len(body), 7)), answer.status, answer.request_id, answer.headers)
+        return answer
 
 
 def failed_item(tasks=("worker-0",), statuses=(), records=(), phase="Failed", api="v2"):
@@ -161,6 +167,47 @@ def test_task_ids_default_to_worker_0_and_are_bounded():
     assert len(ids) == diagnostics.MAX_TASKS and left == 40 - diagnostics.MAX_TASKS
     hostile = {"status": {"tasks": ["../../etc", "worker-0"]}}
     assert diagnostics.task_ids(hostile) == (["worker-0"], 0), "a task id that is not a name never reaches a URL"
+
+
+def test_task_ids_of_a_drifted_document_are_noted_never_read_as_characters():
+    problems = []
+    details = {"status": {"tasks": "worker-1", "task_statuses": 7, "running_records": {"end_related_task": "worker-1"}}}
+    assert diagnostics.task_ids(details, problems) == (["worker-0"], 0)
+    assert [line.split(":")[0] for line in problems] == ["status.tasks", "status.running_records", "status.task_statuses"]
+    assert all("not an array" in line for line in problems)
+    assert diagnostics.failing_task(details) is None
+
+
+def test_an_event_message_that_is_not_text_is_described():
+    events = diagnostics.error_events([{"level": "Error", "message": {"nested": ["x" * 100000]}, "time": 1}], ())
+    assert events[0]["message"] == "an object with 1 key"
+
+
+def _in_pieces(body, size):
+    return (body[start : start + size] for start in range(0, len(body), size))
+
+
+@pytest.mark.parametrize("ensure_ascii", [True, False])
+def test_a_preview_read_as_it_arrives_keeps_the_end_of_its_content_in_any_key_order(ensure_ascii):
+    content = "".join('step %d: 训练 😀 "q" \\ \u00e9\n' % index for index in range(2000))
+    for order in (("content", "current_size", "full_size", "x"), ("x", "full_size", "content", "current_size")):
+        document = dict((key, {"content": content, "current_size": 9, "full_size": 10, "x": [{"content": "nested"}, "s"]}[key]) for key in order)
+        body = json.dumps(document, ensure_ascii=ensure_ascii).encode("utf-8")
+        for size in (1, 7, 65536):
+            whole = diagnostics.PreviewTail(10**9)(_in_pieces(body, size))
+            assert whole == {"content": content, "current_size": 9, "full_size": 10, diagnostics.PreviewTail.CUT: False}
+            cut = diagnostics.PreviewTail(1000)(_in_pieces(body, size))
+            assert cut[diagnostics.PreviewTail.CUT] is True and content.endswith(cut["content"]) and 0 < len(cut["content"].encode()) <= 1500
+            lines = diagnostics.PreviewTail(10**9, lines=3)(_in_pieces(body, size))
+            assert content.endswith(lines["content"]) and lines["content"].count("\n") == 4, "the last 3 lines and one more"
+
+
+def test_a_preview_that_is_not_a_json_object_is_not_read_as_one():
+    assert diagnostics.PreviewTail(100)(iter([b""])) is None, "HTTP 204: no log yet"
+    assert diagnostics.PreviewTail(100)(iter([b"[1, 2]"])) == []
+    for body in (b'{"content": "abc', b'{"content": "a"} {', b'{"content": "a\\', b'{"full_size": tru}'):
+        with pytest.raises(ValueError):
+            diagnostics.PreviewTail(100)(iter([body]))
 
 
 # -- the calls -----------------------------------------------------------------------------------

@@ -658,3 +658,32 @@ def test_huge_and_deep_values(v2):
     assert item["failure_reason"] == "task w exited with code 1"
     assert error_paths(item) == ["$.status.task_statuses[0].message"]
     assert all(len(error["message"]) < 300 for error in item["schema_errors"])
+
+
+# -- the document answers for the job asked (issue 28) ---------------------------------------
+
+
+@pytest.mark.parametrize("validate", ["strict", "warn", "off"])
+def test_a_document_of_another_job_is_never_an_item(validate):
+    doc = v2_doc("Completed")
+    assert build_item(doc, "v2", validate=validate, expect="job-1")["phase"] == "Completed"
+    for other in ("job-2", "{{ lookup('pipe', 'id') }}\nforged", None, 12, ""):
+        doc["metadata"]["id"] = other
+        with pytest.raises(jobs.WrongJobError) as raised:
+            build_item(doc, "v2", validate=validate, expect="job-1", operation="get training job job-1", request_id="r-1")
+        text = str(raised.value)
+        assert text.startswith("get training job job-1: the service answered with the document of another job (metadata.id ")
+        assert "\n" not in text and text.endswith("[request id r-1]")
+        assert not raised.value.transient and not raised.value.not_found
+    with pytest.raises(jobs.WrongJobError, match=r"\(metadata.id null\)"):
+        build_item({"status": {"phase": "Completed"}}, "v2", validate=validate, expect="job-1")
+
+
+def test_a_v1_document_of_another_version_is_never_an_item():
+    doc = {"job_id": 10, "version_id": 2, "status": 10, "job_name": "legacy"}
+    assert build_item(doc, "v1", validate="off", expect=(10, 2))["phase"] == "Completed"
+    for job_id, version_id in ((10, 3), (11, 2), ("10", 2), (True, 2), (None, None)):
+        with pytest.raises(jobs.WrongJobError, match="another job"):
+            build_item(dict(doc, job_id=job_id, version_id=version_id), "v1", validate="off", expect=(10, 2))
+    with pytest.raises(jobs.WrongJobError, match=r"\(job_id 11, version_id 2\)"):
+        build_item(dict(doc, job_id=11), "v1", validate="strict", expect=(10, 2))

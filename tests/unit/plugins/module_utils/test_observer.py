@@ -261,6 +261,25 @@ def test_items_of_a_name_search_are_adopted_as_search_items():
     assert not source.unconfirmed and not source.partial
 
 
+@pytest.mark.parametrize("count", [1, 3], ids=["get-phases", "search-phases"])
+def test_a_name_search_in_an_acted_phase_is_left_to_the_jobs_get(count):
+    # Issue 28: the first round's search items follow the rule of every later round.
+    keys = ids(count)
+    service = Service(dict((key, "Pending") for key in keys))
+    source = observer.phase_source(keys, service.fetch, service.search, service.build, ("Running", "Failed", "Completed"), settled=("Completed",))
+    found = dict((key, {"id": key, "phase": phase, "from": "search"}) for key, phase in zip(keys, ["Running", "Failed", "Completed"]))
+    found[("search", 9)] = ValueError("no id")
+    kept = source.adopt(found)
+    # Running (a non-final wait_for phase) and Failed (fail_on) are not an answer; Completed (settled) is, unconfirmed.
+    assert list(kept) == keys[2:] + [("search", 9)] and list(source.unconfirmed) == keys[2:]
+    answers = source.observe(keys[:2])
+    assert service.searches == [] and service.gets[: len(keys[:2])] == keys[:2]
+    assert all(answers[key] == {"id": key, "phase": "Pending", "from": "get"} for key in keys[:2])
+    assert not source.due
+    source.observe(keys[:2])  # the next round searches them again (two jobs or more)
+    assert service.searches == ([keys[:2]] if count > 1 else [])
+
+
 def run_wait(poll, unconfirmed, keys=("a", "b"), timeout=100):
     clock = Clock()
     result = waiter.wait_for_jobs(

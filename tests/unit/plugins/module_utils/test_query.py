@@ -154,6 +154,19 @@ def test_run_masks_tokens_unless_asked_and_validation_saw_the_raw_document():
     assert opened.items[0]["details"]["endpoints"]["jupyter_lab"]["token"] == TOKENS["jupyter_lab"]
 
 
+def test_the_door_keeps_each_endpoint_token_once_and_builds_its_masking_once_per_change():
+    # Issue 28, item 5: reading the same jobs again does not grow what the door keeps, nor rebuild how it masks.
+    session = FakeSession(**{"training-jobs": lambda method, url, kwargs: FakeResponse(200, document())})
+    query = make_query(session, select({"training_job_id": "job-1"}))
+    for _round in range(50):
+        assert isinstance(query.fetch(["job-1"])["job-1"], dict)
+    assert sorted(query.endpoint_tokens) == sorted(list(TOKENS.values()) + ["FUTURE-TOKEN-0123456789"])
+    masking = query.masking_secrets()
+    assert query.masking_secrets() is masking and set(query.endpoint_tokens) <= set(masking)
+    query.endpoint_tokens["another-token-value"] = None
+    assert query.masking_secrets() is not masking and "another-token-value" in query.masking_secrets()
+
+
 def test_a_token_quoted_by_a_schema_error_is_masked_in_the_message():
     doc = document()
     doc["endpoints"]["jupyter_lab"]["url"] = 12345  # breaks the schema next to the token

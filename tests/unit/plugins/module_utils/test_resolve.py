@@ -233,3 +233,23 @@ def test_without_wait_for_an_entry_point_may_fail_on_completed():
     assert settings.fail_on == ["Completed", "Failed"] and settings.wait_for == ["Terminated", "Abnormal"]
     with pytest.raises(ConnectionConfigError, match="wait_for and fail_on must not share phases"):
         resolve([(LEVEL_OPTION, {"auth_token": "t", "region": "r", "project_id": "p", "fail_on": ["Completed"]})], {})
+
+
+@pytest.mark.parametrize(
+    "levels,env",
+    [
+        ([(LEVEL_OPTION, {"project_id": "p"})], dict(CI_ENV, HUAWEICLOUD_OIDC_SESSION_NAME="deploy", HUAWEICLOUD_OIDC_DURATION_SECONDS="1800")),
+        ([(LEVEL_OPTION, {"project_id": "p", "oidc_session_name": "deploy", "oidc_duration_seconds": 1800})], CI_ENV),
+    ],
+)
+def test_oidc_tuning_options_select_no_kind_and_hide_no_aksk(levels, env):
+    settings = resolve(levels, env)
+    assert settings.kind == "aksk" and settings.connection["secret_key"] == "env-sk-SECRET"
+    assert settings.connection["oidc_session_name"] == "deploy" and settings.connection["oidc_duration_seconds"] == 1800
+
+
+def test_oidc_tuning_options_still_tune_the_oidc_kind():
+    env = {"HUAWEICLOUD_OIDC_PROVIDER_URN": "urn:p", "HUAWEICLOUD_OIDC_AGENCY_URN": "urn:a", "HUAWEICLOUD_OIDC_ID_TOKEN": "tok"}
+    env["HUAWEICLOUD_SDK_REGION"] = "cn-north-4"
+    settings = resolve([(LEVEL_OPTION, {"project_id": "p", "oidc_session_name": "task-session"})], env)
+    assert settings.kind == "oidc" and settings.connection["oidc_session_name"] == "task-session"

@@ -10,10 +10,13 @@ import pytest
 
 from ansible_collections.modelarts.training.plugins.module_utils.text import (
     MASK,
+    Secrets,
     describe_typed,
     excerpt,
+    inert,
     label,
     name_key,
+    printable,
     redact,
     truncate,
 )
@@ -123,3 +126,33 @@ def test_redact_masks_userinfo_up_to_the_last_at(url):
     text = redact("Cannot connect to proxy %s: refused" % url)
     assert text == "Cannot connect to proxy %s://%s@%s: refused" % (url.split("://")[0], MASK, url.rpartition("@")[2])
     assert redact('{"proxy": "%s"}' % url.replace("/", "\\/")).count(MASK) == 1
+
+
+def test_printable_writes_control_characters_out_and_cuts_nothing():
+    assert printable("plain name") == "plain name"
+    assert printable("a\nb\r\x1b[2K\u2028c") == "a\\nb\\r\\x1b[2K\\u2028c"
+    assert printable("x" * 5000) == "x" * 5000
+    assert printable(None) == "None"
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("resnet50-{epoch}", "resnet50-{epoch}"),
+        ("{{ lookup('pipe', 'id') }}", "{ { lookup('pipe', 'id') }}"),
+        ("a{%raw%}b{#c#}", "a{ %raw%}b{ #c#}"),
+        ("{{{x}}}", "{ { {x}}}"),
+        ("#jinja2:variable_start_string:'[['\n[[ x ]]", "# jinja2:variable_start_string:'[['\\n[[ x ]]"),
+    ],
+)
+def test_inert_text_opens_no_jinja_delimiter(text, expected):
+    assert inert(text) == expected
+    assert not re.search(r"\{[{%#]", inert(text)) and not inert(text).startswith("#jinja2:")
+
+
+def test_secrets_built_once_mask_as_the_values_do():
+    secrets = Secrets(["s3cr/et", "", None, "s3cr/et", 42])
+    assert tuple(secrets) == ("s3cr/et", "42") and hash(secrets) == hash(secrets)
+    line = "token s3cr%2Fet and 42 and s3cr\\/et"
+    assert redact(line, secrets) == redact(line, ["s3cr/et", 42]) == "token ******** and ******** and ********"
+    assert label(line, 200, secrets) == label(line, 200, ["s3cr/et", "42"])

@@ -379,6 +379,15 @@ def test_transient_errors_are_tolerated():
     assert result.errors == {"a": None}
 
 
+def test_an_unreached_service_ends_the_wait_at_once():
+    refused = transient("ConnectionError: [Errno 111] Connection refused (gave up after 4 attempts)")
+    refused.unreached = True
+    result, script, _clock = run({"a": [refused]})
+
+    assert result.outcome == OUTCOME_ERROR and len(script.calls) == 1
+    assert "Connection refused" in result.message() and "not at wait_timeout" in result.message()
+
+
 def test_transient_error_at_the_deadline_is_a_timeout_naming_the_error():
     result, _script, _clock = run({"a": ["Running", transient("HTTP 503 Service Unavailable")]}, repeat_last=True, timeout=12.5)
 
