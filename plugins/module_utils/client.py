@@ -477,43 +477,28 @@ class _Transport(credentials_mod.Transport):
     def sts_endpoint(self):
         return self._client.sts_endpoint
 
-    def call(
-        self,
-        method,
-        url,
-        headers=None,
-        body=None,
-        operation=None,
-        deadline=None,
-        sign_with=None,
-        connect_timeout=None,
-        retry=True,
-        expect="json",
-        within=None,
-        direct=False,
-    ):
-        # pylint: disable=too-many-arguments
+    def send(self, request):
         client = self._client
-        deadline = client._bounded(deadline)  # pylint: disable=protected-access
-        if within is not None:
-            deadline = min(deadline, client._clock() + within)  # pylint: disable=protected-access
-        payload = json.dumps(body, separators=(",", ":")).encode("utf-8") if body is not None else None
+        deadline = client._bounded(request.deadline)  # pylint: disable=protected-access
+        if request.within is not None:
+            deadline = min(deadline, client._clock() + request.within)  # pylint: disable=protected-access
+        payload = json.dumps(request.body, separators=(",", ":")).encode("utf-8") if request.body is not None else None
         sent = {"Content-Type": "application/json;charset=UTF-8"} if payload is not None else {}
-        sent.update(headers or {})
+        sent.update(request.headers or {})
         call = Call(
-            method,
-            url,
+            request.method,
+            request.url,
             sent,
             payload,
-            operation or "%s %s" % (method, url.split("?", 1)[0]),
+            request.operation or "%s %s" % (request.method, request.url.split("?", 1)[0]),
             CREDENTIALS_SERVICE,
             deadline,
             False,
-            sign_with=sign_with,
-            connect_timeout=connect_timeout,
-            retries=None if retry else 0,
-            expect=expect,
-            direct=direct,
+            sign_with=request.sign_with,
+            connect_timeout=request.connect_timeout,
+            retries=None if request.retry else 0,
+            expect=request.expect,
+            direct=request.direct,
         )
         return client._with_retries(call)  # pylint: disable=protected-access
 

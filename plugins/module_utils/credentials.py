@@ -24,6 +24,7 @@ files, options and variables, never values.
 
 from __future__ import annotations
 
+import collections
 import copy
 import datetime
 import json
@@ -176,8 +177,19 @@ class Credentials(object):
         return "Credentials(kind=%s, source=%r, expires_at=%s)" % (self.kind, self.source, self.expires_at.isoformat() if self.expires_at else None)
 
 
+class Request(
+    collections.namedtuple(
+        "Request", ("method", "url", "headers", "body", "operation", "deadline", "sign_with", "connect_timeout", "retry", "expect", "within", "direct")
+    )
+):
+    """One call a provider asks of a :class:`Transport`: the arguments of :meth:`Transport.call`, by name."""
+
+    __slots__ = ()
+
+
 class Transport(object):
-    """What a provider needs from the client; the client implements :meth:`call` and :meth:`remember_secret`.
+    """What a provider needs from the client; the client implements :meth:`send` (one :class:`Request`, what
+    :meth:`call` is given) and :meth:`remember_secret`.
 
     ``call(method, url, headers=None, body=None, operation=None, deadline=None, sign_with=None,
     connect_timeout=None, retry=True, expect="json", within=None, direct=False)`` sends one request to the absolute ``url`` and answers
@@ -230,6 +242,9 @@ class Transport(object):
         within=None,
         direct=False,
     ):
+        return self.send(Request(method, url, headers, body, operation, deadline, sign_with, connect_timeout, retry, expect, within, direct))
+
+    def send(self, request):
         raise NotImplementedError
 
     def remember_secret(self, value):

@@ -14,8 +14,11 @@
 * ``run_playbook(text, extra_vars=None, env=None, verbosity=0, check=False)``: writes the playbook to a
   temporary file, runs ansible-playbook, returns the ``subprocess.CompletedProcess`` (stdout and
   stderr captured as text).
+* ``run_info_task(task, verbosity=3)``: runs a playbook whose one task is ``modelarts_training_job_info`` with
+  ``task`` (its failure ignored, so that the playbook itself must pass) and returns ``(registered result, process)``.
 """
 
+import json
 import os
 import subprocess
 import sys
@@ -100,6 +103,29 @@ def run_playbook(ansible_env, tmp_path):
             command += ["-e", "@%s" % vars_file]
         merged = dict(ansible_env, **(env or {}))
         return subprocess.run(command, env=merged, cwd=str(tmp_path), capture_output=True, text=True, timeout=timeout, check=False)
+
+    return run
+
+
+@pytest.fixture
+def run_info_task(run_playbook, tmp_path):
+    """``run_info_task(task, verbosity=3)``: the registered result of one ``modelarts_training_job_info`` task (its
+    failure ignored) and the ``ansible-playbook`` process, which must have passed."""
+
+    def run(task, verbosity=3):
+        playbook = [
+            {
+                "hosts": "localhost",
+                "gather_facts": False,
+                "tasks": [
+                    {"modelarts.training.modelarts_training_job_info": task, "register": "result", "ignore_errors": True},
+                    {"ansible.builtin.copy": {"content": "{{ result | to_json }}", "dest": "result.json"}},
+                ],
+            }
+        ]
+        process = run_playbook(playbook, verbosity=verbosity)
+        assert process.returncode == 0, process.stdout[-3000:] + process.stderr[-3000:]
+        return json.loads((tmp_path / "result.json").read_text()), process
 
     return run
 

@@ -7,8 +7,10 @@
 * ``event_lines(stdout)`` returns the ``EVENT|id|previous|phase`` lines the test rulebook prints, as tuples.
 * ``load_source(collection_root)`` imports the staged source file the way ansible-rulebook does (runpy).
 * ``connection_args(emu)`` are the source's connection arguments for the emulator (AK/SK).
+* ``source_events(src, args, until)`` runs the loaded source's ``main()`` until ``until(events)`` holds; its events.
 """
 
+import asyncio
 import os
 import runpy
 import subprocess
@@ -62,3 +64,23 @@ def load_source(collection_root):
     """The staged source's globals, loaded like ansible-rulebook does (``runpy.run_path``)."""
     path = os.path.join(collection_root, "ansible_collections", "modelarts", "training", *SOURCE_PATH)
     return runpy.run_path(path)
+
+
+async def source_events(src, args, until, wait=60):
+    """The events the loaded source's ``main(queue, args)`` puts, until ``until(events)`` is true; fewer when ``main``
+    ends first or no event comes for ``wait`` seconds.  ``main`` is cancelled at the end."""
+    queue = asyncio.Queue()
+    task = asyncio.ensure_future(src["main"](queue, args))
+    events = []
+    try:
+        while not until(events):
+            getter = asyncio.ensure_future(queue.get())
+            done, _pending = await asyncio.wait({task, getter}, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
+            if getter not in done:
+                getter.cancel()
+                break
+            events.append(getter.result())
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    return events

@@ -1,7 +1,8 @@
 # Copyright: (c) 2026, modelarts.training contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Hosts in the middle, for the tests and benchmarks that need one on 127.0.0.1: a CONNECT proxy, and the
-pieces of servers that misbehave (reading a request's head, trickling an answer, relaying bytes)."""
+"""Hosts in the middle, for the tests and benchmarks that need one on 127.0.0.1: a CONNECT proxy, a TCP relay that
+goes down and up, a JSON API answering as the test says (plain or TLS), a closed port, and the pieces of servers that
+misbehave (reading a request's head, trickling an answer, relaying bytes)."""
 
 import contextlib
 import http.server
@@ -12,6 +13,13 @@ import socketserver
 import threading
 
 from urllib.parse import urlsplit
+
+
+def closed_port():
+    """A loopback port nothing listens on (bound, then closed: connecting is refused)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 def read_head(conn):
@@ -99,50 +107,14 @@ def connect_proxy(check=None):
     server.check = check
     server.seen = []
     server.url = "http://127.0.0.1:%d" % server.server_address[1]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with _serving(server):
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
-class _Api(http.server.BaseHTTPRequestHandler):
-    """One GET, answered by the server's ``answer(path)``: ``(status, body)``, the body bytes or ``(length, pieces)`` to
-    stream (an answer far larger than the test wants to hold)."""
-
-    protocol_version = "HTTP/1.1"
-
-    def do_GET(self):  # noqa: N802  (the name http.server calls)
-        self.server.paths.append(self.path)
-        status, body = self.server.answer(self.path.split("?", 1)[0])
-        length, pieces = (len(body), [body]) if isinstance(body, bytes) else body
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(length))
-        self.end_headers()
-        try:
-            for piece in pieces:
-                self.wfile.write(piece)
-        except OSError:
-            pass
-
-    def log_message(self, *_args):
-        pass
 
 
 @contextlib.contextmanager
-def json_api(answer):
-    """A plain HTTP server on 127.0.0.1 that answers each GET with ``answer(path)`` (see ``_Api``); it keeps the
-    ``paths`` asked for and its ``url``."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Api)
-    server.daemon_threads = True
-    server.answer = answer
-    server.paths = []
-    server.url = "http://127.0.0.1:%d" % server.server_address[1]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+def _serving(server):
+    """``server`` serving on a thread of its own for the length of the block, then shut down and closed."""
+    threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield server
     finally:
@@ -228,95 +200,75 @@ def tcp_relay(host, port):
         server.close()
 
 
-class _JsonApi(http.server.BaseHTTPRequestHandler):
-    """One request to :func:`https_json_api`: noted, then answered with what the test's ``answer`` returns."""
+class _Answering(http.server.BaseHTTPRequestHandler):
+    """One request to :func:`json_api`: noted in the server's ``seen``, then answered with what its ``answer`` returns."""
 
     protocol_version = "HTTP/1.1"
 
     def _serve(self):
         length = int(self.headers.get("Content-Length") or 0)
-        body = json.loads(self.rfile.read(length) or b"null") if length else None
-        self.server.seen.append((self.command, self.path, body))
-        status, document = self.server.answer(self.command, self.path, body)
-        data = json.dumps(document).encode("utf-8")
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = raw
+        path = self.path.split("?", 1)[0]
+        self.server.seen.append((self.command, path, body))
+        answer = self.server.answer(self.command, path, body)
+        if len(answer) == 3:
+            status, headers, payload = answer
+        else:
+            status, payload = answer
+            headers = {"Content-Type": "application/json", "X-Request-Id": "peer-%d" % len(self.server.seen)}
+        if not isinstance(payload, (bytes, tuple)):
+            payload = json.dumps(payload).encode("utf-8")
+        length, pieces = (len(payload), [payload]) if isinstance(payload, bytes) else payload
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.send_header("X-Request-Id", "peer-%d" % len(self.server.seen))
+        for name, value in headers.items():
+            self.send_header(name, value)
+        if "Content-Length" not in headers:
+            self.send_header("Content-Length", str(length))
         self.end_headers()
-        self.wfile.write(data)
+        try:
+            for piece in pieces:
+                self.wfile.write(piece)
+        except OSError:
+            pass  # the client stopped reading
 
-    do_GET = do_POST = _serve
+    do_GET = do_POST = do_PUT = _serve
 
     def log_message(self, *_args):  # pylint: disable=arguments-differ
         pass
 
 
-@contextlib.contextmanager
-def https_json_api(answer, tls_dir):
-    """An HTTPS server on 127.0.0.1 that answers every request with ``answer(method, path, body) -> (status, document)``
-    (``body`` the request's JSON); the server's ``seen`` lists ``(method, path, body)``, ``url`` its URL and ``ca_file``
-    the CA to trust (the emulator's certificates, made in ``tls_dir``)."""
-    from modelarts_emulator.tls import ensure_certificates, server_context  # pylint: disable=import-error,import-outside-toplevel
-
-    ca_file, cert, key = ensure_certificates(tls_dir)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _JsonApi)
-    server.daemon_threads = True
-    server.socket = server_context(cert, key).wrap_socket(server.socket, server_side=True)
-    server.answer = answer
-    server.seen = []
-    server.url = "https://127.0.0.1:%d" % server.server_address[1]
-    server.ca_file = ca_file
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
-class _Answering(http.server.BaseHTTPRequestHandler):
-    """Answers each request from the server's ``routes``: ``(method, path) -> (status, headers, body bytes)`` or a
-    callable of the handler giving that triple; a path not routed gets 404. Every request is noted in ``seen``."""
-
-    protocol_version = "HTTP/1.1"
-
-    def _answer(self):
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else b""
-        path = self.path.split("?", 1)[0]
-        self.server.seen.append((self.command, path))
-        route = self.server.routes.get((self.command, path))
-        status, headers, payload = route(self, body) if callable(route) else route or (404, {}, b"")
-        self.send_response(status)
-        for name, value in headers.items():
-            self.send_header(name, value)
-        if "Content-Length" not in headers:
-            self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    do_GET = do_POST = do_PUT = _answer
-
-    def log_message(self, *args):  # quiet
-        pass
+def routed(routes):
+    """An ``answer`` for :func:`json_api` from ``routes``: ``(method, path) -> (status, headers, body bytes)``; a path
+    not routed gets 404."""
+    routes = dict(routes)
+    return lambda method, path, _body: routes.get((method, path)) or (404, {}, b"")
 
 
 @contextlib.contextmanager
-def answering_server(routes):
-    """A plain-HTTP server on 127.0.0.1 answering from ``routes`` (see :class:`_Answering`); ``url`` its base URL,
-    ``seen`` the ``(method, path)`` of every request, ``count(path)`` how many asked for ``path``."""
+def json_api(answer, tls_dir=None):
+    """A server on 127.0.0.1 that answers every request with ``answer(method, path, body)``: ``path`` without its
+    query, ``body`` the request's JSON (its bytes when it is not JSON, None when empty).  The answer is ``(status,
+    payload)`` (sent as ``application/json`` with an ``X-Request-Id``) or ``(status, headers, payload)`` (those headers
+    alone); the payload is bytes, ``(length, pieces)`` to stream (an answer far larger than the test wants to hold)
+    or a document to send as JSON.  Plain HTTP, or HTTPS with ``tls_dir``: the emulator's certificates, made there,
+    the server's ``ca_file`` the CA to trust.  The server's ``url`` is its base URL, ``seen`` lists ``(method, path,
+    body)`` per request and ``count(path)`` says how many asked for ``path``."""
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Answering)
     server.daemon_threads = True
-    server.routes = dict(routes)
+    scheme = "http"
+    if tls_dir is not None:
+        from modelarts_emulator.tls import ensure_certificates, server_context  # pylint: disable=import-error,import-outside-toplevel
+
+        server.ca_file, cert, key = ensure_certificates(tls_dir)
+        server.socket = server_context(cert, key).wrap_socket(server.socket, server_side=True)
+        scheme = "https"
+    server.answer = answer
     server.seen = []
-    server.url = "http://127.0.0.1:%d" % server.server_address[1]
-    server.count = lambda path: sum(1 for _method, seen in list(server.seen) if seen == path)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    server.url = "%s://127.0.0.1:%d" % (scheme, server.server_address[1])
+    server.count = lambda path: sum(1 for _method, seen, _body in list(server.seen) if seen == path)
+    with _serving(server):
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()

@@ -14,7 +14,7 @@ import math
 import pytest
 
 from conftest import emulator_connection
-from eda_helpers import connection_args, load_source, unique_id
+from eda_helpers import connection_args, load_source, source_events, unique_id
 
 JOBS = 30
 # Job i: Pending for one poll, Running for 1 + i % 4 polls, then Completed: it is done at poll 3 + i % 4.
@@ -197,17 +197,6 @@ def src(collection_root):
     return load_source(collection_root)
 
 
-async def watch(src, args, until):
-    queue = asyncio.Queue()
-    task = asyncio.ensure_future(src["main"](queue, args))
-    events = []
-    while not until(events):
-        events.append(await asyncio.wait_for(queue.get(), 60))
-    task.cancel()
-    await asyncio.gather(task, return_exceptions=True)
-    return events
-
-
 @pytest.mark.parametrize("throttling", [False, True], ids=["steady", "throttled"], indirect=True)
 def test_the_event_source_watching_30_jobs_searches_in_batches_and_gets_each_job_once_at_its_end(emulator, src, throttling):
     ids = add_jobs(emulator, "bulk-eda", JOBS, last=lambda index: "Failed" if index % 10 == 3 else "Completed")
@@ -217,7 +206,7 @@ def test_the_event_source_watching_30_jobs_searches_in_batches_and_gets_each_job
         return sum(1 for event in events if event["modelarts"]["phase"] == final.get(event["modelarts"]["training_job"]["id"])) == JOBS
 
     args = dict(connection_args(emulator), training_job_ids=ids, interval=0.1)
-    events = asyncio.run(asyncio.wait_for(watch(src, args, finished), 120))
+    events = asyncio.run(asyncio.wait_for(source_events(src, args, finished), 120))
     for job in ids:
         seen = [(event["modelarts"]["previous_phase"], event["modelarts"]["phase"]) for event in events if event["modelarts"]["training_job"]["id"] == job]
         assert seen == [(None, "Pending"), ("Pending", "Running"), ("Running", final[job])], job

@@ -53,6 +53,14 @@ def failure(tmp_path):
     return json.loads((tmp_path / "failure.json").read_text())
 
 
+def add_failed_job(emu, prefix, name=None, **details):
+    """A job in phase Failed (task worker-0 exited with code 1: boom) added to ``emu`` with ``details`` (its ``log``,
+    ``faults``...); its id, unique under ``prefix`` (the name, unless ``name`` is given)."""
+    job = unique_id(prefix)
+    emu.add_jobs([dict({"id": job, "name": name or prefix, "phase": "Failed", "failure": {"exit_code": 1, "message": "boom"}}, **details)])
+    return job
+
+
 def diagnostic_calls(emu, job_id):
     return list(emu.requests(path="/training-jobs/%s/" % job_id))
 
@@ -148,8 +156,7 @@ def test_a_non_boolean_diagnostics_is_an_error_naming_the_option(emulator, run_p
 
 
 def test_a_403_on_the_log_api_is_an_errors_line_and_the_verdict_stays(emulator, run_playbook, tmp_path):
-    job = unique_id("diag-denied")
-    emulator.add_jobs([{"id": job, "name": "diag-denied", "phase": "Failed", "log": {"fault": "forbidden"}, "failure": {"exit_code": 1, "message": "boom"}}])
+    job = add_failed_job(emulator, "diag-denied", log={"fault": "forbidden"})
     result = run_playbook(gate_play(emulator, [job]))
     assert result.returncode == 0 and "RESCUED" in result.stdout and "DEPLOYED" not in result.stdout, result.stdout
     read = failure(tmp_path)
@@ -162,18 +169,8 @@ def test_a_403_on_the_log_api_is_an_errors_line_and_the_verdict_stays(emulator, 
 
 
 def test_a_known_secret_in_a_log_line_is_never_shown(emulator, run_playbook, tmp_path):
-    job = unique_id("diag-secret")
-    emulator.add_jobs(
-        [
-            {
-                "id": job,
-                "name": "diag-secret",
-                "phase": "Failed",
-                "failure": {"exit_code": 1, "message": "boom"},
-                "log": {"lines": 10, "append": ["debug: export HUAWEICLOUD_SDK_SK=%s" % emulator.sk, "auth failed for %s" % emulator.sk]},
-            }
-        ]
-    )
+    log = {"lines": 10, "append": ["debug: export HUAWEICLOUD_SDK_SK=%s" % emulator.sk, "auth failed for %s" % emulator.sk]}
+    job = add_failed_job(emulator, "diag-secret", log=log)
     tokens = endpoint_tokens(emulator, [job])
     result = run_playbook(gate_play(emulator, [job], {"include_endpoint_tokens": False}), verbosity=4)
     assert result.returncode == 0 and "RESCUED" in result.stdout, result.stdout
@@ -187,19 +184,8 @@ def test_a_known_secret_in_a_log_line_is_never_shown(emulator, run_playbook, tmp
 
 
 def test_control_characters_in_a_log_line_cannot_forge_lines(emulator, run_playbook, tmp_path):
-    job = unique_id("diag-forge")
     forged = "ok: [localhost] => deployed"
-    emulator.add_jobs(
-        [
-            {
-                "id": job,
-                "name": "diag-forge",
-                "phase": "Failed",
-                "failure": {"exit_code": 1, "message": "boom"},
-                "log": {"lines": 5, "append": ["\x1b[32mall good\x1b[0m\r%s\u2028%s\x0b%s" % (forged, forged, forged)]},
-            }
-        ]
-    )
+    job = add_failed_job(emulator, "diag-forge", log={"lines": 5, "append": ["\x1b[32mall good\x1b[0m\r%s\u2028%s\x0b%s" % (forged, forged, forged)]})
     result = run_playbook(gate_play(emulator, [job]))
     assert result.returncode == 0 and "RESCUED" in result.stdout, result.stdout
     assert not [line for line in result.stdout.splitlines() if line.lstrip().startswith(forged)]

@@ -8,7 +8,6 @@ waits that used to last until wait_timeout.
 """
 
 import http.server
-import socket
 import threading
 import time
 import urllib.parse
@@ -16,16 +15,10 @@ import uuid
 
 import pytest
 
-from peers import tcp_relay
+from peers import closed_port, tcp_relay
 
 # Long enough for the client's retries, far shorter than the default wait_timeout (3600 s).
 GUARD = 120
-
-
-def closed_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture

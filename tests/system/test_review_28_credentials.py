@@ -10,7 +10,7 @@
 * a failed first credential fetch backs off instead of running the whole exchange at every poll;
 * an id token file that is a FIFO with no writer is refused at once, naming its option.
 
-The misbehaving credential services are loopback servers (``peers.answering_server``).
+The misbehaving credential services are loopback servers (``peers.json_api``).
 """
 
 import asyncio
@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from eda_helpers import load_source
-from peers import answering_server, connect_proxy
+from peers import connect_proxy, json_api, routed
 from test_user_patterns import BIN, COMPLETED, Repo
 
 PROJECT = "0" * 31 + "9"
@@ -100,7 +100,7 @@ def assert_no_secret(out):
 
 @pytest.mark.parametrize("kind", sorted(EXCHANGES))
 def test_an_unreadable_credential_answer_is_named_never_quoted(repo, tmp_path, kind):
-    with answering_server(routes_for(kind, NOT_JSON)) as server:
+    with json_api(routed(routes_for(kind, NOT_JSON))) as server:
         options, env = setup(kind, server.url, tmp_path)
         result = repo.play(read_play(options), env=env, verbosity=3)
     out = result.stdout + result.stderr
@@ -129,7 +129,7 @@ ANSWERS = {
 @pytest.mark.parametrize("answer", sorted(ANSWERS))
 def test_each_way_an_answer_cannot_be_read_says_what_was_wrong(repo, tmp_path, answer):
     body, expected = ANSWERS[answer]
-    with answering_server(routes_for("pod identity", body)) as server:
+    with json_api(routed(routes_for("pod identity", body))) as server:
         options, env = setup("pod identity", server.url, tmp_path)
         result = repo.play(read_play(options), env=env, verbosity=3)
     out = result.stdout + result.stderr
@@ -141,7 +141,7 @@ def test_each_way_an_answer_cannot_be_read_says_what_was_wrong(repo, tmp_path, a
 
 def test_the_event_source_logs_name_the_answer_never_quote_it(collection_root, tmp_path, monkeypatch, caplog):
     src = load_source(collection_root)
-    with answering_server(routes_for("oidc", NOT_JSON)) as server:
+    with json_api(routed(routes_for("oidc", NOT_JSON))) as server:
         options, env = setup("oidc", server.url, tmp_path)
         for name, value in env.items():
             monkeypatch.setenv(name, value)
@@ -166,7 +166,7 @@ def test_a_failing_credential_service_is_not_asked_at_every_poll(repo, tmp_path,
     routes = routes_for("pod identity", NOT_JSON)
     if response:
         routes[("POST", "/pod-identity/credentials")] = response
-    with answering_server(routes) as server:
+    with json_api(routed(routes)) as server:
         options, env = setup("pod identity", server.url, tmp_path)
         task = dict(options, wait=True, wait_timeout=12, wait_sleep=0.5, wait_sleep_max=0.5)
         result = repo.play(read_play(task), env=env)
@@ -181,23 +181,34 @@ def test_a_failing_credential_service_is_not_asked_at_every_poll(repo, tmp_path,
 # -- the id token goes only where the user points ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("region", [None, "eu-west-101"])
-def test_private_endpoints_never_send_the_id_token_to_a_public_sts(repo, tmp_path, emulator, region):
+def oidc_runner(tmp_path, emulator):
+    """The environment of a runner with OIDC variables (an id token of the emulator's in a file), 127.0.0.1 exempt
+    from the proxy variables."""
     token_file = tmp_path / "id-token"
     token_file.write_text(emulator.id_token(lifetime=600))
-    env = {
+    return {
         "HUAWEICLOUD_OIDC_PROVIDER_URN": "iam::0:identity-provider:ci",
         "HUAWEICLOUD_OIDC_AGENCY_URN": "iam::0:agency:deployer",
         "HUAWEICLOUD_OIDC_TOKEN_FILE": str(token_file),
         "NO_PROXY": "127.0.0.1",
     }
+
+
+def play_behind_a_closed_proxy(repo, plays, env, **options):
+    """``repo.play`` with the proxy variables naming a proxy that lets nothing through: the process and the
+    ``host:port`` every request was meant for."""
+    with connect_proxy(check=lambda headers: False) as proxy:
+        result = repo.play(plays, env=dict(env, HTTPS_PROXY=proxy.url, HTTP_PROXY=proxy.url), **options)
+        seen = [target for target, _allowed in proxy.seen]
+    return result, seen
+
+
+@pytest.mark.parametrize("region", [None, "eu-west-101"])
+def test_private_endpoints_never_send_the_id_token_to_a_public_sts(repo, tmp_path, emulator, region):
     options = dict(endpoint=emulator.url, iam_endpoint=emulator.url, ca_bundle=emulator.ca_file, project_id=emulator.project_id, backoff_retries=0)
     if region:
         options["region"] = region
-    with connect_proxy(check=lambda headers: False) as proxy:
-        env.update(HTTPS_PROXY=proxy.url, HTTP_PROXY=proxy.url)
-        result = repo.play(read_play(options), env=env, verbosity=3)
-        seen = [target for target, _allowed in proxy.seen]
+    result, seen = play_behind_a_closed_proxy(repo, read_play(options), oidc_runner(tmp_path, emulator), verbosity=3)
     out = result.stdout + result.stderr
     assert not seen, "the id token was sent towards %s" % seen
     assert result.returncode != 0
@@ -206,19 +217,8 @@ def test_private_endpoints_never_send_the_id_token_to_a_public_sts(repo, tmp_pat
 
 
 def test_the_sts_of_the_region_given_is_used_with_private_endpoints(repo, tmp_path, emulator):
-    token_file = tmp_path / "id-token"
-    token_file.write_text(emulator.id_token(lifetime=600))
-    env = {
-        "HUAWEICLOUD_OIDC_PROVIDER_URN": "iam::0:identity-provider:ci",
-        "HUAWEICLOUD_OIDC_AGENCY_URN": "iam::0:agency:deployer",
-        "HUAWEICLOUD_OIDC_TOKEN_FILE": str(token_file),
-        "NO_PROXY": "127.0.0.1",
-    }
     options = dict(region="cn-south-1", endpoint=emulator.url, iam_endpoint=emulator.url, project_id=emulator.project_id, backoff_retries=0)
-    with connect_proxy(check=lambda headers: False) as proxy:
-        env.update(HTTPS_PROXY=proxy.url, HTTP_PROXY=proxy.url)
-        result = repo.play(read_play(dict(options, ca_bundle=emulator.ca_file)), env=env)
-        seen = [target for target, _allowed in proxy.seen]
+    result, seen = play_behind_a_closed_proxy(repo, read_play(dict(options, ca_bundle=emulator.ca_file)), oidc_runner(tmp_path, emulator))
     assert seen == ["sts.cn-south-1.myhuaweicloud.com:443"], (seen, result.stdout[-2000:])
 
 
@@ -279,7 +279,7 @@ def unblock(fifo):
 def test_a_fifo_as_token_file_is_refused_not_waited_on(repo, tmp_path, option):
     fifo = tmp_path / "token-fifo"
     os.mkfifo(fifo)
-    with answering_server({}) as server:
+    with json_api(routed({})) as server:
         options, env = setup("oidc", server.url, tmp_path)
         for name in list(env):
             if name.startswith("HUAWEICLOUD_OIDC"):

@@ -16,9 +16,8 @@ import pytest
 import yaml
 
 from conftest import BIN
-from eda_helpers import unique_id
 from peers import json_api
-from test_diagnostics import failure, gate_play
+from test_diagnostics import add_failed_job, failure, gate_play
 
 # Each drift the service may send in the fields the diagnostics read the task ids from.
 DRIFTS = {
@@ -40,20 +39,8 @@ def log_calls(emu, job):
 def test_a_drifted_document_is_an_errors_line_not_a_traceback(emulator, run_playbook, tmp_path):
     jobs = {}
     for name, (path, value) in DRIFTS.items():
-        job = unique_id("diag-drift-" + name)
-        jobs[name] = job
-        emulator.add_jobs(
-            [
-                {
-                    "id": job,
-                    "name": "diag-drift",
-                    "phase": "Failed",
-                    "failure": {"exit_code": 1, "message": "boom"},
-                    "log": {"lines": 5},
-                    "faults": [{"type": "drift", "mode": "set", "values": {path: value}, "count": -1}],
-                }
-            ]
-        )
+        drift = [{"type": "drift", "mode": "set", "values": {path: value}, "count": -1}]
+        jobs[name] = add_failed_job(emulator, "diag-drift-" + name, name="diag-drift", log={"lines": 5}, faults=drift)
     emulator.clear_requests()
     result = run_playbook(gate_play(emulator, list(jobs.values()), {"validate": "warn"}), verbosity=3)
     shown = result.stdout + result.stderr
@@ -75,19 +62,8 @@ def test_a_drifted_document_is_an_errors_line_not_a_traceback(emulator, run_play
 
 @pytest.mark.parametrize("value", [12, "worker-0"], ids=["int", "string"])
 def test_drifted_task_ids_with_validate_off_still_fail_with_the_normal_message(emulator, run_playbook, tmp_path, value):
-    job = unique_id("diag-drift-off")
-    emulator.add_jobs(
-        [
-            {
-                "id": job,
-                "name": "diag-drift-off",
-                "phase": "Failed",
-                "failure": {"exit_code": 1, "message": "boom"},
-                "log": {"lines": 5},
-                "faults": [{"type": "drift", "mode": "set", "values": {"status.tasks": value, "status.task_statuses": value}, "count": -1}],
-            }
-        ]
-    )
+    drift = [{"type": "drift", "mode": "set", "values": {"status.tasks": value, "status.task_statuses": value}, "count": -1}]
+    job = add_failed_job(emulator, "diag-drift-off", log={"lines": 5}, faults=drift)
     emulator.clear_requests()
     result = run_playbook(gate_play(emulator, [job], {"validate": "off"}), verbosity=3)
     shown = result.stdout + result.stderr
@@ -134,7 +110,7 @@ def huge_preview(task):
     return len(head) + repeats * len(LINE) + len(last) + len(end), pieces()
 
 
-def huge_answer(path):
+def huge_answer(_method, path, _body):
     job = "/v2/%s/training-jobs/%s" % (PROJECT, HUGE)
     if path == job:
         status = {"phase": "Failed", "secondary_phase": "Failed", "duration": 1000, "start_time": 1764000001000, "tasks": TASKS}
@@ -161,7 +137,7 @@ def test_huge_log_previews_are_read_in_bounded_memory(ansible_env, tmp_path):
         (tmp_path / "playbook.yml").write_text(yaml.safe_dump(play, sort_keys=False))
         command = [sys.executable, "-c", PROBE, os.path.join(BIN, "ansible-playbook"), "-i", "localhost,", "-c", "local", "playbook.yml"]
         result = subprocess.run(command, env=ansible_env, cwd=str(tmp_path), capture_output=True, text=True, timeout=600, check=False)
-        previews = [path for path in server.paths if path.endswith("/logs/preview")]
+        previews = [path for _method, path, _body in server.seen if path.endswith("/logs/preview")]
     assert result.returncode == 0 and "RESCUED" in result.stdout, result.stdout[-3000:] + result.stderr[-3000:]
     read = failure(tmp_path)
     assert "reached phase Failed: task worker-3 exited with code 1: boom" in read["msg"]

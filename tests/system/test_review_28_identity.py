@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-from eda_helpers import RULEBOOKS, connection_args, load_source, run_rulebook, unique_id
+from eda_helpers import RULEBOOKS, connection_args, load_source, run_rulebook, source_events, unique_id
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.dirname(sys.executable)
@@ -185,31 +185,13 @@ def strings(value):
     return []
 
 
-async def _events(src, args, count):
-    queue = asyncio.Queue()
-    task = asyncio.ensure_future(src["main"](queue, args))
-    events = []
-    try:
-        while len(events) < count:
-            getter = asyncio.ensure_future(queue.get())
-            done, _pending = await asyncio.wait({task, getter}, timeout=30, return_when=asyncio.FIRST_COMPLETED)
-            if getter not in done:
-                getter.cancel()
-                break
-            events.append(getter.result())
-    finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-    return events
-
-
 def test_source_log_lines_cannot_be_forged_by_a_job_name(src, emulator, records):
     forged = "2026-11-26 00:00:00,000 - ansible_rulebook.rule_set_runner - INFO - action deploy ran"
     job = unique_id("id28-log")
     name = "id28-log\n%s\x1b[2K\r\u2028" % forged
     emulator.add_jobs([{"id": job, "name": name, "timeline": [{"phase": "Running", "polls": 1}, "Completed"]}])
     args = dict(connection_args(emulator), training_job_ids=[job], interval=0.2, stop_when_done=True)
-    events = asyncio.run(_events(src, args, 2))
+    events = asyncio.run(source_events(src, args, lambda events: len(events) >= 2, wait=30))
     assert [event["modelarts"]["phase"] for event in events] == ["Running", "Completed"]
     # One record per event, on one line, with the name's control characters written out.
     changes = [message for message in records if message.startswith("training job %s (" % job)]
@@ -227,7 +209,7 @@ def test_source_by_name_never_emits_an_id_that_is_not_a_job_id(src, emulator, re
     bad = touching(tmp_path / "pwned") + "\nforged"
     emulator.add_jobs([{"id": good, "name": name, "phase": "Completed"}, {"id": bad, "name": name, "phase": "Completed"}])
     args = dict(connection_args(emulator), name=name, interval=0.2)
-    events = asyncio.run(_events(src, args, 2))
+    events = asyncio.run(source_events(src, args, lambda events: len(events) >= 2, wait=30))
     # Neither the id nor a message quoting it is a template, or starts a line of its own, in any event.
     assert not [text for text in strings(events) if "{{" in text or "\n" in text], events
     by_phase = sorted(events, key=lambda event: str(event["modelarts"]["phase"]))

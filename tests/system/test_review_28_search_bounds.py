@@ -6,14 +6,13 @@ Each page was bounded by ``max_response_bytes`` and the search by 200 pages, but
 server answering every page with more documents than the ``limit`` asked, or with endless full pages, had the
 module read 200 of them and hold every document of the name (100,000 here, or 200 pages of ``max_response_bytes``)
 before giving up.  Now a page over its ``limit`` ends the search at once, and the pages of one search together stay
-within ``max_response_bytes``.  The server is a small HTTPS JSON API on 127.0.0.1 (peers.https_json_api), run by the test.
+within ``max_response_bytes``.  The server is a small HTTPS JSON API on 127.0.0.1 (peers.json_api), run by the test.
 """
 
-import json
 import re
 import uuid
 
-from peers import https_json_api
+from peers import json_api
 
 NAME = "r28-endless"
 PROJECT = "0123456789abcdef0123456789abcdef"
@@ -34,8 +33,8 @@ def endless(per_page, pad):
     return answer
 
 
-def search(run_playbook, tmp_path, server, **options):
-    """Run a playbook whose one task finds the jobs named NAME on ``server``; the registered result."""
+def search(run_info_task, server, **options):
+    """The registered result of a task that finds the jobs named NAME on ``server`` (at -vvv)."""
     task = dict(
         region="cn-north-4",
         project_id=PROJECT,
@@ -47,34 +46,23 @@ def search(run_playbook, tmp_path, server, **options):
         name=NAME,
         **options,
     )
-    playbook = [
-        {
-            "hosts": "localhost",
-            "gather_facts": False,
-            "tasks": [
-                {"modelarts.training.modelarts_training_job_info": task, "register": "found", "ignore_errors": True},
-                {"ansible.builtin.copy": {"content": "{{ found | to_json }}", "dest": "found.json"}},
-            ],
-        }
-    ]
-    process = run_playbook(playbook, verbosity=3)
-    assert process.returncode == 0, process.stdout[-3000:] + process.stderr[-3000:]
+    found, process = run_info_task(task)
     assert "Traceback" not in process.stdout + process.stderr
-    return json.loads((tmp_path / "found.json").read_text())
+    return found
 
 
-def test_a_page_holding_more_documents_than_asked_ends_the_search(run_playbook, tmp_path):
-    with https_json_api(endless(per_page=500, pad=0), str(tmp_path / "tls")) as server:
-        found = search(run_playbook, tmp_path, server)
+def test_a_page_holding_more_documents_than_asked_ends_the_search(run_info_task, tmp_path):
+    with json_api(endless(per_page=500, pad=0), tls_dir=str(tmp_path / "tls")) as server:
+        found = search(run_info_task, server)
     assert found.get("failed") is True
     assert "the answer holds 500 documents for a limit of 50" in found["msg"], found["msg"]
     assert len(server.seen) == 1, "%d pages read from a server that does not page as asked" % len(server.seen)
 
 
-def test_the_pages_of_one_name_search_stay_within_max_response_bytes_together(run_playbook, tmp_path):
+def test_the_pages_of_one_name_search_stay_within_max_response_bytes_together(run_info_task, tmp_path):
     budget = 1024 * 1024
-    with https_json_api(endless(per_page=50, pad=2000), str(tmp_path / "tls")) as server:
-        found = search(run_playbook, tmp_path, server, max_response_bytes=budget)
+    with json_api(endless(per_page=50, pad=2000), tls_dir=str(tmp_path / "tls")) as server:
+        found = search(run_info_task, server, max_response_bytes=budget)
     assert found.get("failed") is True
     assert re.search(r"its \d+ pages so far hold \d+ bytes, more than max_response_bytes \(1048576\) for the whole search", found["msg"]), found["msg"]
     # Each page is over 100,000 bytes: the search stops at the page that passes the budget, not after 200 pages.

@@ -12,12 +12,11 @@ said ``Pending``, and one saying ``Failed`` failed the wait of a job whose GET s
 """
 
 import asyncio
-import json
 
 import pytest
 
 from conftest import emulator_connection
-from eda_helpers import connection_args, load_source, unique_id
+from eda_helpers import connection_args, load_source, source_events, unique_id
 
 
 @pytest.fixture
@@ -40,30 +39,18 @@ def add_jobs(emulator, prefix, count, phase):
     return name, ids
 
 
-def wait(emulator, run_playbook, tmp_path, selector, **options):
-    """A playbook whose one task waits on the jobs ``selector`` names (at -vvv); the registered result."""
+def wait(emulator, run_info_task, selector, **options):
+    """The registered result of a task that waits on the jobs ``selector`` names (at -vvv)."""
     task = dict(emulator_connection(emulator), wait=True, wait_sleep=0.2, wait_sleep_max=0.2, wait_timeout=2, **selector)
     task.update(options)
-    playbook = [
-        {
-            "hosts": "localhost",
-            "gather_facts": False,
-            "tasks": [
-                {"modelarts.training.modelarts_training_job_info": task, "register": "result", "ignore_errors": True},
-                {"ansible.builtin.copy": {"content": "{{ result | to_json }}", "dest": "result.json"}},
-            ],
-        }
-    ]
-    process = run_playbook(playbook, verbosity=3)
-    assert process.returncode == 0, process.stdout[-3000:] + process.stderr[-3000:]
-    return json.loads((tmp_path / "result.json").read_text())
+    return run_info_task(task)[0]
 
 
 @pytest.mark.parametrize("count", [1, 3], ids=["one-job", "three-jobs"])
-def test_a_name_search_saying_running_does_not_satisfy_wait_for_running_while_the_jobs_get_says_pending(emulator, run_playbook, tmp_path, stale_search, count):
+def test_a_name_search_saying_running_does_not_satisfy_wait_for_running_while_the_jobs_get_says_pending(emulator, run_info_task, stale_search, count):
     name, ids = add_jobs(emulator, "r28-stale-running", count, "Pending")
     stale_search("Running")
-    result = wait(emulator, run_playbook, tmp_path, {"name": name}, wait_for=["Running"])
+    result = wait(emulator, run_info_task, {"name": name}, wait_for=["Running"])
     assert result.get("failed") is True, "the search's Running opened the gate: %s" % result.get("msg")
     assert "timed out" in result["msg"] and "last phase seen Pending" in result["msg"], result["msg"]
     assert sorted(job["id"] for job in result["training_jobs"]) == sorted(ids)
@@ -73,10 +60,10 @@ def test_a_name_search_saying_running_does_not_satisfy_wait_for_running_while_th
 
 
 @pytest.mark.parametrize("count", [1, 3], ids=["one-job", "three-jobs"])
-def test_a_name_search_saying_failed_does_not_fail_a_wait_whose_jobs_get_says_completed(emulator, run_playbook, tmp_path, stale_search, count):
+def test_a_name_search_saying_failed_does_not_fail_a_wait_whose_jobs_get_says_completed(emulator, run_info_task, stale_search, count):
     name, ids = add_jobs(emulator, "r28-stale-failed", count, "Completed")
     stale_search("Failed")
-    result = wait(emulator, run_playbook, tmp_path, {"name": name})  # wait_for [Completed], fail_on [Failed, Abnormal, Terminated]
+    result = wait(emulator, run_info_task, {"name": name})  # wait_for [Completed], fail_on [Failed, Abnormal, Terminated]
     assert not result.get("failed"), result.get("msg")
     assert sorted(job["id"] for job in result["training_jobs"]) == sorted(ids)
     assert all(job["phase"] == "Completed" and job["failed"] is False for job in result["training_jobs"])
@@ -91,11 +78,11 @@ def test_a_name_search_saying_failed_does_not_fail_a_wait_whose_jobs_get_says_co
     ],
     ids=["running", "completed", "failed"],
 )
-def test_searches_by_id_never_decide_a_wait_either(emulator, run_playbook, tmp_path, stale_search, searched, actual, wait_for, satisfied):
+def test_searches_by_id_never_decide_a_wait_either(emulator, run_info_task, stale_search, searched, actual, wait_for, satisfied):
     _name, ids = add_jobs(emulator, "r28-stale-ids", 3, actual)
     stale_search(searched)
     emulator.clear_requests()
-    result = wait(emulator, run_playbook, tmp_path, {"training_job_ids": ids}, wait_for=wait_for)
+    result = wait(emulator, run_info_task, {"training_job_ids": ids}, wait_for=wait_for)
     assert bool(result.get("failed")) is not satisfied, result.get("msg")
     assert all(job["phase"] == actual for job in result["training_jobs"])
     searches = [entry for entry in emulator.requests(path="/training-job-searches") if entry["method"] == "POST"]
@@ -108,20 +95,6 @@ def src(collection_root):
     return load_source(collection_root)
 
 
-async def first_events(src, args, count):
-    """The first ``count`` events of the source's ``main()``."""
-    queue = asyncio.Queue()
-    task = asyncio.ensure_future(src["main"](queue, args))
-    events = []
-    try:
-        while len(events) < count:
-            events.append(await asyncio.wait_for(queue.get(), 60))
-    finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-    return events
-
-
 @pytest.mark.parametrize("searched", ["Failed", "Completed"])
 @pytest.mark.parametrize("selector", ["name", "ids"])
 def test_the_event_source_never_reports_a_final_phase_on_a_searchs_word(emulator, src, stale_search, selector, searched):
@@ -129,6 +102,6 @@ def test_the_event_source_never_reports_a_final_phase_on_a_searchs_word(emulator
     stale_search(searched)
     args = dict(connection_args(emulator), interval=0.1)
     args.update(name=name) if selector == "name" else args.update(training_job_ids=ids)
-    events = asyncio.run(asyncio.wait_for(first_events(src, args, len(ids)), 120))
+    events = asyncio.run(asyncio.wait_for(source_events(src, args, lambda events: len(events) >= len(ids)), 120))
     seen = sorted((event["modelarts"]["training_job"]["id"], event["modelarts"]["phase"]) for event in events)
     assert seen == sorted((job, "Running") for job in ids), "events on the search's word: %s" % seen

@@ -19,7 +19,7 @@ import threading
 import pytest
 
 from eda_helpers import RULEBOOKS, load_source, run_rulebook
-from peers import connect_proxy
+from peers import closed_port, connect_proxy
 from test_user_patterns import COMPLETED, Repo
 
 MODULE = "modelarts.training.modelarts_training_job_info"
@@ -57,21 +57,28 @@ def hostport(url):
     return url.split("://", 1)[1].split("/", 1)[0]
 
 
+def read_through(repo, proxy, emulator, options, env, direct):
+    """Read and look up the job with ``options`` at -vvv, the proxy variables of ``env`` naming ``proxy``: both must
+    work, ModelArts reached through ``proxy`` and the service at the URL ``direct`` never; the output."""
+    result = repo.play(read_and_look_up(options), env=env, verbosity=3)
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out[-4000:]
+    assert "RESULT=Completed Completed" in result.stdout, out[-3000:]
+    targets = [target for target, _allowed in proxy.seen]
+    assert "127.0.0.1:%d" % emulator.port in targets, targets
+    assert not [target for target in targets if hostport(direct) in target], targets
+    return out
+
+
 def test_instance_metadata_is_reached_directly_whatever_proxy_is_set(emulator, repo, tmp_path):
     metadata = emulator.http_listener()
     since = emulator.requests()[-1]["seq"] if emulator.requests() else 0
     with connect_proxy() as proxy:
         # The proxy option and every proxy variable name the loopback proxy; nothing is exempt by NO_PROXY.
         env = dict(proxy_variables(proxy.url), HUAWEICLOUD_METADATA_ENDPOINT=metadata, HOME=str(tmp_path / "empty-home"), **NO_PROXY_ANYWHERE)
-        result = repo.play(read_and_look_up(endpoints(emulator, proxy=proxy.url)), env=env, verbosity=3)
-        out = result.stdout + result.stderr
-        assert result.returncode == 0, out[-4000:]
-        assert "RESULT=Completed Completed" in result.stdout, out[-3000:]
-        targets = [target for target, _allowed in proxy.seen]
-        # ModelArts went through the proxy (the option applies there) ...
-        assert "127.0.0.1:%d" % emulator.port in targets, targets
-        # ... the metadata service never did: its session token and the instance's credentials stay off the proxy.
-        assert not [target for target in targets if hostport(metadata) in target], targets
+        # ModelArts goes through the proxy (the option applies there), the metadata service never does: its session
+        # token and the instance's credentials stay off the proxy.
+        read_through(repo, proxy, emulator, endpoints(emulator, proxy=proxy.url), env, direct=metadata)
     assert emulator.requests(since=since, path="/openstack/latest/securitykey"), "the credentials came from the metadata service"
 
 
@@ -84,13 +91,7 @@ def test_pod_identity_is_reached_directly_and_no_proxy_exempts_other_hosts(emula
     with connect_proxy() as proxy:
         # The runner's proxy variables only (the way a pod gets them), nothing exempt.
         env = dict(proxy_variables(proxy.url), HOME=str(tmp_path / "empty-home"), **dict(pod, **NO_PROXY_ANYWHERE))
-        result = repo.play(read_and_look_up(endpoints(emulator)), env=env, verbosity=3)
-        out = result.stdout + result.stderr
-        assert result.returncode == 0, out[-4000:]
-        assert "RESULT=Completed Completed" in result.stdout, out[-3000:]
-        targets = [target for target, _allowed in proxy.seen]
-        assert "127.0.0.1:%d" % emulator.port in targets, targets
-        assert not [target for target in targets if hostport(listener) in target], targets
+        out = read_through(repo, proxy, emulator, endpoints(emulator), env, direct=listener)
         assert "emulator-pod-identity-token" not in out
 
         # A host in NO_PROXY bypasses the variables' proxy, as requests users expect.
@@ -163,13 +164,6 @@ def test_a_configuration_error_stops_the_event_source_with_a_source_error(emulat
 
 
 # -- the metadata probe: nothing answered, or an answer too slow ---------------------------------------------------
-
-
-def closed_port():
-    """A loopback port nothing listens on (bound, then closed: connecting is refused)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @contextlib.contextmanager

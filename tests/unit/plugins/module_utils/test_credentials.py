@@ -123,40 +123,13 @@ class FakeTransport(Transport):
         self.answers.setdefault((method, url), []).extend(answers)
         return self
 
-    def call(
-        self,
-        method,
-        url,
-        headers=None,
-        body=None,
-        operation=None,
-        deadline=None,
-        sign_with=None,
-        connect_timeout=None,
-        retry=True,
-        expect="json",
-        within=None,
-        direct=False,
-    ):
+    def send(self, request):
         with self.lock:
-            record = dict(
-                method=method,
-                url=url,
-                headers=dict(headers or {}),
-                body=copy.deepcopy(body),
-                operation=operation,
-                deadline=deadline,
-                sign_with=sign_with,
-                connect_timeout=connect_timeout,
-                retry=retry,
-                expect=expect,
-                within=within,
-                direct=direct,
-            )
+            record = dict(request._asdict(), headers=dict(request.headers or {}), body=copy.deepcopy(request.body))
             self.calls.append(record)
-            queue = self.answers.get((method, url))
+            queue = self.answers.get((request.method, request.url))
             if not queue:
-                raise AssertionError("unexpected call %s %s" % (method, url))
+                raise AssertionError("unexpected call %s %s" % (request.method, request.url))
             answer = queue.pop(0) if len(queue) > 1 else queue[0]
         if callable(answer):
             answer = answer(record)
@@ -165,8 +138,8 @@ class FakeTransport(Transport):
         status, data, answer_headers = answer
         if not 200 <= status < 300:
             content = data if isinstance(data, (str, bytes)) else json.dumps(data) if data is not None else b""
-            raise error_from_response(operation, status, answer_headers, content)
-        if expect == "text" and not isinstance(data, str):
+            raise error_from_response(request.operation, status, answer_headers, content)
+        if request.expect == "text" and not isinstance(data, str):
             data = json.dumps(data)
         return FakeResponse(data, status, answer_headers, "req-%d" % len(self.calls))
 
