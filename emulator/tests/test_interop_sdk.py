@@ -246,3 +246,72 @@ def test_the_log_calls_verify_the_signature(tls_emu):
     with pytest.raises(exceptions.ClientRequestException) as info:
         client.show_training_job_logs_preview(ShowTrainingJobLogsPreviewRequest(training_job_id=FAILED, task_id="worker-0"))
     assert info.value.status_code == 401 and info.value.error_code == "APIG.0301"
+
+
+# -- jobs selected the way teams run them: tags, workspaces, the newest of a reused name (nightly scenario) ------
+
+
+NIGHTLY = ["b1000000-0000-4000-8000-%012d" % n for n in range(10)]
+WORKSPACE = "0123456789abcdef0123456789abcdef"
+
+
+def _tag_search(client, **body):
+    from huaweicloudsdkmodelarts.v1 import ListTagFilter  # pylint: disable=import-outside-toplevel
+
+    tags = body.pop("tags", None)
+    if tags is not None:
+        body["tags"] = [ListTagFilter(key=key, values=values) for key, values in tags]
+    return client.list_training_jobs(ListTrainingJobsRequest(body=JobSearches(**body)))
+
+
+def test_sdk_searches_by_tags_name_and_workspace(tls_emu):
+    tls_emu.reset(scenario="nightly")
+    client = _client(tls_emu, BasicCredentials(tls_emu.ak, tls_emu.sk, tls_emu.project_id))
+    by_tag = _tag_search(client, tags=[("pipeline", ["nightly"])])
+    assert [item.metadata.id for item in by_tag.items] == [NIGHTLY[4], NIGHTLY[7], NIGHTLY[3], NIGHTLY[2], NIGHTLY[1]]
+    assert by_tag.workspace_id == "0" and by_tag.total == 5
+    any_team = _tag_search(client, tags=[("team", None), ("pipeline", ["nightly", "weekly"])])
+    assert [item.metadata.id for item in any_team.items] == [NIGHTLY[4], NIGHTLY[7], NIGHTLY[3], NIGHTLY[2], NIGHTLY[1]]
+    name = Filter(key="name", operator="in", value=["nightly-train"])
+    newest = _tag_search(client, limit=1, sort_by="create_time", order="desc", filters=[name], tags=[("team", ["vision"])])
+    assert [(item.metadata.id, item.status.phase) for item in newest.items] == [(NIGHTLY[4], "Creating")] and newest.total == 4
+    other = _tag_search(client, workspace_id=WORKSPACE, filters=[name], tags=[("team", [])])
+    assert [(item.metadata.id, item.metadata.workspace_id) for item in other.items] == [(NIGHTLY[6], WORKSPACE)]
+    assert other.workspace_id == WORKSPACE
+    from huaweicloudsdkmodelarts.v1 import ShowTrainJobTagsRequest  # pylint: disable=import-outside-toplevel
+
+    tags = client.show_train_job_tags(ShowTrainJobTagsRequest(training_job_id=NIGHTLY[6]))
+    assert [(tag.key, tag.value) for tag in tags.tags] == [("pipeline", "nightly"), ("team", "vision")]
+
+
+def test_sdk_tag_search_window_and_limits(tls_emu):
+    import time  # pylint: disable=import-outside-toplevel
+
+    tls_emu.reset(scenario="nightly")
+    client = _client(tls_emu, BasicCredentials(tls_emu.ak, tls_emu.sk, tls_emu.project_id))
+    now = int(time.time() * 1000)
+    day = 86400 * 1000
+
+    def window(start, end):
+        return [Filter(key="create_time", operator="between", value=[str(start), str(end)])]
+
+    old = _tag_search(client, filters=window(now - 45 * day, now - 14 * day), tags=[("pipeline", ["nightly"])])
+    assert [item.metadata.id for item in old.items] == [NIGHTLY[5]]
+    refused = [
+        {"filters": window(now - 31 * day - 1, now), "tags": [("pipeline", ["nightly"])]},
+        {"filters": window(now, now - day), "tags": [("pipeline", ["nightly"])]},
+        {"tags": [("k%d" % i, ["v"]) for i in range(11)]},
+        {"tags": [("team", None), ("team", ["vision"])]},
+        {"tags": [("team", ["v%d" % i for i in range(11)])]},
+        {"tags": [("team", ["vision", "vision"])]},
+        {"tags": [("k" * 129, None)]},
+        {"tags": [("a/b", None)]},
+        {"tags": [("team", ["v" * 256])]},
+        {"tags": [("team", ["a#b"])]},
+        {"workspace_id": "not-a-workspace"},
+    ]
+    for body in refused:
+        with pytest.raises(exceptions.ClientRequestException) as info:
+            _tag_search(client, **body)
+        assert (info.value.status_code, info.value.error_code) == (400, "ModelArts.0101"), body
+        assert info.value.error_msg.startswith("Invalid parameter: ")

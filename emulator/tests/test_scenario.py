@@ -17,13 +17,14 @@ def test_shipped_scenarios_load(name):
 
 
 def test_shipped_scenario_names():
-    assert shipped_scenarios() == ["demo", "empty", "flaky", "integration"]
+    assert shipped_scenarios() == ["demo", "empty", "flaky", "integration", "nightly", "tagged-1000", "tagged-10000"]
     # What a bare start needs loads without PyYAML.
     assert resolve_scenario_path("demo").endswith("demo.json") and resolve_scenario_path("empty").endswith("empty.json")
 
 
 def test_unknown_scenario_names_the_shipped_ones():
-    with pytest.raises(ScenarioError, match="scenario file not found: nope .shipped scenarios: demo, empty, flaky, integration."):
+    shipped = "demo, empty, flaky, integration, nightly, tagged-1000, tagged-10000"
+    with pytest.raises(ScenarioError, match="scenario file not found: nope .shipped scenarios: %s." % shipped):
         resolve_scenario_path("nope")
 
 

@@ -968,26 +968,32 @@ class ModelArtsClient(object):
         operation = "preview the log of task %s of training job %s" % (label(task_id), label(job_id))
         return self.request("GET", path, operation=operation, deadline=deadline, consume=consume)
 
-    def search_training_jobs(self, name, deadline=None, page_size=50, max_pages=200, pages=None):
-        """All v2 jobs whose name is exactly ``name``, from every page of the search API (see :mod:`.search`; ``pages``, a
-        list, receives how many requests it took).  The pages together stay within ``max_response_bytes``, as one answer."""
+    def search_training_jobs(self, name, deadline=None, page_size=50, max_pages=200, pages=None, created_since=None):
+        """All v2 jobs of the search ``name`` (a ``selection.Search``: a name, tags, a workspace, the newest only; or a
+        name alone), from every page of the search API (see :mod:`.search`; ``pages``, a list, receives how many
+        requests it took; ``created_since``: only what is new since then, see ``search.jobs_matching``).  The pages
+        together stay within ``max_response_bytes``, as one answer."""
         path = "/v2/%s/training-job-searches" % escape(self.resolve_project_id(deadline))
 
         def post(body, operation):
             return self.request("POST", path, body=body, operation=operation, deadline=deadline)
 
+        search = _search()
         budget = int(self.params["max_response_bytes"])
-        return _search().jobs_named(post, name, page_size=page_size, max_pages=max_pages, pages=pages, max_bytes=budget)
+        if isinstance(name, str):
+            return search.jobs_named(post, name, page_size=page_size, max_pages=max_pages, pages=pages, max_bytes=budget)
+        return search.jobs_matching(post, name, page_size=page_size, max_pages=max_pages, pages=pages, created_since=created_since, max_bytes=budget)
 
-    def search_training_jobs_by_id(self, ids, deadline=None):
-        """``{id: document}`` of the v2 jobs among ``ids`` (at most ``search.MAX_IDS``) the search API returns: one request."""
+    def search_training_jobs_by_id(self, ids, deadline=None, workspace_id=None):
+        """``{id: document}`` of the v2 jobs among ``ids`` (at most ``search.MAX_IDS``) the search API returns, in the
+        workspace ``workspace_id`` (None: the default one): one request."""
         deadline = self._bounded(deadline)
         path = "/v2/%s/training-job-searches" % escape(self.resolve_project_id(deadline))
 
         def post(body, operation):
             return self.request("POST", path, body=body, operation=operation, deadline=deadline)
 
-        return _search().jobs_with_ids(post, ids)
+        return _search().jobs_with_ids(post, ids, workspace_id=workspace_id)
 
     @property
     def throttled(self):

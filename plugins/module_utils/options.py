@@ -135,6 +135,13 @@ QUERY_OPTIONS = {
     "log_lines": {"type": "int", "default": DEFAULT_LOG_LINES},
 }
 
+# How a search selects jobs besides name (selection.py parses them; the module and the event source take them).
+SEARCH_OPTIONS = {
+    "tags": {"type": "dict"},
+    "latest": {"type": "bool", "default": False},
+    "workspace_id": {"type": "str"},
+}
+
 # The lookup reads modelarts_<option> inventory variables.
 VARIABLE_PREFIX = "modelarts_"
 
@@ -183,6 +190,11 @@ def query_argument_spec():
         if isinstance(option.get("default"), list):
             option["default"] = list(option["default"])
     return spec
+
+
+def search_argument_spec():
+    """Return a fresh ``argument_spec`` dict of the search options (:data:`SEARCH_OPTIONS`) for ``AnsibleModule``."""
+    return dict((name, dict(option)) for name, option in SEARCH_OPTIONS.items())
 
 
 def describe(name):

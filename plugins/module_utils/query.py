@@ -16,7 +16,6 @@ search, the deadline, warnings, masking - happens here, once.
 
 from __future__ import annotations
 
-import re
 import time
 
 from ansible_collections.modelarts.training.plugins.module_utils.client import HAS_REQUESTS, REQUESTS_IMPORT_ERROR, ModelArtsClient
@@ -25,11 +24,23 @@ from ansible_collections.modelarts.training.plugins.module_utils.fanout import D
 from ansible_collections.modelarts.training.plugins.module_utils.jobs import ITEM_KEYS, build_item
 from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError, proxy_secret, resolve
 from ansible_collections.modelarts.training.plugins.module_utils.phases import DEFAULT_FAIL_ON, DEFAULT_WAIT_FOR, TERMINAL_PHASES
-from ansible_collections.modelarts.training.plugins.module_utils.text import MASK, Secrets, describe_value, label, name_key, redact
+
+# Selection moved to selection.py: these names stay importable from here.
+from ansible_collections.modelarts.training.plugins.module_utils.selection import (  # noqa: F401  # pylint: disable=unused-import
+    JOB_ID_PATTERN,
+    SELECTION_OPTIONS,
+    Search,
+    Selection,
+    check_job_id,
+    select,
+    v1_key,
+    v1_selection_key,
+    v2_key,
+)
+from ansible_collections.modelarts.training.plugins.module_utils.text import MASK, Secrets, label, name_key, redact
 from ansible_collections.modelarts.training.plugins.module_utils.validation import HAS_JSONSCHEMA, JSONSCHEMA_IMPORT_ERROR, SchemaValidationError
 
 MESSAGE_JOBS_SHOWN = 20
-SELECTION_OPTIONS = ("training_job_id", "training_job_ids", "name", "job_id", "version_id", "v1_jobs")
 
 
 class MissingLibraryError(ConnectionConfigError):
@@ -39,34 +50,6 @@ class MissingLibraryError(ConnectionConfigError):
         super().__init__("the Python library '%s' is required%s" % (library, hint))
         self.library = library
         self.traceback = traceback_text
-
-
-# What a training job id looks like (ModelArts issues UUIDs): anything else, "." and ".." above all, never
-# reaches a URL path.
-JOB_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-
-
-def v2_key(job_id):
-    """The key of a v2 job: its id."""
-    return str(job_id)
-
-
-def check_job_id(value, name):
-    """The v2 job id ``value`` given as ``name`` (an option, a term), stripped; ``ConnectionConfigError`` when it cannot be one."""
-    text = str(value).strip() if value is not None else ""
-    if not text:
-        raise ConnectionConfigError("%s must not be empty" % name)
-    if not JOB_ID_PATTERN.fullmatch(text):
-        raise ConnectionConfigError(
-            "%s: %s is not a training job id (ModelArts ids look like 3f7a1c2e-9b4d-4e8a-a1b2-c3d4e5f60718: letters, digits, '-', '_' and '.', "
-            "starting with a letter or digit, at most 128 characters)" % (name, repr(label(text, 60)))
-        )
-    return text
-
-
-def v1_key(job_id, version_id):
-    """The key of a legacy v1 job version."""
-    return ("v1", int(job_id), int(version_id))
 
 
 def _diagnostics():
@@ -229,14 +212,16 @@ def phase_source(
     clock=time.monotonic,
     include_tokens=False,
     tokens=None,
-    name=None,
+    search=None,
     name_pages=None,
+    workspace_id=None,
 ):
     """The ``observer`` phase source for watching ``keys`` through ``client``: how a wait or the event source learns
     phases (bulk search or one GET per job).  ``acted`` are the phases whose item must be a GET's, ``settled`` those
     whose GET may come in a later round (``observer``); ``fetch(keys, deadline)`` is the caller's GET of many jobs
-    (``{key: item or exception}``, as :func:`fetch_item` builds them).  ``name``: the name the jobs were selected by,
-    whose search (``name_pages`` requests the last time) may read their phases in fewer requests than by id."""
+    (``{key: item or exception}``, as :func:`fetch_item` builds them).  ``search``: the :class:`Search` the jobs were
+    selected by, which (``name_pages`` requests the last time) may read their phases in fewer requests than by id;
+    ``workspace_id``: the workspace the searches by id look in (the jobs' own, found there)."""
     from ansible_collections.modelarts.training.plugins.module_utils import observer  # pylint: disable=import-outside-toplevel
 
     def build(document, key):
@@ -245,18 +230,22 @@ def phase_source(
     def named(deadline, pages):
         from ansible_collections.modelarts.training.plugins.module_utils.search import documents_by_id  # pylint: disable=import-outside-toplevel
 
-        return documents_by_id(client.search_training_jobs(name, deadline=deadline, pages=pages))
+        return documents_by_id(client.search_training_jobs(search, deadline=deadline, pages=pages))
+
+    def by_id(ids, deadline):
+        return client.search_training_jobs_by_id(ids, deadline=deadline, workspace_id=workspace_id)
 
     return observer.phase_source(
         keys,
         fetch,
-        client.search_training_jobs_by_id,
+        by_id,
         build,
         acted,
         settled,
         max_concurrency=max_concurrency,
         clock=clock,
-        named=named if name is not None else None,
+        # The newest job alone is followed by its id: a search of every match would read more than it.
+        named=named if search is not None and not search.latest else None,
         name_pages=name_pages,
     )
 
@@ -351,8 +340,9 @@ def query_jobs(
     include_tokens=False,
     grace=None,
     tokens=None,
-    name=None,
+    search=None,
     name_pages=None,
+    workspace_id=None,
 ):
     """Fetch the jobs of ``keys`` concurrently over the client's one session; wait when asked.
 
@@ -362,7 +352,8 @@ def query_jobs(
     may run ``grace`` seconds past it (default: one ``request_timeout``).  Transient errors and a few
     not-founds right after creation are tolerated, and any job reaching a ``fail_on`` phase ends the
     wait at once.  ``initial`` may hold items (or errors) already known from a name search made
-    after ``start``, keyed like ``keys``; ``name`` is then that name, and ``name_pages`` the requests its search took.
+    after ``start``, keyed like ``keys``; ``search`` is then that :class:`Search`, and ``name_pages`` the requests it took;
+    ``workspace_id`` the workspace bulk searches by id look in.
     """
     keys = list(dict.fromkeys(keys))
     start = clock() if start is None else start
@@ -397,8 +388,9 @@ def query_jobs(
         clock=clock,
         include_tokens=include_tokens,
         tokens=tokens,
-        name=name,
+        search=search,
         name_pages=name_pages,
+        workspace_id=workspace_id,
     )
     seen_throttled = [client.throttled]
 
@@ -444,16 +436,28 @@ def query_jobs(
     return QueryResult(items, False, outcome.message(limit=MESSAGE_JOBS_SHOWN), errors, outcome, job_messages=lines)
 
 
-def keys_for_name(client, name, validate="strict", fail_on=DEFAULT_FAIL_ON, deadline=None, include_tokens=False, tokens=None, pages=None):
-    """Keys and items of the v2 jobs named exactly ``name`` (every page of the search API).
+def keys_for_search(
+    client, search, validate="strict", fail_on=DEFAULT_FAIL_ON, deadline=None, include_tokens=False, tokens=None, pages=None, created_since=None, newest=None
+):
+    """Keys and items of the v2 jobs the :class:`Search` ``search`` selects (every page of the search API, or the newest
+    match alone with ``latest``); a name alone is searched as ``Search(name=...)``.
 
     Returns ``(keys, found)``: ``found[key]`` is the job's item, or the ``SchemaValidationError`` of a
     document that breaks the schema under ``validate=strict`` - one bad document never hides the
     others.  A document without a readable id, or whose id is not a training job id (:data:`JOB_ID_PATTERN`: the
     service's text never becomes a key, a URL or an event's id), cannot be keyed and is reported under
-    ``("search", n)``.  ``pages``, a list, receives how many requests the search took.
+    ``("search", n)``.  ``pages``, a list, receives how many requests the search took.  ``created_since`` (epoch ms):
+    only the jobs created since then, about (``search.jobs_matching``); ``newest``, a list, receives the latest
+    ``metadata.create_time`` the answers hold.
     """
-    documents = client.search_training_jobs(name, deadline=deadline, pages=pages)
+    if not isinstance(search, Search):
+        search = Search(name=search)
+    documents = client.search_training_jobs(search, deadline=deadline, pages=pages, created_since=created_since)
+    if newest is not None:
+        times = [document["metadata"].get("create_time") for document in documents if isinstance(document, dict) and isinstance(document.get("metadata"), dict)]
+        times = [value for value in times if isinstance(value, (int, float)) and not isinstance(value, bool)]
+        if times:
+            newest.append(max(times))
     found = {}
     for index, document in enumerate(documents):
         ref = _document_ref(document, index)
@@ -463,7 +467,7 @@ def keys_for_name(client, name, validate="strict", fail_on=DEFAULT_FAIL_ON, dead
             _mask_error(error, include_tokens, tokens)
             known = error.item.get("id") if isinstance(error.item, dict) else None
             if known is not None and not JOB_ID_PATTERN.fullmatch(known):
-                found[("search", index)] = UnidentifiedJobError(index, name, error.item, job_id=known)
+                found[("search", index)] = UnidentifiedJobError(index, search, error.item, job_id=known)
             else:
                 found[v2_key(known) if known is not None else ("search", index)] = error
             continue
@@ -473,8 +477,11 @@ def keys_for_name(client, name, validate="strict", fail_on=DEFAULT_FAIL_ON, dead
         else:
             # Under validate warn or off the item is built all the same; without an id it can be neither
             # keyed nor polled again, and dropping it could hide a Failed job from a gate.
-            found[("search", index)] = UnidentifiedJobError(index, name, item, job_id=item["id"])
+            found[("search", index)] = UnidentifiedJobError(index, search, item, job_id=item["id"])
     return list(found), found
+
+
+keys_for_name = keys_for_search
 
 
 class UnidentifiedJobError(Exception):
@@ -487,12 +494,16 @@ class UnidentifiedJobError(Exception):
     transient = False
     not_found = False
 
-    def __init__(self, index, name, item, job_id=None):
+    def __init__(self, index, search, item, job_id=None):
         phase = item.get("phase") if isinstance(item, dict) else None
-        what = "no readable metadata.id" if job_id is None else "metadata.id %r, which is not a training job id" % label(job_id, 80)
+        if isinstance(search, Search) and (search.tags or search.workspace_id is not None or search.name is None):
+            what = "the jobs %s" % search.describe()
+        else:
+            what = "the name '%s'" % label(search.name if isinstance(search, Search) else search)
+        problem = "no readable metadata.id" if job_id is None else "metadata.id %r, which is not a training job id" % label(job_id, 80)
         super().__init__(
-            "search result %d for the name '%s' (phase %s) has %s, so the job cannot be identified or followed"
-            % (index, label(name), label(phase) if phase else "unknown", what)
+            "search result %d for %s (phase %s) has %s, so the job cannot be identified or followed"
+            % (index, what, label(phase) if phase else "unknown", problem)
         )
         # What the document says of the job, its phase included, but never the id it cannot be followed by: no
         # result, event or message carries the service's text as a job's id (nor the document that holds it).
@@ -503,77 +514,6 @@ def _document_ref(document, index):
     metadata = document.get("metadata") if isinstance(document, dict) else None
     job_id = metadata.get("id") if isinstance(metadata, dict) else None
     return name_key(job_id) if isinstance(job_id, str) else "search result %d" % index
-
-
-# -- selection ------------------------------------------------------------------------------------
-
-
-class Selection(object):
-    """Which jobs a call is about: ``keys`` (v2 ids and v1 keys, in order), or a ``name`` to search; ``single`` when one job was asked for."""
-
-    def __init__(self, keys=(), name=None, single=False):
-        self.keys = list(keys)
-        self.name = name
-        self.single = single
-
-
-def select(values):
-    """The :class:`Selection` of ``values`` (``training_job_id``, ``training_job_ids``, ``name``, ``job_id`` with
-    ``version_id``, ``v1_jobs``); :class:`ConnectionConfigError` for an empty or contradictory one."""
-    given = [name for name in ("training_job_id", "training_job_ids", "name", "job_id", "v1_jobs") if values.get(name) not in (None, [])]
-    if values.get("version_id") is not None and values.get("job_id") is None:
-        raise ConnectionConfigError("version_id needs job_id")
-    if values.get("job_id") is not None and values.get("version_id") is None:
-        raise ConnectionConfigError("job_id needs version_id")
-    if not given:
-        raise ConnectionConfigError("one of training_job_id, training_job_ids, name, job_id with version_id, or v1_jobs is required")
-    if len(given) > 1 and set(given) != {"training_job_ids", "v1_jobs"}:
-        raise ConnectionConfigError("%s are mutually exclusive (only training_job_ids and v1_jobs may be combined)" % ", ".join(given))
-    text = values.get("training_job_id")
-    if text is not None:
-        return Selection([v2_key(check_job_id(text, "training_job_id"))], single=True)
-    if values.get("name") is not None:
-        if not str(values["name"]).strip():
-            raise ConnectionConfigError("name must not be empty")
-        return Selection(name=values["name"])
-    if values.get("job_id") is not None:
-        return Selection([v1_selection_key(values, "")], single=True)
-    keys = []
-    for index, job_id in enumerate(values.get("training_job_ids") or []):
-        keys.append(v2_key(check_job_id(job_id, "training_job_ids[%d]" % index)))
-    for index, job in enumerate(values.get("v1_jobs") or []):
-        keys.append(v1_selection_key(job, "v1_jobs[%d]." % index))
-    return Selection(keys)
-
-
-# A v1 id given as text (a templated value is text): decimal digits, an optional minus sign so that "-3" is
-# refused as negative rather than as not a number.  ASCII only: str.isdigit() takes superscripts int() refuses.
-_V1_ID_TEXT = re.compile(r"-?[0-9]+")
-
-
-def v1_selection_key(values, prefix):
-    """The v1 key of ``values['job_id']`` and ``values['version_id']``: the one rule of the module's options and the lookup's terms.
-
-    Each id is an int (never a bool) or a string of decimal digits (templated values are text), and not
-    negative.  Anything else - a float, even ``10.0``, ``true``, ``-3``, any other string - is refused with
-    a ``ConnectionConfigError`` naming ``prefix`` and the option (``term 0: job_id must be an integer, got 10.9``),
-    never coerced: ``int(10.9)`` is 10, another job.
-    """
-    key = []
-    for option in ("job_id", "version_id"):
-        value = values.get(option) if isinstance(values, dict) else None
-        number = value
-        if isinstance(value, str) and _V1_ID_TEXT.fullmatch(value):
-            try:
-                number = int(value)
-            except ValueError:  # over Python's limit on digits: not an id either
-                pass
-        if isinstance(number, bool) or not isinstance(number, int):
-            raise ConnectionConfigError("%s%s must be an integer, got %s" % (prefix, option, describe_value(value, 40)))
-        if number < 0:
-            raise ConnectionConfigError("%s%s must not be negative, got %s" % (prefix, option, describe_value(value, 40)))
-        key.append(number)
-    return v1_key(*key)
 
 
 # -- the door -------------------------------------------------------------------------------------
@@ -655,10 +595,11 @@ class Query(object):
 
         return fetch_concurrently(keys, fetch_one, max_concurrency=self.settings.max_concurrency, deadline=deadline, clock=self.clock)
 
-    def search(self, name, deadline=None, pages=None):
-        """``(keys, found)`` for the v2 jobs named ``name``: ``found[key]`` is an item or the schema error of that one job
-        (``pages``, a list, receives how many requests the search took)."""
-        return keys_for_name(self.client, name, deadline=deadline, pages=pages, **self._item_options())
+    def search(self, search, deadline=None, pages=None, created_since=None, newest=None):
+        """``(keys, found)`` for the v2 jobs of ``search`` (a :class:`Search`, or a name): ``found[key]`` is an item or the
+        schema error of that one job (``pages``, a list, receives how many requests the search took; ``created_since`` and
+        ``newest``: what is new since a listing, see :func:`keys_for_search`)."""
+        return keys_for_search(self.client, search, deadline=deadline, pages=pages, created_since=created_since, newest=newest, **self._item_options())
 
     def diagnose(self, items, deadline=None):
         """Set ``diagnostics`` on each of ``items`` (in place): the service's events and log tails for a v2 item in a
@@ -695,12 +636,15 @@ class Query(object):
         settings = self.settings
         return set(settings.wait_for) | set(settings.fail_on) | set(TERMINAL_PHASES)
 
-    def phase_source(self, keys, acted=None):
+    def phase_source(self, keys, acted=None, workspace_id=None):
         """The phase source (``observer``) for watching ``keys``: ``observe(keys)`` once a round, answered as one GET per job would be.
 
-        ``acted`` are the phases whose item must come from the job's own GET (:meth:`fetch`; default: :meth:`acted`).
+        ``acted`` are the phases whose item must come from the job's own GET (:meth:`fetch`; default: :meth:`acted`);
+        ``workspace_id`` the workspace the bulk searches look in (default: the selection's).
         """
         settings = self.settings
+        if workspace_id is None and self.selection is not None:
+            workspace_id = self.selection.workspace_id
         return phase_source(
             self.client,
             keys,
@@ -708,6 +652,7 @@ class Query(object):
             self.fetch,
             max_concurrency=settings.max_concurrency,
             clock=self.clock,
+            workspace_id=workspace_id,
             **self._item_options(),
         )
 
@@ -735,11 +680,12 @@ class Query(object):
     # -- what the module and the lookup call ----------------------------------------------------
 
     def _find_named(self, name, start, pages=None):
-        """``(keys, found)`` of the jobs named ``name`` (see :meth:`search`; ``pages`` receives each search's requests).
+        """``(keys, found)`` of the jobs of the :class:`Search` ``name`` (see :meth:`search`; ``pages`` receives each
+        search's requests).  The selection is made here, once: with ``latest`` the newest match is the job waited on.
 
-        Without ``wait``, one search.  With it, a name no job has yet is not an answer (a misspelt name
-        must never open a gate): the search is repeated on the waiter's schedule until a job has the
-        name, and a :class:`ModelArtsError` saying no job had it ends the call at the deadline.  As for
+        Without ``wait``, one search.  With it, a search no job matches yet is not an answer (a misspelt name
+        must never open a gate): the search is repeated on the waiter's schedule until a job matches, and a
+        :class:`ModelArtsError` saying no job did ends the call at the deadline.  As for
         the jobs' own polls, the search at the deadline (the only one when ``wait_timeout`` is 0) may
         run one ``request_timeout`` past it, and transient errors are tolerated until then (not one from a host that has
         never answered: ``ModelArtsError.unreached``).
@@ -767,8 +713,8 @@ class Query(object):
             now = self.clock()
             remaining = deadline - now
             if last or remaining <= 0:
-                text = "no training job named '%s' was found after waiting %.1fs (wait_timeout %s, %d search%s)" % (
-                    label(name),
+                text = "no training job %s was found after waiting %.1fs (wait_timeout %s, %d search%s)" % (
+                    name.describe() if isinstance(name, Search) else "named '%s'" % label(name),
                     now - start,
                     settings.wait_timeout,
                     searches,
@@ -776,7 +722,7 @@ class Query(object):
                 )
                 if failure is not None:
                     text += "; the last search failed: %s" % failure
-                raise ModelArtsError(text, operation="search training jobs named '%s'" % label(name))
+                raise ModelArtsError(text, operation="search training jobs %s" % (name.describe() if isinstance(name, Search) else "named '%s'" % label(name)))
             nap = waiter.nap_length(interval, now, deadline)
             self.sleeper(nap)
             last = nap >= remaining
@@ -789,9 +735,9 @@ class Query(object):
         start = self.clock()
         keys, initial, pages = selection.keys, None, []
         warnings = list(self.warnings)
-        if selection.name is not None:
+        if selection.search is not None:
             try:
-                keys, initial = self._find_named(selection.name, start, pages)
+                keys, initial = self._find_named(selection.search, start, pages)
             except (ModelArtsError, ConnectionConfigError) as error:
                 # A configuration error met on the way (a credential source, the project) fails the search as it fails a
                 # job's GET: one message, the same as with training_job_id.
@@ -810,8 +756,9 @@ class Query(object):
             clock=self.clock,
             sleeper=self.sleeper,
             start=start,
-            name=selection.name,
+            search=selection.search,
             name_pages=pages[-1] if pages else None,
+            workspace_id=selection.workspace_id,
             **self._item_options(),
         )
         result.single = selection.single

@@ -2,8 +2,10 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The search API (``POST /v2/{project_id}/training-job-searches``): every job with a name, whatever the paging.
 
-Two questions are asked of it: every job with a name (:func:`jobs_named`), and the jobs with these ids
-(:func:`jobs_with_ids`, at most :data:`MAX_IDS` per request: how the phases of many jobs are polled in bulk).
+Two questions are asked of it: every job a search selects - a name, tags, in a workspace, or only the newest of
+them - (:func:`jobs_matching`; the search itself, its body and exact-name rule, is ``selection.Search``), and the jobs
+with these ids (:func:`jobs_with_ids`, at most :data:`MAX_IDS` per request: how the phases of many jobs are polled in
+bulk, in the workspace they were found in).
 The client sends each page's request (signing, retries, deadline: the ``post(body, operation)`` it passes);
 this module decides what to ask next and what the pages add up to.
 """
@@ -42,9 +44,48 @@ def _repeats_most_of(items, ids):
     return bool(known) and 2 * sum(1 for job_id in known if job_id in ids) > len(known)
 
 
+def _create_time(document):
+    metadata = document.get("metadata") if isinstance(document, dict) else None
+    value = metadata.get("create_time") if isinstance(metadata, dict) else None
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
 def jobs_named(post, name, page_size=50, max_pages=200, pages=None, max_bytes=None):
-    """All v2 jobs whose name is exactly ``name``, following every page of the search API.  ``pages``, a list,
-    receives the number of requests it took (what the next search of the name will cost, about).
+    """All v2 jobs whose name is exactly ``name`` (:func:`jobs_matching` of a search by that name alone)."""
+    return jobs_matching(post, _NameOnly(name), page_size=page_size, max_pages=max_pages, pages=pages, max_bytes=max_bytes)
+
+
+class _NameOnly(object):
+    """A search by a name alone, in the default workspace (``selection.Search``'s interface, for callers with a name)."""
+
+    latest = False
+
+    def __init__(self, name):
+        self.name = name
+
+    def filters(self):
+        return [{"key": "name", "operator": "like", "value": [self.name]}]
+
+    def fields(self):
+        return {}
+
+    def matches(self, document):
+        return _metadata_name(document) == self.name
+
+    def describe(self):
+        return "named '%s'" % label(self.name)
+
+
+def jobs_matching(post, search, page_size=50, max_pages=200, pages=None, created_since=None, max_bytes=None):
+    """All v2 jobs ``search`` selects (``selection.Search``: its ``filters()`` and ``fields()`` in every request, its
+    ``matches()`` on every answer), newest first, following every page of the search API.  ``pages``, a list,
+    receives the number of requests it took (what the next search will cost, about).
+
+    With ``search.latest`` only the newest match is returned: pages are sorted by ``create_time``, newest first, so
+    paging stops at the first page holding a match (the newest of that page's matches by ``create_time``).  With
+    ``created_since`` (epoch milliseconds) paging stops after the first page reaching a job created before it: what
+    is new since a listing whose newest job was created then (the event source's rounds), in one request while
+    fewer than ``page_size`` jobs were created since.
 
     The API's ``name`` filter matches substrings, so the exact match is applied here.  ``offset``
     is a page index in the SDK's model (0 = first page); an older edition of the API reference
@@ -52,7 +93,7 @@ def jobs_named(post, name, page_size=50, max_pages=200, pages=None, max_bytes=No
     (``offset`` 1) tells them apart - read as an item offset it repeats all but the first job of
     the first page - and the offsets that follow are page indexes or item offsets accordingly.
     Documents are de-duplicated by ``metadata.id`` (jobs created while paging shift the pages);
-    a document without a readable id is kept (``query.keys_for_name`` reports it), and under the
+    a document without a readable id is kept (``query.keys_for_search`` reports it), and under the
     item reading skipped where its position was seen already.  Paging stops at an empty or short page,
     once ``total`` documents were seen, or at a page that adds nothing new; a search still going
     after ``max_pages`` requests is an error, never a silently partial answer.
@@ -65,44 +106,43 @@ def jobs_named(post, name, page_size=50, max_pages=200, pages=None, max_bytes=No
     ids = set()
     seen = 0  # documents seen: distinct ids, plus documents without one
     offset, item_offsets, covered = 0, False, 0  # covered: where the item reading's next unseen document is
+    what = search.describe()
     read = 0  # bytes of the pages so far
     for request in range(max_pages):
-        body = {
-            "offset": offset,
-            "limit": page_size,
-            "sort_by": "create_time",
-            "order": "desc",
-            "filters": [{"key": "name", "operator": "like", "value": [name]}],
-        }
-        response = post(body, "search training jobs named '%s' (offset %d)" % (label(name), offset))
-        items = _items(response, "search training jobs named '%s'" % label(name))
+        body = {"offset": offset, "limit": page_size, "sort_by": "create_time", "order": "desc", "filters": search.filters()}
+        body.update(search.fields())
+        response = post(body, "search training jobs %s (offset %d)" % (what, offset))
+        items = _items(response, "search training jobs %s" % what)
         read += getattr(response, "size", 0) or 0
         if len(items) > page_size:
             raise ModelArtsError(
-                "search training jobs named '%s' (offset %d): the answer holds %d documents for a limit of %d: the service does not page as asked, "
-                "so the search was stopped" % (label(name), offset, len(items), page_size),
+                "search training jobs %s (offset %d): the answer holds %d documents for a limit of %d: the service does not page as asked, "
+                "so the search was stopped" % (what, offset, len(items), page_size),
                 request_id=response.request_id,
             )
         if max_bytes is not None and read > max_bytes:
             raise ModelArtsError(
-                "search training jobs named '%s': its %d pages so far hold %d bytes, more than max_response_bytes (%d) for the whole search "
+                "search training jobs %s: its %d pages so far hold %d bytes, more than max_response_bytes (%d) for the whole search "
                 "(the service's name filter matches substrings; %d jobs seen), so the search was stopped rather than answer with part of the jobs"
-                % (label(name), request + 1, read, max_bytes, seen + len(items)),
+                % (what, request + 1, read, max_bytes, seen + len(items)),
                 request_id=response.request_id,
             )
         if request == 1 and _repeats_most_of(items, ids):
             item_offsets = True
         # Read at an item offset, the page starts inside what was seen: by id, and by position for id-less documents.
         repeated = covered - offset if item_offsets else 0
-        fresh = 0
+        fresh, older = 0, False
         for position, document in enumerate(items):
+            created = _create_time(document)
+            if created_since is not None and created is not None and created < created_since:
+                older = True
             job_id = _metadata_id(document)
             if (job_id is None and position < repeated) or (job_id is not None and job_id in ids):
                 continue
             if job_id is not None:
                 ids.add(job_id)
             fresh += 1
-            if isinstance(document, dict) and _metadata_name(document) == name:
+            if isinstance(document, dict) and search.matches(document):
                 found.append(document)
         seen += fresh
         covered = max(covered, offset + len(items))
@@ -111,14 +151,19 @@ def jobs_named(post, name, page_size=50, max_pages=200, pages=None, max_bytes=No
             total = None
         # The page that told the readings apart may hold nothing new (jobs created meanwhile shift it).
         stale = fresh == 0 and not (item_offsets and request == 1)
-        if not items or len(items) < page_size or stale or (total is not None and seen >= total):
+        if search.latest and found:
+            newest = max(found, key=lambda document: _create_time(document) or 0)
+            if pages is not None:
+                pages.append(request + 1)
+            return [newest]
+        if not items or len(items) < page_size or stale or older or (total is not None and seen >= total):
             if pages is not None:
                 pages.append(request + 1)
             return found
         offset = covered if item_offsets else offset + 1
     raise ModelArtsError(
-        "search training jobs named '%s': more than %d pages of %d results (the service's name filter matches substrings; %d jobs seen), "
-        "so the search was stopped rather than answer with part of the jobs" % (label(name), max_pages, page_size, seen)
+        "search training jobs %s: more than %d pages of %d results (the service's name filter matches substrings; %d jobs seen), "
+        "so the search was stopped rather than answer with part of the jobs" % (what, max_pages, page_size, seen)
     )
 
 
@@ -137,12 +182,13 @@ def documents_by_id(documents):
 MAX_IDS = 10
 
 
-def jobs_with_ids(post, ids):
+def jobs_with_ids(post, ids, workspace_id=None):
     """``{id: document}`` for the v2 jobs among ``ids`` (at most :data:`MAX_IDS`) the search returns: one request.
 
     The filter is ``{"key": "id", "operator": "in", "value": ids}``; one page of 50 holds every answer.  The API
     reference lists ``in`` among the operators and the SDK's ``Filter`` model takes any key with a list of values;
-    the ``id`` key and its cap of 10 values are the Terraform provider's documentation.  A job the answer lacks is
+    the ``id`` key and its cap of 10 values are the Terraform provider's documentation.  ``workspace_id``: the workspace
+    the jobs were found in (a search sees one workspace; None: the default one).  A job the answer lacks is
     simply not in the result (the caller reads it another way); an answer holding a job that was not asked for
     means the service does not read the filter so, and is a ``ModelArtsError`` that is not transient (the caller
     then stops using the search) rather than a page of other jobs taken for an answer.
@@ -151,6 +197,8 @@ def jobs_with_ids(post, ids):
     if not 0 < len(ids) <= MAX_IDS:
         raise ValueError("jobs_with_ids takes 1 to %d ids, got %d" % (MAX_IDS, len(ids)))
     body = {"offset": 0, "limit": 50, "sort_by": "create_time", "order": "desc", "filters": [{"key": "id", "operator": "in", "value": ids}]}
+    if workspace_id is not None:
+        body["workspace_id"] = workspace_id
     response = post(body, "search %d training job%s by id" % (len(ids), "" if len(ids) == 1 else "s"))
     items = _items(response, "search training jobs by id")
     asked = set(ids)

@@ -39,8 +39,8 @@ options:
   training_job_id:
     description:
       - ID of one v2 training job.
-      - Exactly one of O(training_job_id), O(training_job_ids), O(name) or O(job_id) with O(version_id) is required;
-        only O(training_job_ids) and O(v1_jobs) may be combined.
+      - Exactly one of O(training_job_id), O(training_job_ids), O(name) and/or O(tags), or O(job_id) with O(version_id) is
+        required; only O(training_job_ids) and O(v1_jobs), and O(name) and O(tags), may be combined.
     type: str
   training_job_ids:
     description:
@@ -50,6 +50,7 @@ options:
   name:
     description:
       - Name of v2 training jobs, matched exactly (the list API is searched page by page).
+      - Every job that ever had the name is selected, a failed run of last week included; O(latest) keeps the newest.
       - Returns an empty C(training_jobs) list when no job has this name.
     type: str
   job_id:
@@ -79,6 +80,7 @@ extends_documentation_fragment:
   - modelarts.training.connection
   - modelarts.training.wait
   - modelarts.training.query
+  - modelarts.training.search
 attributes:
   check_mode:
     description: Can run in check mode and return the changed status prediction without modifying the target.
@@ -141,6 +143,23 @@ EXAMPLES = r"""
     - name: Show their phases
       ansible.builtin.debug:
         msg: "{{ nightly.training_jobs | map(attribute='phase') }}"
+
+- name: Gate on last night's run of a name reused every night, not on an older failed one
+  modelarts.training.modelarts_training_job_info:
+    name: resnet-nightly
+    latest: true
+    wait: true
+
+- name: The jobs of a release, by tags (any of two values of one key, and a key with any value)
+  modelarts.training.modelarts_training_job_info:
+    tags:
+      release: ["2.4.0", "2.4.1"]
+      approved: null
+
+- name: A job in a workspace other than the default one
+  modelarts.training.modelarts_training_job_info:
+    name: finetune-llm
+    workspace_id: 0f1e2d3c4b5a69788796a5b4c3d2e1f0
 
 - name: A legacy v1 job version
   modelarts.training.modelarts_training_job_info:
@@ -303,7 +322,8 @@ training_jobs:
       sample: "get training job 3f7a: HTTP 400 ModelArts.2775: Training job not found. [request id 5d1c]"
 training_job:
   description:
-    - The single item, when one job was asked for with O(training_job_id) or O(job_id) and O(version_id).
+    - The single item, when one job was asked for with O(training_job_id) or O(job_id) and O(version_id), or with
+      O(latest) when a job matched.
     - Also returned when the task fails (a O(fail_on) phase, a timeout, an error), holding the job's last state or its C(error).
   returned: when one job was asked for
   type: dict
@@ -348,6 +368,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.options import 
     connection_argument_spec,
     proxy_secrets,
     query_argument_spec,
+    search_argument_spec,
 )
 from ansible_collections.modelarts.training.plugins.module_utils.query import MissingLibraryError, Query, select
 
@@ -355,6 +376,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.query import Mi
 def argument_spec():
     spec = connection_argument_spec()
     spec.update(query_argument_spec())
+    spec.update(search_argument_spec())
     spec.update(
         training_job_id=dict(type="str"),
         training_job_ids=dict(type="list", elements="str"),
@@ -370,7 +392,7 @@ def main():
     module = AnsibleModule(
         argument_spec=argument_spec(),
         mutually_exclusive=[("training_job_id", "training_job_ids", "name", "job_id"), ("training_job_id", "name", "job_id", "v1_jobs")],
-        required_one_of=[("training_job_id", "training_job_ids", "name", "job_id", "v1_jobs")],
+        required_one_of=[("training_job_id", "training_job_ids", "name", "tags", "job_id", "v1_jobs")],
         required_together=[("job_id", "version_id")],
         supports_check_mode=True,
     )
@@ -391,7 +413,7 @@ def main():
     for warning in outcome.warnings:
         module.warn(warning)
     result = dict(changed=False, training_jobs=outcome.items)
-    if outcome.single:
+    if outcome.single and outcome.items:
         result["training_job"] = outcome.items[0]
     if not outcome.ok:
         result.update(outcome.failure_fields())

@@ -307,7 +307,10 @@ def test_main_name_watch_reports_a_bad_document_once_and_keeps_the_others(src, e
     assert [e for e in phases(events) if e[0] == first] == [(first, None, "Pending"), (first, "Pending", "Running"), (first, "Running", "Completed")]
     assert [e for e in phases(events) if e[0] == second] == [(second, None, "Running"), (second, "Running", "Failed")]
     reported = [e["modelarts"] for e in events if e["modelarts"]["training_job"]["id"] == bad]
-    assert len(reported) == 1 and reported[0]["phase"] is None and reported[0]["previous_phase"] is None
+    # The listing's bad document is reported once; after the first listing the watched jobs are read by id (issue 30),
+    # and the bad job's own GET document, which the fault leaves valid, may then give its phase - never a search's.
+    assert reported[0]["phase"] is None and reported[0]["previous_phase"] is None
+    assert [(e["previous_phase"], e["phase"]) for e in reported[1:]] in ([], [(None, "Running")])
     assert reported[0]["training_job"]["phase"] == "Running"
     assert [error["path"] for error in reported[0]["schema_errors"] if "x-strict-breaker" in error["path"]]
     warnings = [record.getMessage() for record in caplog.records if bad in record.getMessage()]

@@ -180,7 +180,10 @@ class ControlClient(EmulatorCredentials):
         return self.control("GET", "/state")
 
     def reset(self, scenario=None):
-        """Back to the startup scenario (jobs, polls, faults, tokens, settings, log, clock), or load ``scenario`` (a dict)."""
+        """Back to the startup scenario (jobs, polls, faults, tokens, settings, log, clock), or load ``scenario``.
+
+        ``scenario``: a dict in scenario syntax, or a shipped scenario's name (``nightly``, ``tagged-1000``) or a file's path.
+        """
         return self.control("POST", "/reset", {"scenario": scenario} if scenario is not None else {})
 
     def jobs(self):

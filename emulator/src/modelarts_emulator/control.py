@@ -5,8 +5,8 @@
 =======  ===============================  ==========================================================
 GET      /_emulator/health                liveness (no token needed)
 GET      /_emulator/state                 settings, accounts (no secrets), job/fault/token counts, clock
-POST     /_emulator/reset                 back to the startup scenario; body ``{"scenario": {...}}`` loads another
-GET      /_emulator/jobs                  job summaries: id, name, phase, polls, timeline
+POST     /_emulator/reset                 back to the startup scenario; ``{"scenario": {...} | "<shipped name or path>"}`` loads another
+GET      /_emulator/jobs                  job summaries: id, name, workspace, tags, create time, phase, polls, timeline
 POST     /_emulator/jobs                  ``{"jobs": [...], "replace": false}`` in scenario syntax
 DELETE   /_emulator/jobs/<key>            remove a job (v2 id, or ``<job_id>/<version_id>``)
 GET      /_emulator/faults                pending faults with remaining counts
@@ -28,7 +28,7 @@ from urllib.parse import parse_qs, unquote
 
 from . import exchanges
 from .faults import FaultError
-from .scenario import ScenarioError
+from .scenario import ScenarioError, load_file, resolve_scenario_path
 
 
 def _error(status, code, message):
@@ -68,7 +68,11 @@ def handle_control(server, method, raw_path, raw_query, body, request_id):
                 "request_id": request_id,
             }
         if route == "reset" and method == "POST":
-            state.reset(payload.get("scenario") if isinstance(payload, dict) else None)
+            scenario = payload.get("scenario") if isinstance(payload, dict) else None
+            if isinstance(scenario, str):
+                # A shipped scenario's name (nightly, tagged-1000 ...) or a scenario file's path.
+                scenario = load_file(resolve_scenario_path(scenario))
+            state.reset(scenario)
             return 200, {"reset": True, "jobs": len(state.jobs)}
         if route == "jobs":
             return _jobs(state, method, rest, payload)

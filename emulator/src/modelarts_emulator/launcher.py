@@ -113,7 +113,7 @@ def _creds_from_args(args):
 def start_emulator(scenario=None, tls=False, tls_dir=None, port=0, admin_token=None, extra_args=(), python=None, startup_timeout=20.0, env=None):
     """Start the emulator and wait for its ready line; return an :class:`EmulatorProcess`.
 
-    ``scenario``: a path, or the name of a shipped one (``demo``, ``empty``, ``integration``, ``flaky``);
+    ``scenario``: a path, or the name of a shipped one (``demo``, ``empty``, ``integration``, ``flaky``, ``nightly``, ``tagged-1000``, ``tagged-10000``);
     None serves the demo jobs. ``tls=True`` without ``tls_dir`` generates certificates in a temporary
     directory removed by ``stop()``. ``python``: the interpreter to run it with; ``env``: variables
     added to this process's environment for it.

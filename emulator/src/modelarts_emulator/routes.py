@@ -12,7 +12,7 @@ import re
 import time
 from urllib.parse import parse_qsl, unquote
 
-from . import documents, errors, exchanges, faults as faults_mod, iam, logs
+from . import documents, errors, exchanges, faults as faults_mod, iam, logs, tags as tags_mod
 from .gateway import Caller, authenticate, check_project
 
 _V2_JOB = re.compile(r"^/v2/(?P<project>[^/]+)/training-jobs/(?P<job>[^/]+)/?$")
@@ -20,6 +20,8 @@ _V2_SEARCH = re.compile(r"^/v2/(?P<project>[^/]+)/training-job-searches/?$")
 _V2_EVENTS = re.compile(r"^/v2/(?P<project>[^/]+)/training-jobs/(?P<job>[^/]+)/events/?$")
 _V2_AOM_LOG = re.compile(r"^/v2/(?P<project>[^/]+)/training-jobs/(?P<job>[^/]+)/logs/(?P<task>[^/]+)/?$")
 _V2_LOG_PREVIEW = re.compile(r"^/v2/(?P<project>[^/]+)/training-jobs/(?P<job>[^/]+)/tasks/(?P<task>[^/]+)/logs/preview/?$")
+_V2_JOB_TAGS = re.compile(r"^/v2/(?P<project>[^/]+)/modelarts-training-job/(?P<job>[^/]+)/tags/?$")
+_V2_PROJECT_TAGS = re.compile(r"^/v2/(?P<project>[^/]+)/modelarts-training-job/tags/?$")
 _V1_JOB = re.compile(r"^/v1/(?P<project>[^/]+)/training-jobs/(?P<job>[^/]+)/versions/(?P<version>[^/]+)/?$")
 SEARCH_KEYS = ("name", "phase", "create_time", "kind", "algorithm_name", "user_id", "user_name", "id")
 SEARCH_OPERATORS = ("like", "in", "not", "between")
@@ -73,6 +75,12 @@ def dispatch(state, exchange):
     match = _V1_JOB.match(path)
     if match and method == "GET":
         return errors.V1, v1_detail(state, exchange, match)
+    match = _V2_PROJECT_TAGS.match(path)
+    if match and method == "GET":
+        return errors.V2, v2_project_tags(state, exchange, match)
+    match = _V2_JOB_TAGS.match(path)
+    if match and method == "GET":
+        return errors.V2, v2_job_tags(state, exchange, match)
     for pattern, route in ((_V2_EVENTS, v2_events), (_V2_AOM_LOG, v2_aom_log), (_V2_LOG_PREVIEW, v2_log_preview)):
         match = pattern.match(path)
         if match and method == "GET":
@@ -289,20 +297,33 @@ def v2_search(state, exchange, match):
     if not isinstance(query, dict):
         raise errors.invalid_argument("the request body must be a JSON object")
     offset, limit, sort_by, order, filters = parse_search(query, state.settings["max_search_limit"])
+    workspace_id, tag_conditions = parse_scope(query)
     now = state.now()
+    if tag_conditions:
+        # A tag search covers a window of creation times (the last 31 days unless create_time says otherwise).
+        window, problem = tags_mod.create_time_window(filters, int(now * 1000))
+        if problem:
+            raise errors.invalid_argument(problem)
+        filters = [f for f in filters if f[0] != "create_time"] + [("create_time", "between", [str(window[0]), str(window[1])])]
     matched = []
     ids = [values for key, operator, values in filters if key == "id" and operator == "in"]
     # An id filter names its jobs: look them up rather than peek at every job of the project.
     candidates = [state.v2_job(project_id, job_id) for job_id in dict.fromkeys(ids[0])] if ids else state.v2_jobs_in(project_id)
     for job in (job for job in candidates if job is not None):
-        snapshot = job.lifecycle.peek(now)
-        if snapshot is not None and _matches(job, snapshot, filters):
+        # A search sees one workspace; the tags are checked before the (dearer) lifecycle.
+        if job.workspace_id != workspace_id or (tag_conditions and not tags_mod.tags_match(job.tags, tag_conditions)):
+            continue
+        if not job.lifecycle.visible(now):
+            continue
+        # The phase is worked out only when a filter, the sort or the page needs it: 10,000 jobs stay cheap.
+        snapshot = _LazySnapshot(job, now)
+        if _matches(job, snapshot, filters):
             matched.append((job, snapshot))
     reverse = order == "desc"
     if sort_by == "name":
         matched.sort(key=lambda js: (js[0].name, js[0].v2_id), reverse=reverse)
     elif sort_by == "duration":
-        matched.sort(key=lambda js: (documents.v2_status(js[0], js[1])["duration"], js[0].v2_id), reverse=reverse)
+        matched.sort(key=lambda js: (documents.v2_status(js[0], js[1].resolve())["duration"], js[0].v2_id), reverse=reverse)
     else:
         matched.sort(key=lambda js: (js[1].created_ms, js[0].v2_id), reverse=reverse)
     # offset is a page index (the SDK's model); an older edition of the API reference calls it an item offset.
@@ -311,13 +332,53 @@ def v2_search(state, exchange, match):
     # reads the same step).  Any other search is one where the setting or the job says so.
     by_id = any(key == "id" and operator == "in" for key, operator, _values in filters)
     items = []
-    for job, snapshot in matched[first : first + limit]:
+    for job, lazy in matched[first : first + limit]:
+        snapshot = lazy.resolve()
         counts = job.search_counts_as_poll if job.search_counts_as_poll is not None else state.settings["search_counts_as_poll"]
         if counts or by_id:
             snapshot = job.lifecycle.poll(now, bulk=True) or snapshot
         items.append(documents.v2_document(job, snapshot))
-    doc = {"total": len(matched), "count": len(items), "limit": limit, "offset": offset, "sort_by": sort_by, "order": order, "group_by": "", "items": items}
+    doc = {
+        "total": len(matched),
+        "count": len(items),
+        "limit": limit,
+        "offset": offset,
+        "sort_by": sort_by,
+        "order": order,
+        "group_by": "",
+        "workspace_id": workspace_id,
+        "items": items,
+    }
     return finish(Response(200, json_bytes(doc), document=doc, api="search"), fault)
+
+
+def v2_job_tags(state, exchange, match):
+    """GET /v2/{project_id}/modelarts-training-job/{training_job_id}/tags (the SDK's ShowTrainJobTags): ``{"tags": [{key, value}]}``.
+
+    Reading tags is not a poll; a job of any workspace answers.
+    """
+    project_id = unquote(match.group("project"))
+    job_id = unquote(match.group("job"))
+    fault = _modelarts_prelude(state, exchange, project_id, errors.V2, job_key=job_id)
+    job = state.v2_job(project_id, job_id)
+    if job is None or job.lifecycle.peek(state.now()) is None:
+        raise errors.job_not_found(errors.V2, job.not_found_status if job is not None else 400)
+    doc = {"tags": [{"key": key, "value": value} for key, value in job.tags.items()]}
+    return finish(Response(200, json_bytes(doc)), fault)
+
+
+def v2_project_tags(state, exchange, match):
+    """GET /v2/{project_id}/modelarts-training-job/tags (the SDK's ListTrainingJobTags): each key with its values, ``{"tags": [{key, values}]}``."""
+    project_id = unquote(match.group("project"))
+    fault = _modelarts_prelude(state, exchange, project_id, errors.V2)
+    now = state.now()
+    keys = {}
+    for job in state.v2_jobs_in(project_id):
+        if job.tags and job.lifecycle.visible(now):
+            for key, value in job.tags.items():
+                keys.setdefault(key, {})[value] = None
+    doc = {"tags": [{"key": key, "values": list(values)} for key, values in sorted(keys.items())]}
+    return finish(Response(200, json_bytes(doc)), fault)
 
 
 def parse_search(query, max_limit):
@@ -358,6 +419,43 @@ def parse_search(query, max_limit):
             raise errors.invalid_argument("the filter on id takes at most %d values, got %d" % (MAX_ID_VALUES, len(value)))
         clean.append((key, operator, value))
     return offset, limit, sort_by, order, clean
+
+
+class _LazySnapshot:
+    """A search candidate's snapshot, peeked at only when its phase (or more) is needed."""
+
+    __slots__ = ("job", "now", "created_ms", "_snapshot")
+
+    def __init__(self, job, now):
+        self.job = job
+        self.now = now
+        self.created_ms = int(job.lifecycle.created_at * 1000)  # as Snapshot.created_ms
+        self._snapshot = None
+
+    def resolve(self):
+        """The lifecycle's Snapshot at the search's moment."""
+        if self._snapshot is None:
+            self._snapshot = self.job.lifecycle.peek(self.now)
+        return self._snapshot
+
+    @property
+    def phase(self):
+        """The job's phase at the search's moment."""
+        return self.resolve().phase
+
+
+def parse_scope(query):
+    """The search body's ``workspace_id`` (default ``0``) and ``tags``: return (workspace_id, tag conditions) or raise ModelArts.0101."""
+    workspace_id = query.get("workspace_id")
+    if workspace_id is None:
+        workspace_id = tags_mod.DEFAULT_WORKSPACE
+    problem = tags_mod.check_workspace(workspace_id)
+    if problem:
+        raise errors.invalid_argument(problem)
+    conditions, problem = tags_mod.parse_tag_filters(query.get("tags"))
+    if problem:
+        raise errors.invalid_argument(problem)
+    return workspace_id, conditions
 
 
 def _field(job, snapshot, key):

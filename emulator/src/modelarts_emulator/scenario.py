@@ -19,9 +19,10 @@ The format is documented in docs/emulator.md. In short::
 import hashlib
 import json
 import os
+import re
 import uuid
 
-from . import documents, logs
+from . import documents, logs, tags as tags_mod
 from .faults import normalise as normalise_fault
 from .lifecycle import Lifecycle, parse_timeline, static_timeline
 
@@ -61,6 +62,8 @@ JOB_KEYS = {
     "clock",
     "step",
     "created_at",
+    "created_ago",
+    "tags",
     "not_found_polls",
     "not_found_status",
     "failure",
@@ -120,14 +123,44 @@ class Job:
 
     def summary(self, now):
         """Return a short description for the control API."""
-        data = {"key": self.key, "id": self.v2_id, "name": self.name, "project_id": self.project_id}
+        data = {"key": self.key, "id": self.v2_id, "name": self.name, "project_id": self.project_id, "workspace_id": self.workspace_id}
+        data["tags"] = dict(self.tags)
+        data["create_time"] = int(self.lifecycle.created_at * 1000)
         if self.has_v1:
             data["v1"] = {"job_id": self.v1_job_id, "version_id": self.v1_version_id}
         data.update(self.lifecycle.describe(now))
         return data
 
 
+_DURATION = re.compile(r"^\s*(-?)\s*((?:\d+(?:\.\d+)?\s*[smhd]\s*)+)$")
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)\s*([smhd])")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def seconds(value, where):
+    """A length of time: a number of seconds, or a string of parts with units s, m, h, d (``30d``, ``-2h30m``)."""
+    if isinstance(value, bool):
+        raise ScenarioError("%s must be seconds or a duration such as 3d or 2h30m, got %r" % (where, value))
+    if isinstance(value, (int, float)):
+        return float(value)
+    text = str(value)
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    match = _DURATION.match(text)
+    if not match:
+        raise ScenarioError("%s must be seconds or a duration such as 3d or 2h30m, got %r" % (where, value))
+    total = sum(float(number) * _UNIT_SECONDS[unit] for number, unit in _DURATION_PART.findall(match.group(2)))
+    return -total if match.group(1) else total
+
+
 def _fmt(value, index):
+    """Apply a ``count`` template: ``{i}``/``{n}`` in a string, or in the keys and values of a mapping or list (tags)."""
+    if isinstance(value, dict):
+        return {_fmt(k, index): _fmt(v, index) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fmt(v, index) for v in value]
     if isinstance(value, str) and "{" in value:
         try:
             return value.format(i=index, n=index + 1)
@@ -155,15 +188,19 @@ def expand(specs):
         if "count" not in spec:
             result.append(dict(spec, _index=0, _templated=False))
             continue
-        stagger = float(spec.get("stagger", 0.001))
+        stagger = seconds(spec.get("stagger", 0.001), "job %r: stagger" % spec.get("name"))
         for index in range(count):
-            item = {k: _fmt(v, index) for k, v in spec.items() if k not in ("count", "stagger")}
+            # Templates in top-level strings and in tags ({run: "{n}"}).
+            item = {k: (_fmt(v, index) if k == "tags" or not isinstance(v, (dict, list)) else v) for k, v in spec.items() if k not in ("count", "stagger")}
             for key in ("job_id",):
                 if key in item:
                     item[key] = int(item[key]) + index
             if isinstance(item.get("v1"), dict) and "job_id" in item["v1"]:
                 item["v1"] = dict(item["v1"], job_id=int(item["v1"]["job_id"]) + index)
-            item["created_at"] = float(item.get("created_at", 0)) - index * stagger
+            if "created_ago" in item:
+                item["created_ago"] = seconds(item["created_ago"], "job %r: created_ago" % spec.get("name")) + index * stagger
+            else:
+                item["created_at"] = seconds(item.get("created_at", 0), "job %r: created_at" % spec.get("name")) - index * stagger
             item["_index"] = index
             item["_templated"] = True
             result.append(item)
@@ -236,7 +273,16 @@ def build_job(spec, directory, origin, ordinal):
     except (TypeError, ValueError) as exc:
         raise ScenarioError("%s: %s" % (where, exc)) from None
 
-    created_at = origin + float(spec.get("created_at", 0) or 0)
+    if "created_ago" in spec and "created_at" in spec:
+        raise ScenarioError("%s: give either created_at or created_ago, not both" % where)
+    created_ago = None
+    if "created_ago" in spec:
+        created_ago = seconds(spec["created_ago"], "%s: created_ago" % where)
+        if created_ago < 0:
+            raise ScenarioError("%s: created_ago must be >= 0 (use created_at for a job created later)" % where)
+        created_at = origin - created_ago
+    else:
+        created_at = origin + seconds(spec.get("created_at", 0) or 0, "%s: created_at" % where)
     try:
         if "timeline" in spec:
             if "phase" in spec:
@@ -245,9 +291,23 @@ def build_job(spec, directory, origin, ordinal):
         else:
             steps, past = static_timeline(spec.get("phase", "Completed"), spec.get("secondary_phase"), spec.get("run_seconds"))
             mode = "seconds"
-            created_at -= past
+            if created_ago is None:
+                created_at -= past
+            elif past > created_ago:
+                # Created that long ago, in its phase now: the synthesised history is squeezed in between.
+                for step in steps:
+                    if step.length is not None:
+                        step.length *= created_ago / past
     except ValueError as exc:
         raise ScenarioError("%s: %s" % (where, exc)) from None
+    workspace_id = str(spec.get("workspace_id", tags_mod.DEFAULT_WORKSPACE))
+    problem = tags_mod.check_workspace(workspace_id)
+    if problem:
+        raise ScenarioError("%s: %s" % (where, problem))
+    try:
+        job_tags = tags_mod.job_tags(spec.get("tags"), where)
+    except ValueError as exc:
+        raise ScenarioError(str(exc)) from None
     lifecycle = Lifecycle(mode, steps, created_at, spec.get("not_found_polls", 0))
 
     user = account.primary_user()
@@ -264,7 +324,8 @@ def build_job(spec, directory, origin, ordinal):
         name=name,
         description=str(spec.get("description", "Training job %s" % name)),
         kind=str(spec.get("kind", "job")),
-        workspace_id=str(spec.get("workspace_id", "0")),
+        workspace_id=workspace_id,
+        tags=job_tags,
         user_name=str(spec.get("user_name", user["name"] if user else "")),
         project_id=project_id,
         region=project["name"],

@@ -81,6 +81,7 @@ class EmulatorState:
         self.jobs = []
         self._v2 = {}
         self._v1 = {}
+        self._added = 0
         self.load(self._initial)
 
     # Clock -------------------------------------------------------------------------------------------
@@ -126,6 +127,7 @@ class EmulatorState:
             self.jobs = []
             self._v2 = {}
             self._v1 = {}
+            self._added = 0  # jobs added since the load (add_jobs): with len(jobs), ordinals never repeat
             self.faults.clear()
             self.tokens.clear()
             self.log.clear()
@@ -162,16 +164,21 @@ class EmulatorState:
     def add_jobs(self, specs, replace=False):
         """Add jobs (scenario syntax); existing jobs with the same id are replaced. Return the new jobs."""
         with self._lock:
-            jobs = build_jobs(specs, self.directory, self.now(), first_ordinal=len(self.jobs) + 100000)
+            # Ordinals never repeat, so a job added again under a name (the nightly job) gets a new id.
+            jobs = build_jobs(specs, self.directory, self.now(), first_ordinal=len(self.jobs) + 100000 + self._added)
+            self._added += len(jobs)
             if replace:
                 for job in list(self.jobs):
                     self._remove(job)
             for job in jobs:
-                for old in list(self.jobs):
-                    same_v2 = job.v2_id and old.v2_id == job.v2_id and old.project_id == job.project_id
-                    same_v1 = job.has_v1 and old.project_id == job.project_id and (old.v1_job_id, old.v1_version_id) == (job.v1_job_id, job.v1_version_id)
-                    if same_v2 or same_v1:
-                        self._remove(old)
+                # The jobs this one replaces, looked up by id (adding thousands of jobs stays linear).
+                olds = []
+                if job.v2_id:
+                    olds.append(self._v2.get((job.project_id, job.v2_id)))
+                if job.has_v1:
+                    olds.append(self._v1.get((job.project_id, job.v1_job_id, job.v1_version_id)))
+                for old in dict.fromkeys(old for old in olds if old is not None):
+                    self._remove(old)
                 self._add(job)
             return jobs
 

@@ -48,13 +48,16 @@ options:
   training_job_ids:
     description:
       - v2 training job ids to watch, as a list or as one string with ids separated by commas (what C(--env-vars) gives).
-      - Exactly one of O(training_job_ids) and O(name) is required.
+      - Exactly one of O(training_job_ids), or O(name) and/or O(tags), is required.
     type: list
     elements: str
   name:
     description:
-      - Watch every v2 training job whose name is exactly this. The search runs every O(interval), so jobs created later
-        with that name are picked up; the source never ends by itself.
+      - Watch every v2 training job whose name is exactly this (with O(tags), that also carries them). The search runs every
+        O(interval), so jobs created later with that name are picked up; the source never ends by itself.
+      - The first round lists every matching job; each later round asks the search only for the jobs created since the
+        newest one seen (one request while fewer than 50 are new) and reads the jobs still watched by id, 10 a request -
+        so a round's cost follows the unfinished jobs, not every finished job the search matches.
     type: str
   interval:
     description:
@@ -79,6 +82,7 @@ options:
 extends_documentation_fragment:
   - modelarts.training.connection
   - modelarts.training.query
+  - modelarts.training.search.plugins
 notes:
   - Arguments win over the HUAWEICLOUD_* environment variables option by option, and credentials are taken as a whole
     from the arguments when they name any credential option.
@@ -104,6 +108,12 @@ EXAMPLES = r"""
     name: resnet50-nightly
     interval: 60
     region: cn-north-4
+
+- modelarts.training.training_job_phase:
+    tags:
+      release: "2.4.0"
+    workspace_id: 0f1e2d3c4b5a69788796a5b4c3d2e1f0
+    interval: 60
 
 - modelarts.training.training_job_phase:
     training_job_ids: "{{ training_job_ids }}"
@@ -153,6 +163,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.options import 
     to_bool,
     where,
 )
+from ansible_collections.modelarts.training.plugins.module_utils.selection import Search, check_workspace_id, parse_tags  # noqa: E402
 from ansible_collections.modelarts.training.plugins.module_utils.query import (  # noqa: E402
     ModelArtsError,
     Query,
@@ -200,7 +211,10 @@ if not any(getattr(existing, "one_line", False) for existing in logger.filters):
 DEFAULT_INTERVAL = 10.0
 ROUND_TRIPS_KEPT = 5
 # The source's own arguments; everything else it accepts is the door's.
-SOURCE_ARGUMENTS = ("training_job_ids", "name", "interval", "stop_when_done")
+SOURCE_ARGUMENTS = ("training_job_ids", "name", "tags", "workspace_id", "interval", "stop_when_done")
+# After the first listing, each round's search asks only for the jobs created since the newest one seen, less this
+# margin (a job may show in the search a little after its create_time); the watched jobs are read by id.
+CREATED_SINCE_MARGIN_MS = 60 * 1000
 DOOR_ARGUMENTS = tuple(CONNECTION_OPTIONS) + tuple(QUERY_OPTIONS) + ("fail_on",)
 # The wait options are the module's and the lookup's: the source follows every job to a final phase.
 WAIT_HINTS = dict((name, "the source has no wait options; it follows each job to a final phase") for name in WAIT_OPTIONS if name != "fail_on")
@@ -245,7 +259,8 @@ def _id_list(value):
 
 
 class Arguments(object):
-    """The source's own arguments (``training_job_ids`` or ``name``, ``interval``, ``stop_when_done``), checked.
+    """The source's own arguments (``training_job_ids``, or ``name`` and/or ``tags`` with ``workspace_id``, ``interval``,
+    ``stop_when_done``), checked.
 
     Unknown arguments are refused here, before the door sees the rest; ``eda_*`` keys are ansible-rulebook's own.
     """
@@ -257,8 +272,13 @@ class Arguments(object):
             raise SourceConfigError("%s: %s; see the DOCUMENTATION of the source or docs/event_source.md" % (NAME, error)) from None
         has_ids = not _blank(args.get("training_job_ids"))
         has_name = not _blank(args.get("name"))
-        if has_ids == has_name:
-            raise SourceConfigError("%s: set exactly one of training_job_ids or name" % NAME)
+        try:
+            tags = parse_tags(args.get("tags"), "tags (argument)")
+            workspace_id = check_workspace_id(args.get("workspace_id"), "workspace_id (argument)")
+        except ConnectionConfigError as error:
+            raise SourceConfigError("%s: %s" % (NAME, error)) from None
+        if has_ids == (has_name or bool(tags)):
+            raise SourceConfigError("%s: set exactly one of training_job_ids, or name and/or tags" % NAME)
         self.ids = _id_list(args["training_job_ids"]) if has_ids else []
         if has_ids and not self.ids:
             raise SourceConfigError("%s: training_job_ids holds no job id" % NAME)
@@ -267,6 +287,9 @@ class Arguments(object):
             if not isinstance(args["name"], (str, int)) or isinstance(args["name"], bool):
                 raise SourceConfigError("%s: %s must be a string, got a %s" % (NAME, where("name", LEVEL_ARGUMENT), type(args["name"]).__name__))
             self.name = str(args["name"])
+        self.workspace_id = workspace_id
+        # The search that selects the jobs (None: training_job_ids).
+        self.search = Search(name=self.name, tags=tags, workspace_id=workspace_id) if (has_name or tags) else None
         self.interval = DEFAULT_INTERVAL
         self.stop_when_done = False
         try:
@@ -386,12 +409,15 @@ class Watcher(object):
         now = clock()
         self.jobs = dict((v2_key(job_id), JobState(now)) for job_id in arguments.ids)
         # How phases are learned (one GET per job, or a search per batch of jobs): the door decides.
-        self.source = query.phase_source(list(self.jobs)) if self.jobs else None
+        self.source = query.phase_source(list(self.jobs), workspace_id=arguments.workspace_id) if self.jobs else None
         self._spread(now)
         self.throttled = query.client.throttled
         self.finished = {}
         self.dropped = {}
-        self.search_state = JobState(now) if arguments.name is not None else None
+        self.search_state = JobState(now) if arguments.search is not None else None
+        # The newest create_time (epoch ms) a search returned: later rounds ask only for what is newer (None: list all).
+        self.newest = None
+        self.by_id = None  # the phase source of the jobs a search selected, after the first listing
         self.prepare_state = JobState(now)
         # A poll starts this much early so that its answer, not its start, lands within one interval.
         self.lead = 0.0
@@ -526,7 +552,7 @@ class Watcher(object):
         message = _message(error, self.redact)
         verdict, _reason = self.query.judge(error, state.polls)
         if verdict == JOB_TOLERATED and not getattr(error, "not_found", False):
-            return self._retry(state, "search for training jobs named %r: %s" % (self.arguments.name, message))
+            return self._retry(state, "search for training jobs %s: %s" % (self.arguments.search.describe(), message))
         raise SourceError("%s: %s" % (NAME, message))
 
     def _retry(self, state, text, level=logging.WARNING):
@@ -535,10 +561,10 @@ class Watcher(object):
         state.due = self.clock() + delay
         logger.log(level, "%s; retrying in %.1fs (attempt %d)", self.redact(text), delay, state.failures)
 
-    def searched(self, keys, found):
-        """Events for what a name search returned (items, or the schema errors of single documents).
+    def searched(self, keys, found, complete=True):
+        """Events for what a search returned (items, or the schema errors of single documents).
 
-        Forgets unfinished jobs the search no longer returns (deleted).
+        After a ``complete`` listing, forgets unfinished jobs the search no longer returns (deleted).
         """
         self.search_state.failures = 0
         self.search_state.polls = 0
@@ -558,14 +584,14 @@ class Watcher(object):
                 event = self.observe(key, result)
             if event:
                 events.append(event)
-        for key in [key for key in self.jobs if key not in found]:
-            logger.info("training job %s is no longer returned by the search for %r: no longer watched", describe(key), self.arguments.name)
+        for key in [key for key in self.jobs if key not in found] if complete else []:
+            logger.info("training job %s is no longer returned by the search for jobs %s: no longer watched", describe(key), self.arguments.search.describe())
             del self.jobs[key]
         return events
 
     def done(self):
-        """Whether no job is left to poll (never with ``name``: a job of that name may appear later)."""
-        return self.arguments.name is None and not self.jobs
+        """Whether no job is left to poll (never with a search: a matching job may appear later)."""
+        return self.arguments.search is None and not self.jobs
 
     def next_due(self):
         """Monotonic time of the next poll."""
@@ -585,7 +611,7 @@ class Watcher(object):
             if wait > 0:
                 await asyncio.sleep(wait)
             started = self.clock()
-            events = await (self._search_round(started) if self.arguments.name is not None else self._fetch_round(started))
+            events = await (self._search_round(started) if self.arguments.search is not None else self._fetch_round(started))
             for event in events:
                 await queue.put(event)
         self._finish()
@@ -651,16 +677,50 @@ class Watcher(object):
         return events
 
     async def _search_round(self, started):
+        """One round of a search: the first lists every matching job; each later one asks the search only for the jobs
+        created since the newest seen (one request while fewer than a page of them are new) and reads the jobs still
+        watched by id (``query.phase_source``: a search per 10 jobs in their workspace, GETs where needed) - so a
+        round costs about one request plus one per 10 unfinished jobs, however many finished jobs the search matches."""
+        since = None if self.newest is None else self.newest - CREATED_SINCE_MARGIN_MS
+        newest = []
         try:
-            keys, found = await asyncio.to_thread(self.query.search, self.arguments.name)
+            keys, found = await asyncio.to_thread(self.query.search, self.arguments.search, None, None, since, newest)
         except (ModelArtsError, ConnectionConfigError) as error:
             self.record_search_error(error)
             return []
+        if newest:
+            self.newest = max(newest[0], self.newest or newest[0])
+        # After the first listing the search only brings new jobs; the jobs already watched are read by id.
+        watched = list(self.jobs) if since is not None else []
+        listed = keys if since is None else [key for key in keys if key not in self.jobs]
         # A job the search shows in a final or fail_on phase is judged on its own GET, as with training_job_ids.
-        watched = dict((key, found[key]) for key in keys if key not in self.finished and key not in self.dropped)
-        found.update(await asyncio.to_thread(self.query.settle, watched))
+        shown = dict((key, found[key]) for key in listed if key not in self.finished and key not in self.dropped)
+        found.update(await asyncio.to_thread(self.query.settle, shown))
+        events = self.searched(listed, found, complete=since is None)
+        if watched:
+            events += self._polled(watched, await asyncio.to_thread(self._by_id(watched).observe, watched))
         self.search_state.due = self._next_round(started) + self._throttled_delay(1)
-        return await self._diagnosed(self.searched(keys, found))
+        return await self._diagnosed(events)
+
+    def _by_id(self, watched):
+        """The phase source reading the watched jobs of a search by id: kept from round to round (a search by id the
+        service refused for good stays off), made again when one GET per job gave way to two jobs or more."""
+        source = self.by_id
+        if source is None or (len(watched) >= 2 and source.batch == 1 and getattr(source, "disabled", None) is None):
+            source = self.by_id = self.query.phase_source(watched, workspace_id=self.arguments.workspace_id)
+        return source
+
+    def _polled(self, keys, results):
+        """Events for the jobs still watched, read by id this round (jobs that went meanwhile are skipped)."""
+        events = []
+        for key in keys:
+            if key not in self.jobs:
+                continue
+            result = results.get(key)
+            event = self.record_error(key, result) if isinstance(result, BaseException) else self.observe(key, result)
+            if event:
+                events.append(event)
+        return events
 
     def _throttled_delay(self, jobs):
         """One ``interval`` when the service throttled requests (HTTP 429) since the last round, else 0: the next
@@ -726,7 +786,9 @@ async def main(queue, args):
             logger.warning("%s", warning)
         arguments = watcher.arguments
         what = (
-            "training jobs named %r" % arguments.name if arguments.name is not None else "training job(s) %s" % ", ".join(describe(key) for key in watcher.jobs)
+            "training jobs %s" % arguments.search.describe()
+            if arguments.search is not None
+            else "training job(s) %s" % ", ".join(describe(key) for key in watcher.jobs)
         )
         logger.info("watching %s every %ss at %s", what, arguments.interval, query.client.endpoint)
         await watcher.run(queue)

@@ -18,6 +18,7 @@ import yaml
 from ansible_collections.modelarts.training.extensions.eda.plugins.event_source import training_job_phase as source
 from ansible_collections.modelarts.training.plugins.doc_fragments.connection import ModuleDocFragment as ConnectionFragment
 from ansible_collections.modelarts.training.plugins.doc_fragments.query import ModuleDocFragment as QueryFragment
+from ansible_collections.modelarts.training.plugins.doc_fragments.search import ModuleDocFragment as SearchFragment
 from ansible_collections.modelarts.training.plugins.module_utils.options import CONNECTION_OPTIONS, QUERY_OPTIONS, WAIT_OPTIONS
 from ansible_collections.modelarts.training.plugins.module_utils.validation import SchemaValidationError
 
@@ -86,8 +87,8 @@ def door(args, environ=None):
 @pytest.mark.parametrize(
     "args, message",
     [
-        ({}, "exactly one of training_job_ids or name"),
-        ({"training_job_ids": ["a"], "name": "n"}, "exactly one of training_job_ids or name"),
+        ({}, "exactly one of training_job_ids, or name and/or tags"),
+        ({"training_job_ids": ["a"], "name": "n"}, "exactly one of training_job_ids, or name and/or tags"),
         ({"training_job_ids": " , "}, "holds no job id"),
         ({"training_job_ids": {"a": 1}}, "list of job ids"),
         ({"training_job_ids": [True]}, "must hold job id strings, got a bool"),
@@ -208,7 +209,11 @@ def test_http_pool_holds_max_concurrency_connections():
 def test_documentation_lists_exactly_the_accepted_arguments():
     doc = yaml.safe_load(source.DOCUMENTATION)
     options = dict(doc["options"])
-    fragments = {"modelarts.training.connection": ConnectionFragment.DOCUMENTATION, "modelarts.training.query": QueryFragment.DOCUMENTATION}
+    fragments = {
+        "modelarts.training.connection": ConnectionFragment.DOCUMENTATION,
+        "modelarts.training.query": QueryFragment.DOCUMENTATION,
+        "modelarts.training.search.plugins": SearchFragment.PLUGINS,
+    }
     assert doc["extends_documentation_fragment"] == list(fragments)
     for text in fragments.values():
         options.update(yaml.safe_load(text)["options"])

@@ -1,0 +1,276 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Which jobs a call is about: the selectors parsed into keys and searches, before any request.
+
+* ids: ``training_job_id``, ``training_job_ids`` (v2 keys: the id), ``job_id`` + ``version_id`` and ``v1_jobs``
+  (v1 keys ``('v1', job_id, version_id)``), each checked (:func:`check_job_id`, :func:`v1_selection_key`);
+* searches: ``name`` and/or ``tags``, refined by ``latest`` (the newest match only) and ``workspace_id`` (the
+  workspace searched; ``0`` is the default one), as a :class:`Search`: the filters, tags and workspace of the
+  request body, the exact-name rule applied to the answers, and how messages name it.
+
+The search API's own rules (the official SDK's ``JobSearches`` and ``ListTagFilter``: at most 10 tag keys, no
+key twice, at most 10 distinct values a key, keys of 1-128 and values of 0-255 letters, digits, spaces and
+``_ . : = + - @`` - values also ``/`` -, keys without leading or trailing spaces, a workspace ``0`` or 32
+characters) are enforced here, naming the option, so a call that breaks them sends no request.  ``search.py``
+pages through the answers; ``query.py`` turns them into items.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError
+from ansible_collections.modelarts.training.plugins.module_utils.text import describe_value, label
+
+SELECTION_OPTIONS = ("training_job_id", "training_job_ids", "name", "job_id", "version_id", "v1_jobs", "tags", "latest", "workspace_id")
+
+# What a training job id looks like (ModelArts issues UUIDs): anything else, "." and ".." above all, never
+# reaches a URL path.
+JOB_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+def v2_key(job_id):
+    """The key of a v2 job: its id."""
+    return str(job_id)
+
+
+def check_job_id(value, name):
+    """The v2 job id ``value`` given as ``name`` (an option, a term), stripped; ``ConnectionConfigError`` when it cannot be one."""
+    text = str(value).strip() if value is not None else ""
+    if not text:
+        raise ConnectionConfigError("%s must not be empty" % name)
+    if not JOB_ID_PATTERN.fullmatch(text):
+        raise ConnectionConfigError(
+            "%s: %s is not a training job id (ModelArts ids look like 3f7a1c2e-9b4d-4e8a-a1b2-c3d4e5f60718: letters, digits, '-', '_' and '.', "
+            "starting with a letter or digit, at most 128 characters)" % (name, repr(label(text, 60)))
+        )
+    return text
+
+
+def v1_key(job_id, version_id):
+    """The key of a legacy v1 job version."""
+    return ("v1", int(job_id), int(version_id))
+
+
+# -- searches -------------------------------------------------------------------------------------
+
+# The search API's limits on tags (ListTagFilter / JobSearches).
+MAX_TAG_KEYS = 10
+MAX_TAG_VALUES = 10
+TAG_KEY_PATTERN = re.compile(r"[\w .:=+@-]{1,128}")
+TAG_VALUE_PATTERN = re.compile(r"[\w .:/=+@-]{0,255}")
+# The default workspace, or a workspace id of 32 characters.
+DEFAULT_WORKSPACE = "0"
+WORKSPACE_PATTERN = re.compile(r"0|[A-Za-z0-9]{32}")
+# The widest create_time window a tag search covers (the service's default when the request gives none: the last 31 days).
+TAG_WINDOW_MS = 31 * 24 * 3600 * 1000
+
+
+def _tag_value(value, where):
+    """One tag value as text: a string, or an integer (never a boolean or a float: ``1.10`` would be ``1.1``)."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise ConnectionConfigError("%s: a tag value must be a string, got %s (quote numbers such as 1.10 in YAML)" % (where, describe_value(value, 40)))
+    text = str(value)
+    if not TAG_VALUE_PATTERN.fullmatch(text):
+        raise ConnectionConfigError(
+            "%s: %s is not a tag value the search takes (0-255 letters, digits, spaces and _ . : / = + - @)" % (where, repr(label(text, 60)))
+        )
+    return text
+
+
+def parse_tags(value, option="tags"):
+    """``((key, (value, ...)), ...)`` of the ``tags`` option: ``{key: value}``, ``{key: [v1, v2]}`` (any of them),
+    ``{key: []}``/``null``/``""`` (the key with any value, ``()``); ``ConnectionConfigError`` naming ``option`` and the
+    key for anything the search API refuses.  ``None`` and ``{}`` select by no tag."""
+    if value is None or value == {}:
+        return ()
+    if not isinstance(value, dict):
+        raise ConnectionConfigError(
+            "%s must be a dict of tag keys to a value, a list of values or null (any value), got %s" % (option, describe_value(value, 40))
+        )
+    if len(value) > MAX_TAG_KEYS:
+        raise ConnectionConfigError("%s: at most %d tag keys, got %d" % (option, MAX_TAG_KEYS, len(value)))
+    tags = []
+    for key, values in value.items():
+        if not isinstance(key, str):
+            raise ConnectionConfigError("%s: a tag key must be a string, got %s" % (option, describe_value(key, 40)))
+        where = "%s.%s" % (option, label(key, 60))
+        if not TAG_KEY_PATTERN.fullmatch(key) or key != key.strip():
+            raise ConnectionConfigError(
+                "%s: %s is not a tag key the search takes (1-128 letters, digits, spaces and _ . : = + - @, no leading or trailing space)"
+                % (option, repr(label(key, 60)))
+            )
+        if values is None or values == "":
+            texts = []
+        elif not isinstance(values, list):
+            texts = [_tag_value(values, where)]
+        else:
+            texts = [_tag_value(entry, "%s[%d]" % (where, index)) for index, entry in enumerate(values)]
+        if len(texts) > MAX_TAG_VALUES:
+            raise ConnectionConfigError("%s: at most %d values a tag key, got %d" % (where, MAX_TAG_VALUES, len(texts)))
+        if len(set(texts)) < len(texts):
+            raise ConnectionConfigError("%s: a value is given twice" % where)
+        if "" in texts and len(texts) > 1:
+            raise ConnectionConfigError("%s: an empty value means any value; give it alone (or null, or [])" % where)
+        tags.append((key, tuple(text for text in texts if text)))
+    return tuple(tags)
+
+
+def check_workspace_id(value, option="workspace_id"):
+    """The workspace id ``value`` as text, or None when not given; ``ConnectionConfigError`` unless ``0`` or 32 letters and digits."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise ConnectionConfigError("%s must be a string, got %s" % (option, describe_value(value, 40)))
+    text = str(value).strip()
+    if not WORKSPACE_PATTERN.fullmatch(text):
+        raise ConnectionConfigError(
+            "%s: %s is not a workspace id (0, the default workspace, or the 32 letters and digits of a workspace's id)" % (option, repr(label(text, 60)))
+        )
+    return text
+
+
+class Search(object):
+    """A search for jobs: ``name`` (matched exactly), ``tags`` (:func:`parse_tags`' shape), ``latest`` (the newest match
+    only, by ``create_time``) and ``workspace_id`` (None: the default workspace).  What ``search.py`` asks of it:
+    :meth:`filters` and :meth:`fields` (the request body), :meth:`matches` (the exact name), :meth:`describe`."""
+
+    def __init__(self, name=None, tags=(), latest=False, workspace_id=None):
+        self.name = name
+        self.tags = tuple((key, tuple(values)) for key, values in tags)
+        self.latest = bool(latest)
+        self.workspace_id = workspace_id
+
+    def filters(self):
+        """The body's ``filters``: the name's (the service's name filter matches substrings; :meth:`matches` is exact)."""
+        return [{"key": "name", "operator": "like", "value": [self.name]}] if self.name is not None else []
+
+    def fields(self):
+        """The body's other fields: ``tags`` (``ListTagFilter``s) and ``workspace_id``, when given."""
+        fields = {}
+        if self.tags:
+            fields["tags"] = [{"key": key, "values": list(values)} for key, values in self.tags]
+        fields.update(workspace_fields(self.workspace_id))
+        return fields
+
+    def matches(self, document):
+        """Whether a search result is one of this search's jobs (its name exactly, when a name is given)."""
+        if self.name is None:
+            return True
+        metadata = document.get("metadata") if isinstance(document, dict) else None
+        return isinstance(metadata, dict) and metadata.get("name") == self.name
+
+    def describe(self):
+        """How messages name the search: ``named 'nightly' tagged team=vision in workspace 0123...``."""
+        parts = []
+        if self.name is not None:
+            parts.append("named '%s'" % label(self.name))
+        if self.tags:
+            parts.append(
+                "tagged %s" % ", ".join(label(key, 60) + ("=" + "|".join(label(v, 60) for v in values) if values else "") for key, values in self.tags)
+            )
+        if self.workspace_id is not None:
+            parts.append("in workspace %s" % self.workspace_id)
+        return " ".join(parts)
+
+
+def workspace_fields(workspace_id):
+    """The body field that makes a search look in ``workspace_id`` (none for the default workspace's None)."""
+    return {"workspace_id": workspace_id} if workspace_id is not None else {}
+
+
+# -- selection ------------------------------------------------------------------------------------
+
+
+class Selection(object):
+    """Which jobs a call is about: ``keys`` (v2 ids and v1 keys, in order), or a :class:`Search` (``search``; ``name``
+    alone builds one); ``single`` when one job was asked for; ``workspace_id`` the workspace its searches look in."""
+
+    def __init__(self, keys=(), name=None, single=False, search=None, workspace_id=None):
+        self.keys = list(keys)
+        if search is None and name is not None:
+            search = Search(name=name, workspace_id=workspace_id)
+        self.search = search
+        self.single = single
+        self.workspace_id = search.workspace_id if search is not None else workspace_id
+
+    @property
+    def name(self):
+        """The name searched, or None."""
+        return self.search.name if self.search is not None else None
+
+
+_ID_SELECTORS = ("training_job_id", "training_job_ids", "job_id", "v1_jobs")
+
+
+def select(values):
+    """The :class:`Selection` of ``values`` (``training_job_id``, ``training_job_ids``, ``name``, ``tags``, ``job_id`` with
+    ``version_id``, ``v1_jobs``; ``latest`` and ``workspace_id`` refine a search); :class:`ConnectionConfigError`, naming
+    the option, for an empty, contradictory or malformed one."""
+    tags = parse_tags(values.get("tags"))
+    workspace_id = check_workspace_id(values.get("workspace_id"))
+    latest = values.get("latest")
+    if latest is not None and not isinstance(latest, bool):
+        raise ConnectionConfigError("latest must be a boolean, got %s" % describe_value(latest, 40))
+    given = [name for name in _ID_SELECTORS + ("name",) if values.get(name) not in (None, [])] + (["tags"] if tags else [])
+    if values.get("version_id") is not None and values.get("job_id") is None:
+        raise ConnectionConfigError("version_id needs job_id")
+    if values.get("job_id") is not None and values.get("version_id") is None:
+        raise ConnectionConfigError("job_id needs version_id")
+    searched = [name for name in given if name in ("name", "tags")]
+    if latest and not searched:
+        raise ConnectionConfigError("latest needs name or tags: it keeps the newest of the jobs they match")
+    if not given:
+        raise ConnectionConfigError("one of training_job_id, training_job_ids, name, tags, job_id with version_id, or v1_jobs is required")
+    ids = [name for name in given if name not in ("name", "tags")]
+    if searched and ids:
+        raise ConnectionConfigError("%s are mutually exclusive (name and tags may be combined)" % ", ".join(given))
+    if len(ids) > 1 and set(ids) != {"training_job_ids", "v1_jobs"}:
+        raise ConnectionConfigError("%s are mutually exclusive (only training_job_ids and v1_jobs may be combined)" % ", ".join(given))
+    if searched:
+        name = values.get("name")
+        if name is not None and not str(name).strip():
+            raise ConnectionConfigError("name must not be empty")
+        search = Search(name=name, tags=tags, latest=latest, workspace_id=workspace_id)
+        return Selection(search=search, single=bool(latest))
+    text = values.get("training_job_id")
+    if text is not None:
+        return Selection([v2_key(check_job_id(text, "training_job_id"))], single=True, workspace_id=workspace_id)
+    if values.get("job_id") is not None:
+        return Selection([v1_selection_key(values, "")], single=True, workspace_id=workspace_id)
+    keys = []
+    for index, job_id in enumerate(values.get("training_job_ids") or []):
+        keys.append(v2_key(check_job_id(job_id, "training_job_ids[%d]" % index)))
+    for index, job in enumerate(values.get("v1_jobs") or []):
+        keys.append(v1_selection_key(job, "v1_jobs[%d]." % index))
+    return Selection(keys, workspace_id=workspace_id)
+
+
+# A v1 id given as text (a templated value is text): decimal digits, an optional minus sign so that "-3" is
+# refused as negative rather than as not a number.  ASCII only: str.isdigit() takes superscripts int() refuses.
+_V1_ID_TEXT = re.compile(r"-?[0-9]+")
+
+
+def v1_selection_key(values, prefix):
+    """The v1 key of ``values['job_id']`` and ``values['version_id']``: the one rule of the module's options and the lookup's terms.
+
+    Each id is an int (never a bool) or a string of decimal digits (templated values are text), and not
+    negative.  Anything else - a float, even ``10.0``, ``true``, ``-3``, any other string - is refused with
+    a ``ConnectionConfigError`` naming ``prefix`` and the option (``term 0: job_id must be an integer, got 10.9``),
+    never coerced: ``int(10.9)`` is 10, another job.
+    """
+    key = []
+    for option in ("job_id", "version_id"):
+        value = values.get(option) if isinstance(values, dict) else None
+        number = value
+        if isinstance(value, str) and _V1_ID_TEXT.fullmatch(value):
+            try:
+                number = int(value)
+            except ValueError:  # over Python's limit on digits: not an id either
+                pass
+        if isinstance(number, bool) or not isinstance(number, int):
+            raise ConnectionConfigError("%s%s must be an integer, got %s" % (prefix, option, describe_value(value, 40)))
+        if number < 0:
+            raise ConnectionConfigError("%s%s must not be negative, got %s" % (prefix, option, describe_value(value, 40)))
+        key.append(number)
+    return v1_key(*key)
