@@ -410,7 +410,7 @@ def capture_items(emu, base, ids, path):
     # pylint: disable=import-outside-toplevel
     from ansible_collections.modelarts.training.plugins.module_utils.options import LEVEL_OPTION
     from ansible_collections.modelarts.training.plugins.module_utils.query import Query, select
-    from ansible_collections.modelarts.training.plugins.modules.modelarts_training_job_info import argument_spec
+    from ansible_collections.modelarts.training.plugins.module_utils.job_info import argument_spec
 
     given = dict(emu.connection("aksk"), training_job_ids=list(ids))
     params = dict((name, given.get(name, spec.get("default"))) for name, spec in argument_spec().items())
