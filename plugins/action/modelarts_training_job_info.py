@@ -31,6 +31,12 @@ from ansible.utils.vars import merge_hash
 from ansible_collections.modelarts.training.plugins.module_utils import job_info
 from ansible_collections.modelarts.training.plugins.module_utils.query import MissingLibraryError
 
+try:
+    # ansible-core 2.19+ turns a module's failure into an error summary as it parses the module's answer.
+    from ansible._internal._errors._captured import AnsibleModuleCapturedError
+except ImportError:  # ansible-core 2.18
+    AnsibleModuleCapturedError = None
+
 IN_PROCESS_VARIABLE = "modelarts_training_in_process"
 
 
@@ -140,4 +146,8 @@ def _formatted(result, params, no_log_values, warnings):
     preserved = dict((key, value) for key, value in result.items() if value is None or isinstance(value, bool))
     result = remove_values(result, no_log_values)
     result.update(preserved)
+    # What ActionBase._parse_returned_data does with the answer of a module.
+    if AnsibleModuleCapturedError is not None:
+        AnsibleModuleCapturedError.normalize_result_exception(result)
+    result["_ansible_parsed"] = True
     return result
