@@ -101,7 +101,8 @@ def play(emu, results_file):
 
 
 def drifted_job(emu):
-    emu.add_jobs([{"id": DRIFTED, "name": "drifted", "phase": "Completed", "faults": [{"type": "drift", "mode": "set", "values": {"status.tasks": 3}, "count": -1}]}])
+    drift = {"type": "drift", "mode": "set", "values": {"status.tasks": 3}, "count": -1}
+    emu.add_jobs([{"id": DRIFTED, "name": "drifted", "phase": "Completed", "faults": [drift]}])
 
 
 def untimed(value):
@@ -202,7 +203,8 @@ def test_secrets_are_masked_both_ways(both_ways, emulator):
         assert (emulator.sk in output) is (way == "module"), way
         assert "not-the-secret-" not in text, way
         # -vvv shows each result's invocation: the secret option's value masked, the same number of times both ways.
-        assert output.count('"secret_key": "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER"') == both_ways["module"][1].count('"secret_key": "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER"') > 10, way
+        masked = '"secret_key": "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER"'
+        assert output.count(masked) == both_ways["module"][1].count(masked) > 10, way
         assert output.count("the output has been hidden") == 1, way
 
 
@@ -236,4 +238,3 @@ def test_a_setting_that_is_not_a_boolean_is_an_error(emulator, run_playbook):
     assert proc.returncode != 0
     assert "modelarts_training_in_process must be a boolean, got 'sometimes'" in proc.stdout
     assert "Traceback" not in proc.stdout + proc.stderr
-
