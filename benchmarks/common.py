@@ -177,9 +177,10 @@ def stage_collection(base):
 WHAT_IF_MODULE = "bench_job_info_nodetails"
 WHAT_IF_LOOKUP = "bench_training_job_nodetails"
 _MODULE_EDIT = (
-    "    result = dict(changed=False, training_jobs=outcome.items)\n",
-    '    outcome.items[:] = [dict((key, value) for key, value in item.items() if key != "details") for item in outcome.items]\n'
-    "    result = dict(changed=False, training_jobs=outcome.items)\n",
+    "        outcome = job_info.run(module.params)\n",
+    "        outcome = job_info.run(module.params)\n"
+    '        for item in outcome.result.get("training_jobs", []):\n'
+    '            item.pop("details", None)\n',
 )
 _LOOKUP_EDIT = (
     "        return [pick(item, field) for item in items] if field else items\n",
