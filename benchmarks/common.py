@@ -178,9 +178,7 @@ WHAT_IF_MODULE = "bench_job_info_nodetails"
 WHAT_IF_LOOKUP = "bench_training_job_nodetails"
 _MODULE_EDIT = (
     "        outcome = job_info.run(module.params)\n",
-    "        outcome = job_info.run(module.params)\n"
-    '        for item in outcome.result.get("training_jobs", []):\n'
-    '            item.pop("details", None)\n',
+    '        outcome = job_info.run(module.params)\n        for item in outcome.result.get("training_jobs", []):\n            item.pop("details", None)\n',
 )
 _LOOKUP_EDIT = (
     "        return [pick(item, field) for item in items] if field else items\n",

@@ -26,6 +26,7 @@ FAILED = "a1000000-0000-4000-8000-000000000002"
 RUNNING = "a1000000-0000-4000-8000-000000000005"
 POLLS_TO_COMPLETED = "a1000000-0000-4000-8000-000000000010"
 BIN = os.path.dirname(sys.executable)
+PROXY_PASSWORD = "proxy-pass-31a7"
 DRIFTED = "a1e00000-0000-4000-8000-00000000d001"
 PAYLOAD = re.compile(r"Using module file \S*/modules/modelarts_training_job_info\.py")
 # Fields that measure time (or the poll count of a wait, which follows the clock).
@@ -69,6 +70,8 @@ def cases(emu):
         task("wrong secret", dict(connection, secret_key="not-the-secret-%s" % emu.sk[:4], training_job_id=COMPLETED)),
         task("module_defaults group only", dict(training_job_id=COMPLETED), module_defaults={"group/modelarts.training.modelarts": connection}),
         task("no_log", dict(connection, training_job_id=COMPLETED), no_log=True),
+        task("proxy credentials", dict(connection, training_job_id=COMPLETED, proxy="http://user:%s@127.0.0.1:9" % PROXY_PASSWORD, backoff_retries=0)),
+        task("task timeout", dict(connection, training_job_id=RUNNING, wait=True, wait_sleep=1, wait_timeout=60), timeout=3),
     ]
 
 
@@ -191,6 +194,8 @@ def test_every_task_gives_the_same_registered_result_both_ways(both_ways, emulat
     assert by_name["wrong secret"]["failed"]
     assert by_name["module_defaults group only"]["training_job"]["phase"] == "Completed"
     assert by_name["no_log"]["training_job"]["phase"] == "Completed"
+    assert by_name["proxy credentials"]["failed"] and "127.0.0.1:9" in by_name["proxy credentials"]["msg"]
+    assert by_name["task timeout"]["failed"] and by_name["task timeout"]["timedout"]["period"] == 3
     assert module["gate"]["failed"] is False and "phase Failed" in module["gate_failure"]
 
 
@@ -202,6 +207,7 @@ def test_secrets_are_masked_both_ways(both_ways, emulator):
         # environment only" in clear (ansible-core's doing). The worker that runs the task itself has no command line.
         assert (emulator.sk in output) is (way == "module"), way
         assert "not-the-secret-" not in text, way
+        assert PROXY_PASSWORD not in text and PROXY_PASSWORD not in output, way
         # -vvv shows each result's invocation: the secret option's value masked, the same number of times both ways.
         masked = '"secret_key": "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER"'
         assert output.count(masked) == both_ways["module"][1].count(masked) > 10, way
