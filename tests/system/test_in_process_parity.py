@@ -214,6 +214,16 @@ def test_secrets_are_masked_both_ways(both_ways, emulator):
         assert output.count("the output has been hidden") == 1, way
 
 
+def test_warnings_are_shown_alike_both_ways(both_ways):
+    shown = {}
+    for way, (_results, output) in both_ways.items():
+        lines = [line for line in output.splitlines() if line.startswith("[WARNING]: ")]
+        shown[way] = sorted(re.sub(r"127\.0\.0\.1:\d+", "<emulator>", line) for line in lines)
+        assert any("validate_certs is false" in line for line in lines), way
+        assert any("is not of type 'array'" in line for line in lines), way
+    assert shown["in_process"] == shown["module"]
+
+
 def test_the_default_run_builds_no_module_payload_and_the_other_one_per_task(both_ways, emulator):
     module_tasks = len(cases(emulator)) + 1  # and the gate's
     assert len(PAYLOAD.findall(both_ways["in_process"][1])) == 0
