@@ -107,7 +107,7 @@ def run_wait(emu, mode, count, throttled, tag, by_name=False):
     # pylint: disable=import-outside-toplevel
     from ansible_collections.modelarts.training.plugins.module_utils.options import LEVEL_OPTION
     from ansible_collections.modelarts.training.plugins.module_utils.query import Query, select
-    from ansible_collections.modelarts.training.plugins.modules.modelarts_training_job_info import argument_spec
+    from ansible_collections.modelarts.training.plugins.module_utils.job_info import argument_spec
 
     set_mode(mode)
     prefix = ("n%s" if by_name else "w%s") % tag

@@ -177,9 +177,8 @@ def stage_collection(base):
 WHAT_IF_MODULE = "bench_job_info_nodetails"
 WHAT_IF_LOOKUP = "bench_training_job_nodetails"
 _MODULE_EDIT = (
-    "    result = dict(changed=False, training_jobs=outcome.items)\n",
-    '    outcome.items[:] = [dict((key, value) for key, value in item.items() if key != "details") for item in outcome.items]\n'
-    "    result = dict(changed=False, training_jobs=outcome.items)\n",
+    "        outcome = job_info.run(module.params)\n",
+    '        outcome = job_info.run(module.params)\n        for item in outcome.result.get("training_jobs", []):\n            item.pop("details", None)\n',
 )
 _LOOKUP_EDIT = (
     "        return [pick(item, field) for item in items] if field else items\n",
@@ -410,7 +409,7 @@ def capture_items(emu, base, ids, path):
     # pylint: disable=import-outside-toplevel
     from ansible_collections.modelarts.training.plugins.module_utils.options import LEVEL_OPTION
     from ansible_collections.modelarts.training.plugins.module_utils.query import Query, select
-    from ansible_collections.modelarts.training.plugins.modules.modelarts_training_job_info import argument_spec
+    from ansible_collections.modelarts.training.plugins.module_utils.job_info import argument_spec
 
     given = dict(emu.connection("aksk"), training_job_ids=list(ids))
     params = dict((name, given.get(name, spec.get("default"))) for name, spec in argument_spec().items())

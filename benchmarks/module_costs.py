@@ -51,7 +51,7 @@ def main(argv=None):
         from ansible.module_utils.common import json as _json
         from ansible.module_utils.common.parameters import remove_values
         from ansible_collections.modelarts.training.plugins.module_utils.query import Query, select
-        from ansible_collections.modelarts.training.plugins.modules.modelarts_training_job_info import argument_spec
+        from ansible_collections.modelarts.training.plugins.module_utils.job_info import argument_spec
 
         encoder = _json.get_module_encoder("legacy", _json.Direction.MODULE_TO_CONTROLLER)
         stages = {}

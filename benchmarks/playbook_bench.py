@@ -60,6 +60,8 @@ from common import (
 KINDS = (
     "module_token",
     "module_aksk",
+    "module_token_remote",
+    "module_aksk_remote",
     "uri",
     "lookup",
     "lookup_phase",
@@ -73,16 +75,16 @@ KINDS = (
     "requests_floor_both",
 )
 # The one-GET comparison: the module with both credential kinds, uri, and the two requests floors.
-SINGLE_KINDS = ("module_token", "module_aksk", "uri", "requests_floor", "requests_floor_both")
+SINGLE_KINDS = ("module_token", "module_aksk", "module_token_remote", "module_aksk_remote", "uri", "requests_floor", "requests_floor_both")
 # The module kinds compared with the uri loop and the module at the largest fan-out size only.
-TOP_KINDS = ("module_aksk", "module_token_nodetails", "module_token_paths", "module_floor")
+TOP_KINDS = ("module_aksk", "module_token_remote", "module_aksk_remote", "module_token_nodetails", "module_token_paths", "module_floor")
 LOOKUP_KINDS = ("lookup", "lookup_phase", "lookup_nodetails", "lookup_paths", "lookup_floor")
 # The single task against Ansible's floor (issue 24): the module with both credential kinds and the
 # floor module returning the very same result (``single`` for one job), in blocks of each size; and
 # the requests floor (the same GETs with the token, the documents returned as they are), which
 # bounds what any module using ``requests`` could reach; and the http.client floor, the same on the standard
 # library alone, which bounds what any module doing the GETs in Python could reach.
-FLOOR_KINDS = ("module_token", "module_aksk", "module_floor", "requests_floor_both", "http_floor_both")
+FLOOR_KINDS = ("module_token", "module_aksk", "module_token_remote", "module_aksk_remote", "module_floor", "requests_floor_both", "http_floor_both")
 FLOOR_SIZES = (1, 200)
 # The details_paths of the module_token_paths and lookup_paths kinds.
 PATHS = ["metadata.name", "status.phase", "status.duration"]
@@ -107,13 +109,17 @@ def connection_vars(kind):
 def task_for(kind, size, name, ids_var="bulk_ids"):
     """One task of ``kind`` over the first ``size`` job ids of the play variable ``ids_var``."""
     ids = ("{{ %s[0] }}" % ids_var) if size == 1 else "{{ %s[:%d] }}" % (ids_var, size)
-    if kind in ("module_token", "module_aksk", "module_token_nodetails", "module_token_paths"):
-        options = connection_vars("aksk" if kind == "module_aksk" else "token")
+    if kind in ("module_token", "module_aksk", "module_token_remote", "module_aksk_remote", "module_token_nodetails", "module_token_paths"):
+        options = connection_vars("aksk" if kind.startswith("module_aksk") else "token")
         options["training_job_id" if size == 1 else "training_job_ids"] = ids
         if kind == "module_token_paths":
             options["details_paths"] = list(PATHS)
         module = WHAT_IF_MODULE if kind == "module_token_nodetails" else "modelarts_training_job_info"
-        return {"name": name, "modelarts.training." + module: options}
+        task = {"name": name, "modelarts.training." + module: options}
+        if kind.endswith("_remote"):
+            # The module path of the action plugin: AnsiballZ builds, ships and starts the module, as on a remote host.
+            task["vars"] = {"modelarts_training_in_process": False}
+        return task
     if kind in ("requests_floor", "requests_floor_both", "http_floor_both"):
         options = {"token": "{{ token }}", "ca_path": "{{ ca_file }}", "both_keys": kind != "requests_floor"}
         if size == 1:
@@ -363,11 +369,14 @@ def analyse(samples, walls, rounds):
 
     add("single_module_token_vs_uri", "single|module_token|1", "single|uri|1")
     add("single_module_aksk_vs_uri", "single|module_aksk|1", "single|uri|1")
+    add("single_module_token_remote_vs_uri", "single|module_token_remote|1", "single|uri|1")
+    add("single_module_aksk_remote_vs_uri", "single|module_aksk_remote|1", "single|uri|1")
+    add("single_module_token_vs_module_token_remote", "single|module_token|1", "single|module_token_remote|1")
     add("single_requests_floor_vs_uri", "single|requests_floor|1", "single|uri|1")
     add("single_requests_floor_both_vs_uri", "single|requests_floor_both|1", "single|uri|1")
     add("single_module_token_vs_requests_floor_both", "single|module_token|1", "single|requests_floor_both|1")
     for size in FLOOR_SIZES:
-        for kind in ("module_token", "module_aksk", "requests_floor_both", "http_floor_both"):
+        for kind in ("module_token", "module_aksk", "module_token_remote", "module_aksk_remote", "requests_floor_both", "http_floor_both"):
             add("floor_%s_vs_module_floor_%d" % (kind, size), "floor|%s|%d" % (kind, size), "floor|module_floor|%d" % size)
         add("floor_module_token_vs_requests_floor_both_%d" % size, "floor|module_token|%d" % size, "floor|requests_floor_both|%d" % size)
     fan_sizes = sorted(int(key.split("|")[2]) for key in series if key.startswith("fanout|module_token|"))
@@ -378,7 +387,7 @@ def analyse(samples, walls, rounds):
         top = max(fan_sizes)
         for kind in TOP_KINDS:
             add("fanout_uri_vs_%s_%d" % (kind, top), "fanout|uri|%d" % top, "fanout|%s|%d" % (kind, top))
-            if kind != "module_aksk":
+            if kind not in ("module_aksk", "module_token_remote", "module_aksk_remote"):
                 add("fanout_%s_vs_module_token_%d" % (kind, top), "fanout|%s|%d" % (kind, top), "fanout|module_token|%d" % top)
     for kind in LOOKUP_KINDS:
         add("%s_50_vs_1" % kind, "lookup|%s|50" % kind, "lookup|%s|1" % kind)

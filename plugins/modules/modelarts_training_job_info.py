@@ -361,67 +361,24 @@ request_id:
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
-from ansible_collections.modelarts.training.plugins.module_utils.credentials import MODULE_SOURCES_NOTE, NoCredentialsError
-from ansible_collections.modelarts.training.plugins.module_utils.options import (
-    LEVEL_OPTION,
-    ConnectionConfigError,
-    connection_argument_spec,
-    proxy_secrets,
-    query_argument_spec,
-    search_argument_spec,
-)
-from ansible_collections.modelarts.training.plugins.module_utils.query import MissingLibraryError, Query, select
-
-
-def argument_spec():
-    spec = connection_argument_spec()
-    spec.update(query_argument_spec())
-    spec.update(search_argument_spec())
-    spec.update(
-        training_job_id=dict(type="str"),
-        training_job_ids=dict(type="list", elements="str"),
-        name=dict(type="str"),
-        job_id=dict(type="int"),
-        version_id=dict(type="int"),
-        v1_jobs=dict(type="list", elements="dict", options=dict(job_id=dict(type="int", required=True), version_id=dict(type="int", required=True))),
-    )
-    return spec
+from ansible_collections.modelarts.training.plugins.module_utils import job_info
+from ansible_collections.modelarts.training.plugins.module_utils.query import MissingLibraryError
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=argument_spec(),
-        mutually_exclusive=[("training_job_id", "training_job_ids", "name", "job_id"), ("training_job_id", "name", "job_id", "v1_jobs")],
-        required_one_of=[("training_job_id", "training_job_ids", "name", "tags", "job_id", "v1_jobs")],
-        required_together=[("job_id", "version_id")],
-        supports_check_mode=True,
-    )
-    # The proxy URL stays visible for debugging; its user:password never is, however it is written (a raw '/' or '@' too).
-    module.no_log_values.update(proxy_secrets(module.params["proxy"]))
+    # The argument spec, its rules and the result are job_info's: the action plugin of the same name runs the same
+    # task in the controller's process when the connection is local (plugins/action/modelarts_training_job_info.py).
+    module = AnsibleModule(supports_check_mode=True, **job_info.spec_keywords())
     try:
-        query = Query([(LEVEL_OPTION, module.params)], select(module.params))
+        outcome = job_info.run(module.params)
     except MissingLibraryError as error:
         module.fail_json(msg=missing_required_lib(error.library) + str(error).partition("required")[2], exception=error.traceback)
-    except ConnectionConfigError as error:
-        module.fail_json(msg=str(error))
-    # Secrets read from the environment are as secret as no_log options.
-    module.no_log_values.update(query.secrets())
-    with query:
-        outcome = query.run()
-    # Credentials obtained during the call (temporary keys, issued tokens) are as secret as no_log options.
-    module.no_log_values.update(query.secrets())
+    module.no_log_values.update(outcome.secrets)
     for warning in outcome.warnings:
         module.warn(warning)
-    result = dict(changed=False, training_jobs=outcome.items)
-    if outcome.single and outcome.items:
-        result["training_job"] = outcome.items[0]
-    if not outcome.ok:
-        result.update(outcome.failure_fields())
-        msg = outcome.msg
-        if any(isinstance(error, NoCredentialsError) for error in (outcome.errors or {}).values()):
-            msg = "%s (%s)" % (msg, MODULE_SOURCES_NOTE)
-        module.fail_json(msg=msg, job_messages=outcome.job_messages, **result)
-    module.exit_json(**result)
+    if outcome.failed:
+        module.fail_json(msg=outcome.msg, **outcome.result)
+    module.exit_json(**outcome.result)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ import pytest
 
 from ansible.module_utils.testing import patch_module_args
 
+from ansible_collections.modelarts.training.plugins.module_utils import job_info
 from ansible_collections.modelarts.training.plugins.module_utils.query import QueryResult
 from ansible_collections.modelarts.training.plugins.modules import modelarts_training_job_info as module
 
@@ -42,7 +43,7 @@ class FakeQuery(object):
 
 
 def run_module(monkeypatch, capsys, args, result):
-    monkeypatch.setattr(module, "Query", FakeQuery)
+    monkeypatch.setattr(job_info, "Query", FakeQuery)
     FakeQuery.result = result
     with patch_module_args(args), pytest.raises(SystemExit):
         module.main()

@@ -1,0 +1,100 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The task ``modelarts_training_job_info``, whichever way it runs.
+
+The module (``plugins/modules``, shipped by AnsiballZ) and the action plugin of the same name
+(``plugins/action``, which runs the task in the controller's worker when its connection is local) are
+two thin shells over this file: the one argument spec with its option rules, and :func:`run`, which
+turns validated parameters into the task's result through the door (``query.Query``). Neither shell
+adds a key of its own: the module hands the outcome to ``exit_json``/``fail_json``, the action plugin
+formats it the way ``AnsibleModule`` does (``invocation``, ``warnings``, no_log masking).
+"""
+
+from __future__ import annotations
+
+from ansible_collections.modelarts.training.plugins.module_utils.credentials import MODULE_SOURCES_NOTE, NoCredentialsError
+from ansible_collections.modelarts.training.plugins.module_utils.options import (
+    LEVEL_OPTION,
+    ConnectionConfigError,
+    connection_argument_spec,
+    proxy_secrets,
+    query_argument_spec,
+    search_argument_spec,
+)
+from ansible_collections.modelarts.training.plugins.module_utils.query import MissingLibraryError, Query, select
+
+MUTUALLY_EXCLUSIVE = [("training_job_id", "training_job_ids", "name", "job_id"), ("training_job_id", "name", "job_id", "v1_jobs")]
+REQUIRED_ONE_OF = [("training_job_id", "training_job_ids", "name", "tags", "job_id", "v1_jobs")]
+REQUIRED_TOGETHER = [("job_id", "version_id")]
+
+# The environment variables the task reads through the mapping handed to run() (options.resolve, the credential
+# sources); every other variable (HTTPS_PROXY, REQUESTS_CA_BUNDLE, HOME...) is read by a library from the process.
+DOOR_ENVIRONMENT_PREFIXES = ("HUAWEICLOUD_", "HC_CONTAINER_")
+
+
+def argument_spec():
+    """A fresh argument spec of the task: the connection, wait and query option tables and the job selection."""
+    spec = connection_argument_spec()
+    spec.update(query_argument_spec())
+    spec.update(search_argument_spec())
+    spec.update(
+        training_job_id=dict(type="str"),
+        training_job_ids=dict(type="list", elements="str"),
+        name=dict(type="str"),
+        job_id=dict(type="int"),
+        version_id=dict(type="int"),
+        v1_jobs=dict(type="list", elements="dict", options=dict(job_id=dict(type="int", required=True), version_id=dict(type="int", required=True))),
+    )
+    return spec
+
+
+def spec_keywords():
+    """The keywords of ``AnsibleModule`` and ``ArgumentSpecValidator`` for this task (check mode aside)."""
+    return dict(
+        argument_spec=argument_spec(),
+        mutually_exclusive=list(MUTUALLY_EXCLUSIVE),
+        required_one_of=list(REQUIRED_ONE_OF),
+        required_together=list(REQUIRED_TOGETHER),
+    )
+
+
+class Outcome(object):
+    """What the task returns: ``result`` (every return key but ``failed``/``msg``), ``failed`` and ``msg``,
+    ``warnings`` to show, and ``secrets``, the values to mask in all of it (as no_log option values are)."""
+
+    def __init__(self, result, failed=False, msg=None, warnings=(), secrets=()):
+        self.result = result
+        self.failed = failed
+        self.msg = msg
+        self.warnings = list(warnings)
+        self.secrets = [value for value in secrets if value]
+
+
+def run(params, environ=None):
+    """The :class:`Outcome` of the task for validated ``params``; ``environ`` is the environment the task sees
+    (``os.environ`` when None). Raises ``query.MissingLibraryError`` before any request when a library is missing."""
+    # The proxy URL stays visible for debugging; its user:password never is, however it is written (a raw '/' or '@' too).
+    secrets = list(proxy_secrets(params.get("proxy")))
+    try:
+        query = Query([(LEVEL_OPTION, params)], select(params), environ=environ)
+    except MissingLibraryError:
+        raise
+    except ConnectionConfigError as error:
+        return Outcome({}, failed=True, msg=str(error), secrets=secrets)
+    # Secrets read from the environment are as secret as no_log options.
+    secrets.extend(query.secrets())
+    with query:
+        outcome = query.run()
+    # Credentials obtained during the call (temporary keys, issued tokens) are as secret as no_log options.
+    secrets.extend(query.secrets())
+    result = dict(changed=False, training_jobs=outcome.items)
+    if outcome.single and outcome.items:
+        result["training_job"] = outcome.items[0]
+    if outcome.ok:
+        return Outcome(result, warnings=outcome.warnings, secrets=secrets)
+    result.update(outcome.failure_fields())
+    msg = outcome.msg
+    if any(isinstance(error, NoCredentialsError) for error in (outcome.errors or {}).values()):
+        msg = "%s (%s)" % (msg, MODULE_SOURCES_NOTE)
+    result["job_messages"] = outcome.job_messages
+    return Outcome(result, failed=True, msg=msg, warnings=outcome.warnings, secrets=secrets)

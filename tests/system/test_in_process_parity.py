@@ -1,0 +1,256 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The task run in the controller's worker (the action plugin's default on a local connection) and the module run
+through AnsiballZ (``-e modelarts_training_in_process=false``) give the same registered results.
+
+One playbook holds a representative set of tasks; it runs twice against the emulator, reset to the same scenario
+before each run, once each way, at -vvv. Each task's registered result is written to a file; the two files must be
+equal but for the fields that measure time. The -vvv output shows the way each run took: ansible-core names the
+module file it builds an AnsiballZ payload from ("Using module file ..."), once per module task and never in the
+default run.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from conftest import emulator_connection
+
+COMPLETED = "a1000000-0000-4000-8000-000000000001"
+FAILED = "a1000000-0000-4000-8000-000000000002"
+RUNNING = "a1000000-0000-4000-8000-000000000005"
+POLLS_TO_COMPLETED = "a1000000-0000-4000-8000-000000000010"
+BIN = os.path.dirname(sys.executable)
+PROXY_PASSWORD = "proxy-pass-31a7"
+DRIFTED = "a1e00000-0000-4000-8000-00000000d001"
+PAYLOAD = re.compile(r"Using module file \S*/modules/modelarts_training_job_info\.py")
+# Fields that measure time (or the poll count of a wait, which follows the clock).
+ISO_TIME = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:?\d\d)?")
+# The request ids the emulator makes up for each answer vary too.
+TIMING = {"request_id", "duration", "waited_seconds", "duration_seconds", "polls", "phase_history", "at", "time", "start", "delta", "end"}
+
+
+def task(name, args, **keywords):
+    """One module task whose result is registered as ``r_<index>`` (set by :func:`play`), failures ignored."""
+    entry = {"name": name, "modelarts.training.modelarts_training_job_info": args, "ignore_errors": True}
+    entry.update(keywords)
+    return entry
+
+
+def cases(emu):
+    connection = emulator_connection(emu)
+    only_place = dict((key, value) for key, value in connection.items() if key not in ("access_key", "secret_key"))
+    environment = {"HUAWEICLOUD_SDK_AK": emu.ak, "HUAWEICLOUD_SDK_SK": emu.sk}
+    return [
+        task("one id", dict(connection, training_job_id=COMPLETED)),
+        task("ids", dict(connection, training_job_ids=[COMPLETED, RUNNING, FAILED])),
+        task("name", dict(connection, name="phase-completed")),
+        task("v1", dict(connection, job_id=2001, version_id=1)),
+        task("v1 and v2", dict(connection, training_job_ids=[RUNNING], v1_jobs=[{"job_id": 2001, "version_id": 1}])),
+        task("wait", dict(connection, training_job_id=POLLS_TO_COMPLETED, wait=True, wait_sleep=1, wait_timeout=60)),
+        task("failing wait with diagnostics", dict(connection, training_job_ids=[COMPLETED, FAILED], wait=True, wait_sleep=1, wait_timeout=60)),
+        task("schema warnings", dict(connection, training_job_id=DRIFTED, validate="warn")),
+        task("schema failure", dict(connection, training_job_id=DRIFTED)),
+        task("check mode", dict(connection, training_job_id=COMPLETED), check_mode=True),
+        task("unknown option", dict(connection, training_job_id=COMPLETED, wiat=True)),
+        task("bad value", dict(connection, training_job_id=COMPLETED, validate="sometimes")),
+        task("bad wait_timeout", dict(connection, training_job_id=COMPLETED, wait=True, wait_timeout="soon")),
+        task("mutually exclusive", dict(connection, training_job_id=COMPLETED, name="phase-completed")),
+        task("none selected", dict(connection)),
+        task("details_paths", dict(connection, training_job_ids=[COMPLETED, RUNNING], details_paths=["metadata.name", "status.phase"])),
+        task("validate_certs false warns", dict(connection, training_job_id=COMPLETED, validate_certs=False)),
+        task("credentials through environment only", dict(only_place, training_job_id=COMPLETED), environment=environment),
+        task("environment under the task's options", dict(connection, training_job_id=COMPLETED), environment={"HUAWEICLOUD_SDK_AK": "AKFROMENV"}),
+        task("no credentials", dict(only_place, training_job_id=COMPLETED)),
+        task("wrong secret", dict(connection, secret_key="not-the-secret-%s" % emu.sk[:4], training_job_id=COMPLETED)),
+        task("module_defaults group only", dict(training_job_id=COMPLETED), module_defaults={"group/modelarts.training.modelarts": connection}),
+        task("no_log", dict(connection, training_job_id=COMPLETED), no_log=True),
+        task("proxy credentials", dict(connection, training_job_id=COMPLETED, proxy="http://user:%s@127.0.0.1:9" % PROXY_PASSWORD, backoff_retries=0)),
+        task("task timeout", dict(connection, training_job_id=RUNNING, wait=True, wait_sleep=1, wait_timeout=60), timeout=3),
+    ]
+
+
+def play(emu, results_file):
+    tasks = cases(emu)
+    registered = []
+    for index, entry in enumerate(tasks):
+        entry["register"] = "r_%d" % index
+        registered.append(entry["register"])
+    gate = {
+        "block": [
+            {
+                "name": "gate",
+                "ansible.builtin.include_role": {"name": "modelarts.training.training_job_gate"},
+                "vars": {"training_job_gate_ids": [COMPLETED, FAILED], "training_job_gate_timeout": 30, "training_job_gate_poll": 1},
+            }
+        ],
+        "rescue": [{"ansible.builtin.set_fact": {"gate_failure": "{{ ansible_failed_result.msg }}"}}],
+        "module_defaults": {"group/modelarts.training.modelarts": emulator_connection(emu)},
+    }
+    names = ", ".join("'%s': %s" % (name, name) for name in registered)
+    keep = {
+        "ansible.builtin.copy": {
+            "dest": results_file,
+            "mode": "0600",
+            "content": "{{ {%s, 'gate': training_job_gate_result, 'gate_failure': gate_failure} | to_json }}" % names,
+        }
+    }
+    return [{"hosts": "localhost", "gather_facts": False, "tasks": tasks + [gate, keep]}]
+
+
+def drifted_job(emu):
+    drift = {"type": "drift", "mode": "set", "values": {"status.tasks": 3}, "count": -1}
+    emu.add_jobs([{"id": DRIFTED, "name": "drifted", "phase": "Completed", "faults": [drift]}])
+
+
+def untimed(value):
+    """``value`` without what follows the clock: the emulator's jobs live on a timeline that starts at its reset."""
+    if isinstance(value, dict):
+        return dict((key, untimed(item)) for key, item in value.items() if key not in TIMING and not key.endswith(("_time", "_at", "timestamp")))
+    if isinstance(value, list):
+        return [untimed(item) for item in value]
+    if isinstance(value, str):
+        # A time or a duration quoted in a message follows the clock too.
+        value = ISO_TIME.sub("<t>", re.sub(r"request id [0-9a-f]+", "request id <id>", value))
+        return re.sub(r"\d+(\.\d+)? ?(s|seconds)\b", "<t>", value)
+    if isinstance(value, int) and not isinstance(value, bool) and value > 10**12:
+        return "<t>"  # milliseconds since the epoch
+    return value
+
+
+def difference(left, right, path=""):
+    """The first place where ``left`` and ``right`` differ, with both values, or None."""
+    if isinstance(left, dict) and isinstance(right, dict):
+        for key in sorted(set(left) | set(right)):
+            found = difference(left.get(key, "<missing>"), right.get(key, "<missing>"), "%s.%s" % (path, key))
+            if found:
+                return found
+        return None
+    if isinstance(left, list) and isinstance(right, list) and len(left) == len(right):
+        for index, (one, other) in enumerate(zip(left, right)):
+            found = difference(one, other, "%s[%d]" % (path, index))
+            if found:
+                return found
+        return None
+    return None if left == right else (path, left, right)
+
+
+@pytest.fixture(scope="module")
+def both_ways(emulator, run_playbook_module, tmp_path_factory):
+    runs = {}
+    for way, extra in (("in_process", None), ("module", {"modelarts_training_in_process": False})):
+        emulator.reset()
+        drifted_job(emulator)
+        results = str(tmp_path_factory.mktemp(way) / "results.json")
+        proc = run_playbook_module(play(emulator, results), extra_vars=extra, verbosity=3)
+        assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+        with open(results) as handle:
+            runs[way] = (json.load(handle), proc.stdout + proc.stderr)
+    return runs
+
+
+@pytest.fixture(scope="module")
+def run_playbook_module(ansible_env, tmp_path_factory):
+    """The conftest's ``run_playbook`` at module scope: both runs serve every test below."""
+
+    def run(playbook, extra_vars=None, verbosity=0):
+        folder = tmp_path_factory.mktemp("parity")
+        path = folder / "playbook.yml"
+        path.write_text(yaml.safe_dump(playbook, sort_keys=False))
+        command = [os.path.join(BIN, "ansible-playbook"), "-i", "localhost,", "-c", "local", str(path)]
+        if verbosity:
+            command.append("-" + "v" * verbosity)
+        if extra_vars:
+            command += ["-e", json.dumps(extra_vars)]
+        return subprocess.run(command, env=ansible_env, cwd=str(folder), capture_output=True, text=True, timeout=600, check=False)
+
+    return run
+
+
+def test_every_task_gives_the_same_registered_result_both_ways(both_ways, emulator):
+    in_process, module = both_ways["in_process"][0], both_ways["module"][0]
+    assert sorted(in_process) == sorted(module)
+    for name in sorted(module):
+        assert difference(untimed(in_process[name]), untimed(module[name])) is None, name
+    # The cases really are what they claim (a parity of two identical failures would prove little).
+    results = [module["r_%d" % index] for index in range(len(cases(emulator)))]
+    by_name = dict((entry["name"], result) for entry, result in zip(cases(emulator), results))
+    assert by_name["one id"]["training_job"]["phase"] == "Completed" and not by_name["one id"]["failed"]
+    assert by_name["wait"]["training_job"]["phase"] == "Completed" and by_name["wait"]["training_job"]["polls"] > 1
+    assert by_name["failing wait with diagnostics"]["failed"] and by_name["failing wait with diagnostics"]["job_messages"]
+    assert by_name["schema warnings"]["warnings"] and not by_name["schema warnings"]["failed"]
+    assert by_name["schema failure"]["failed"] and by_name["schema failure"]["schema_errors"]
+    assert by_name["unknown option"]["msg"].startswith("Unsupported parameters for (modelarts.training.modelarts_training_job_info) module: wiat")
+    assert by_name["bad value"]["failed"] and "validate" in by_name["bad value"]["msg"]
+    assert by_name["mutually exclusive"]["failed"] and "mutually exclusive" in by_name["mutually exclusive"]["msg"]
+    assert by_name["credentials through environment only"]["training_job"]["phase"] == "Completed"
+    assert by_name["environment under the task's options"]["training_job"]["phase"] == "Completed"
+    assert by_name["no credentials"]["failed"] and "module_defaults included" in by_name["no credentials"]["msg"]
+    assert by_name["wrong secret"]["failed"]
+    assert by_name["module_defaults group only"]["training_job"]["phase"] == "Completed"
+    assert by_name["no_log"]["training_job"]["phase"] == "Completed"
+    assert by_name["proxy credentials"]["failed"] and "Unable to connect to proxy" in by_name["proxy credentials"]["msg"]
+    assert by_name["task timeout"]["failed"] and by_name["task timeout"]["timedout"]["period"] == 3
+    assert module["gate"]["failed"] is False and "phase Failed" in module["gate_failure"]
+
+
+def test_secrets_are_masked_both_ways(both_ways, emulator):
+    for way, (results, output) in both_ways.items():
+        text = json.dumps(results)
+        assert emulator.sk not in text, way
+        # The module's -vvv EXEC line carries the task's environment: HUAWEICLOUD_SDK_SK of "credentials through
+        # environment only" in clear (ansible-core's doing). The worker that runs the task itself has no command line.
+        assert (emulator.sk in output) is (way == "module"), way
+        assert "not-the-secret-" not in text, way
+        assert PROXY_PASSWORD not in text and PROXY_PASSWORD not in output, way
+        # -vvv shows each result's invocation: the secret option's value masked, the same number of times both ways.
+        masked = '"secret_key": "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER"'
+        assert output.count(masked) == both_ways["module"][1].count(masked) > 10, way
+        assert output.count("the output has been hidden") == 1, way
+
+
+def test_warnings_are_shown_alike_both_ways(both_ways):
+    shown = {}
+    for way, (_results, output) in both_ways.items():
+        lines = [line for line in output.splitlines() if line.startswith("[WARNING]: ")]
+        shown[way] = sorted(re.sub(r"127\.0\.0\.1:\d+", "<emulator>", line) for line in lines)
+        assert any("validate_certs is false" in line for line in lines), way
+        assert any("is not of type 'array'" in line for line in lines), way
+    assert shown["in_process"] == shown["module"]
+
+
+def test_the_default_run_builds_no_module_payload_and_the_other_one_per_task(both_ways, emulator):
+    module_tasks = len(cases(emulator)) + 1  # and the gate's
+    assert len(PAYLOAD.findall(both_ways["in_process"][1])) == 0
+    assert len(PAYLOAD.findall(both_ways["module"][1])) == module_tasks
+
+
+def test_async_and_a_proxy_variable_take_the_module(emulator, run_playbook, tmp_path):
+    connection = emulator_connection(emulator)
+    tasks = [
+        task("async", dict(connection, training_job_id=COMPLETED), **{"async": 60, "poll": 1}),
+        task("proxy variable", dict(connection, training_job_id=COMPLETED), environment={"NO_PROXY": "127.0.0.1"}),
+        task("in process", dict(connection, training_job_id=COMPLETED), environment={"HUAWEICLOUD_SDK_REGION": connection["region"]}),
+    ]
+    for index, entry in enumerate(tasks):
+        entry["register"] = "r_%d" % index
+    tasks.append({"ansible.builtin.copy": {"dest": str(tmp_path / "r.json"), "content": "{{ [r_0, r_1, r_2] | to_json }}", "mode": "0600"}})
+    proc = run_playbook([{"hosts": "localhost", "gather_facts": False, "tasks": tasks}], verbosity=3)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    results = json.loads((tmp_path / "r.json").read_text())
+    assert [result["training_job"]["phase"] for result in results] == ["Completed"] * 3
+    assert len(PAYLOAD.findall(proc.stdout)) == 2
+
+
+def test_a_setting_that_is_not_a_boolean_is_an_error(emulator, run_playbook):
+    tasks = [task("bad setting", dict(emulator_connection(emulator), training_job_id=COMPLETED))]
+    tasks[0].pop("ignore_errors")
+    proc = run_playbook([{"hosts": "localhost", "gather_facts": False, "tasks": tasks}], extra_vars={"modelarts_training_in_process": "sometimes"})
+    assert proc.returncode != 0
+    assert "modelarts_training_in_process must be a boolean, got 'sometimes'" in proc.stdout
+    assert "Traceback" not in proc.stdout + proc.stderr
