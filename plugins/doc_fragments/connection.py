@@ -203,7 +203,7 @@ options:
     description:
       - Largest response body accepted, in bytes. Job documents are kilobytes; the C(node_count_metrics) of a job that ran for
         weeks can reach a few MiB. A larger answer fails with the size received.
-      - The pages of one search by O(name) count together, as one answer.
+      - The pages of one search count together, within 8 times this size (a page alone within it).
     type: int
     default: 33554432
 notes:

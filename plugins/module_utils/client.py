@@ -61,6 +61,9 @@ COLLECTION_VERSION = "0.1.0"
 USER_AGENT = "modelarts.training/%s (Ansible collection; +https://github.com/modelarts-training/modelarts.training)" % COLLECTION_VERSION
 # The longest Retry-After honoured (unless backoff_max_delay is longer); a deadline may cut it shorter.
 RETRY_AFTER_LIMIT = 300.0
+# The pages of one search count together: at most this many times max_response_bytes (200 pages of 50 documents of
+# a few KiB each fit; a server that sends more is stopped, not followed to the 200th page).
+SEARCH_BYTES_FACTOR = 8
 # Transport errors that say the request can never work as configured: retrying them only wastes the backoff.
 PERMANENT_TRANSPORT_ERRORS = ("SSLError", "InvalidURL", "InvalidSchema", "MissingSchema", "InvalidProxyURL", "InvalidHeader", "URLRequired")
 # What OpenSSL says when the answer to a ClientHello is not TLS (a plain HTTP server on an https:// URL).
@@ -972,14 +975,15 @@ class ModelArtsClient(object):
         """All v2 jobs of the search ``name`` (a ``selection.Search``: a name, tags, a workspace, the newest only; or a
         name alone), from every page of the search API (see :mod:`.search`; ``pages``, a list, receives how many
         requests it took; ``created_since``: only what is new since then, see ``search.jobs_matching``).  The pages
-        together stay within ``max_response_bytes``, as one answer."""
+        together stay within ``SEARCH_BYTES_FACTOR`` times ``max_response_bytes`` (a page alone within it): up to
+        10,000 documents of a few kilobytes each, bounded whatever the server sends."""
         path = "/v2/%s/training-job-searches" % escape(self.resolve_project_id(deadline))
 
         def post(body, operation):
             return self.request("POST", path, body=body, operation=operation, deadline=deadline)
 
         search = _search()
-        budget = int(self.params["max_response_bytes"])
+        budget = SEARCH_BYTES_FACTOR * int(self.params["max_response_bytes"])
         if isinstance(name, str):
             return search.jobs_named(post, name, page_size=page_size, max_pages=max_pages, pages=pages, max_bytes=budget)
         return search.jobs_matching(post, name, page_size=page_size, max_pages=max_pages, pages=pages, created_since=created_since, max_bytes=budget)

@@ -122,7 +122,7 @@ def jobs_matching(post, search, page_size=50, max_pages=200, pages=None, created
             )
         if max_bytes is not None and read > max_bytes:
             raise ModelArtsError(
-                "search training jobs %s: its %d pages so far hold %d bytes, more than max_response_bytes (%d) for the whole search "
+                "search training jobs %s: its %d pages so far hold %d bytes, more than the whole search may hold (%d bytes, 8 x max_response_bytes) "
                 "(the service's name filter matches substrings; %d jobs seen), so the search was stopped rather than answer with part of the jobs"
                 % (what, request + 1, read, max_bytes, seen + len(items)),
                 request_id=response.request_id,
