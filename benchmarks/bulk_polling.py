@@ -36,7 +36,7 @@ import sys
 import tempfile
 import time
 
-from common import RESULTS_DIR, ROOT, import_staged, machine_facts, stage_collection
+from common import RESULTS_DIR, ROOT, emu_mark, import_staged, machine_facts, stage_collection
 
 sys.path.insert(0, os.path.join(ROOT, "emulator", "src"))
 from modelarts_emulator.launcher import running_emulator  # noqa: E402  pylint: disable=wrong-import-position
@@ -176,16 +176,6 @@ def json_paths(node, prefix=""):
             yield from json_paths(value, prefix + "[]")
     else:
         yield prefix
-
-
-def emu_mark(emu):
-    """The log's last sequence number now (every request after it is this run's)."""
-    last = 0
-    while True:
-        entries = emu.requests(since=last, limit=5000)
-        if not entries:
-            return last
-        last = entries[-1]["seq"]
 
 
 def run_eda(emu, source, mode, count, interval, throttled, tag):

@@ -473,3 +473,13 @@ def emulator_extra_vars(emu):
     }
     extra.update(("%s_ids" % name, ids) for name, ids in DOCSETS.items())
     return extra
+
+
+def emu_mark(emu):
+    """The log's last sequence number now (every request after it is this run's)."""
+    last = 0
+    while True:
+        entries = emu.requests(since=last, limit=5000)
+        if not entries:
+            return last
+        last = entries[-1]["seq"]

@@ -25,23 +25,13 @@ import sys
 import tempfile
 import time
 
-from common import RESULTS_DIR, ROOT, import_staged, machine_facts, stage_collection
+from common import RESULTS_DIR, ROOT, emu_mark, import_staged, machine_facts, stage_collection
 
 sys.path.insert(0, os.path.join(ROOT, "emulator", "src"))
 from modelarts_emulator.launcher import running_emulator  # noqa: E402  pylint: disable=wrong-import-position
 
 SOURCE = os.path.join(ROOT, "extensions", "eda", "plugins", "event_source", "training_job_phase.py")
 TAGS = {"pipeline": "nightly", "team": "vision"}
-
-
-def mark(emu):
-    """The request log's last sequence number now."""
-    last = 0
-    while True:
-        entries = emu.requests(since=last, limit=5000)
-        if not entries:
-            return last
-        last = entries[-1]["seq"]
 
 
 def calls_since(emu, since):
@@ -77,7 +67,7 @@ def run(source, jobs, rounds, add_at):
                 added = None
                 if number == add_at:
                     added = emu.add_job(name="nightly-train", created_ago=0, tags=TAGS, timeline=["Running", "Completed"])
-                since = mark(emu)
+                since = emu_mark(emu)
                 started = time.monotonic()
                 events = asyncio.run(watcher._search_round(started))  # pylint: disable=protected-access
                 elapsed = time.monotonic() - started

@@ -130,6 +130,19 @@ def run_info_task(run_playbook, tmp_path):
     return run
 
 
+def block_play(emu, block, rescue):
+    """One localhost play against ``emu`` (its connection in the module group's ``module_defaults``): ``block`` and its
+    ``rescue``."""
+    return [
+        {
+            "hosts": "localhost",
+            "gather_facts": False,
+            "module_defaults": {"group/modelarts.training.modelarts": emulator_connection(emu)},
+            "tasks": [{"block": block, "rescue": rescue}],
+        }
+    ]
+
+
 def emulator_connection(emu, kind="aksk", token=None, **extra):
     """Module/role connection options for the emulator with one credential kind (``auth_token`` takes ``token``)."""
     if kind == "auth_token":

@@ -9,7 +9,7 @@ which calls the collection made, so "no extra call" is counted, not assumed.
 import json
 import os
 
-from conftest import emulator_connection, endpoint_tokens
+from conftest import block_play, endpoint_tokens
 from eda_helpers import RULEBOOKS, event_lines, run_rulebook, unique_id
 
 COMPLETED = "a1000000-0000-4000-8000-000000000001"
@@ -21,32 +21,22 @@ LAST_LINE = "[ModelArts Service Log]Training end with return code: 2"
 def gate_play(emu, job_ids, extra=None, verbosity_marker="RESCUED"):
     """A play whose block waits for the jobs and whose rescue writes what it read from ansible_failed_result."""
     options = dict({"training_job_ids": job_ids, "wait": True, "wait_timeout": 60, "wait_sleep": 1}, **(extra or {}))
-    return [
-        {
-            "hosts": "localhost",
-            "gather_facts": False,
-            "module_defaults": {"group/modelarts.training.modelarts": emulator_connection(emu)},
-            "tasks": [
-                {
-                    "block": [
-                        {"name": "Wait for training", "modelarts.training.modelarts_training_job_info": options},
-                        {"name": "Deploy", "ansible.builtin.debug": {"msg": "DEPLOYED"}},
-                    ],
-                    "rescue": [
-                        {
-                            "name": "Keep what the failure says",
-                            "ansible.builtin.copy": {
-                                "dest": "{{ playbook_dir }}/failure.json",
-                                "content": "{{ {'msg': ansible_failed_result.msg, 'jobs': ansible_failed_result.training_jobs} | to_json }}",
-                                "mode": "0600",
-                            },
-                        },
-                        {"name": "Say so", "ansible.builtin.debug": {"msg": verbosity_marker}},
-                    ],
-                }
-            ],
-        }
+    block = [
+        {"name": "Wait for training", "modelarts.training.modelarts_training_job_info": options},
+        {"name": "Deploy", "ansible.builtin.debug": {"msg": "DEPLOYED"}},
     ]
+    rescue = [
+        {
+            "name": "Keep what the failure says",
+            "ansible.builtin.copy": {
+                "dest": "{{ playbook_dir }}/failure.json",
+                "content": "{{ {'msg': ansible_failed_result.msg, 'jobs': ansible_failed_result.training_jobs} | to_json }}",
+                "mode": "0600",
+            },
+        },
+        {"name": "Say so", "ansible.builtin.debug": {"msg": verbosity_marker}},
+    ]
+    return block_play(emu, block, rescue)
 
 
 def failure(tmp_path):

@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from conftest import emulator_connection
+from conftest import block_play, emulator_connection
 from eda_helpers import BIN, RULEBOOKS, event_lines
 
 WORKSPACE = "0123456789abcdef0123456789abcdef"
@@ -153,22 +153,11 @@ def test_bad_selectors_fail_before_any_request(nightly, run_playbook, tmp_path, 
 
 
 def role_play(emu, **variables):
-    return [
-        {
-            "hosts": "localhost",
-            "gather_facts": False,
-            "module_defaults": {"group/modelarts.training.modelarts": emulator_connection(emu)},
-            "tasks": [
-                {
-                    "block": [
-                        {"ansible.builtin.include_role": {"name": "modelarts.training.training_job_gate"}, "vars": variables},
-                        {"ansible.builtin.debug": {"msg": "GATE-OPEN {{ modelarts_training_jobs | map(attribute='id') | join(',') }}"}},
-                    ],
-                    "rescue": [{"ansible.builtin.debug": {"msg": "GATE-CLOSED {{ ansible_failed_result.msg }}"}}],
-                }
-            ],
-        }
+    block = [
+        {"ansible.builtin.include_role": {"name": "modelarts.training.training_job_gate"}, "vars": variables},
+        {"ansible.builtin.debug": {"msg": "GATE-OPEN {{ modelarts_training_jobs | map(attribute='id') | join(',') }}"}},
     ]
+    return block_play(emu, block, [{"ansible.builtin.debug": {"msg": "GATE-CLOSED {{ ansible_failed_result.msg }}"}}])
 
 
 def test_the_role_gates_on_the_newest_run_of_a_name(nightly, run_playbook):
