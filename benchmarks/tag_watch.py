@@ -120,7 +120,7 @@ def table(results):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--jobs", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--add-at", type=int, default=4, help="the round (0-based) before which a new matching job is created")

@@ -71,7 +71,7 @@ def job_tags(spec, where):
     if spec is None:
         return {}
     if isinstance(spec, dict):
-        pairs = [(key, value) for key, value in spec.items()]
+        pairs = list(spec.items())
     elif isinstance(spec, list):
         pairs = []
         for index, item in enumerate(spec):
