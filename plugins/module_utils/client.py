@@ -269,21 +269,24 @@ def _origin(url):
     return parts.scheme, parts.netloc
 
 
+def _causes(exc):
+    """``exc`` and the exceptions it wraps (requests wraps urllib3's, which wrap the socket's)."""
+    found = [exc]
+    for _depth in range(6):
+        inner = found[-1].args[0] if found[-1].args and isinstance(found[-1].args[0], BaseException) else getattr(found[-1], "reason", None)
+        if not isinstance(inner, BaseException) or inner in found:
+            break
+        found.append(inner)
+    return found
+
+
 def no_connection(exc):
     """Whether ``exc`` (a ``requests`` error) says no connection was made: refused, a name that does not resolve, no
     answer to the connect, a proxy that could not be reached, TLS that failed; not a connection reset after it was
     made."""
     if isinstance(exc, (requests.exceptions.ConnectTimeout, requests.exceptions.ProxyError, requests.exceptions.SSLError)):
         return True
-    reason = exc
-    for _depth in range(5):
-        if type(reason).__name__ in ("NewConnectionError", "NameResolutionError"):
-            return True
-        inner = reason.args[0] if reason.args and isinstance(reason.args[0], Exception) else getattr(reason, "reason", None)
-        if not isinstance(inner, Exception):
-            return False
-        reason = inner
-    return False
+    return any(type(cause).__name__ in ("NewConnectionError", "NameResolutionError") for cause in _causes(exc))
 
 
 def speaks_tls(host, port, timeout):
@@ -298,17 +301,6 @@ def speaks_tls(host, port, timeout):
                 return True
     except (OSError, ValueError):
         return False
-
-
-def _causes(exc):
-    """``exc`` and the exceptions it wraps (requests wraps urllib3's, which wrap the socket's)."""
-    found = [exc]
-    for _depth in range(6):
-        inner = found[-1].args[0] if found[-1].args and isinstance(found[-1].args[0], BaseException) else getattr(found[-1], "reason", None)
-        if not isinstance(inner, BaseException) or inner in found:
-            break
-        found.append(inner)
-    return found
 
 
 def connected_before_failing(exc, stage):
