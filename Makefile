@@ -28,7 +28,7 @@ VENV_DEMO := $(CURDIR)/.venv-demo
 STAMP_DEMO := $(VENV_DEMO)/.installed
 export PATH := $(BIN):$(PATH)
 
-.PHONY: help venv docs bench bench-quick get-pip get-pip-newest sanity-newest units-newest integration-newest demo test test-quick sanity units emulator-tests system-tests molecule integration lint docs-lint changelog-lint ee clean ruff
+.PHONY: help venv test-prepare docs bench bench-quick get-pip get-pip-newest sanity-newest units-newest integration-newest demo test test-quick sanity units emulator-tests system-tests molecule integration lint docs-lint changelog-lint ee clean ruff
 
 help:
 	@echo "make demo        run the deployment-gate demo against the ModelArts emulator"
@@ -37,7 +37,7 @@ help:
 	@echo "make docs        render the docsite into docs/build/html"
 	@echo "make bench       the benchmarks behind docs/performance.md and docs/reliability.md"
 
-$(STAMP): requirements/runtime.txt requirements/test.txt
+$(STAMP): requirements/runtime.txt requirements/test.txt emulator/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements/test.txt
@@ -69,7 +69,7 @@ bench: $(VENV)/.installed-bench
 bench-quick: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/run.py --quick
 
-$(STAMP_NEWEST): requirements/matrix-newest.txt
+$(STAMP_NEWEST): requirements/matrix-newest.txt emulator/pyproject.toml
 	@test -n "$(PYTHON_NEWEST)" || { echo "$(NEWEST_ABSENT)" >&2; exit 1; }
 	test -x $(BIN_NEWEST)/python || $(PYTHON_NEWEST) -m venv $(VENV_NEWEST)
 	$(BIN_NEWEST)/python -m pip install --quiet --upgrade pip
@@ -101,7 +101,7 @@ endif
 get-pip: $(STAMP)
 	@hacking/provide_get_pip.sh $(BIN)/python
 
-$(STAMP_DEMO): requirements/runtime.txt requirements/demo.txt
+$(STAMP_DEMO): requirements/runtime.txt requirements/demo.txt emulator/pyproject.toml
 	test -x $(VENV_DEMO)/bin/python || $(PYTHON) -m venv $(VENV_DEMO)
 	$(VENV_DEMO)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements/demo.txt
 	touch $@
@@ -109,12 +109,21 @@ $(STAMP_DEMO): requirements/runtime.txt requirements/demo.txt
 demo: $(STAMP_DEMO)
 	@$(IN_COPY) -- $(VENV_DEMO)/bin/python $(CURDIR)/hacking/demo.py
 
+# What the suites share, made once before they run side by side: the venvs (.venv with the EE tools,
+# .venv-newest when Python 3.13 is there) and ansible-test's offline pip bootstrap.
+test-prepare: venv get-pip $(VENV)/.installed-ee $(if $(strip $(PYTHON_NEWEST)),get-pip-newest)
+
+# Three lanes side by side on two cores (docs/architecture.md, "Which command for which change"): the
+# system tests (mostly waiting on processes and the emulator, spread over SYSTEM_WORKERS) next to two
+# lanes of the other suites, balanced by their measured times.
 test: venv
-	@hacking/run_suites.sh ruff sanity units emulator-tests integration system-tests molecule lint docs-lint changelog-lint ee \
-		sanity-newest units-newest integration-newest
+	@hacking/run_suites.sh --setup test-prepare --lanes \
+		"system-tests" \
+		"ruff sanity units integration emulator-tests lint docs-lint changelog-lint" \
+		"ee sanity-newest units-newest integration-newest molecule"
 
 test-quick: venv
-	@hacking/run_suites.sh units emulator-tests
+	@hacking/run_suites.sh --setup get-pip --lanes units emulator-tests
 
 sanity: get-pip
 	$(IN_COPY) -- $(BIN)/ansible-test sanity --venv --python $(TEST_PYTHON) --color no
@@ -132,15 +141,20 @@ emulator-dist: venv
 	$(BIN)/python -m build --outdir dist emulator
 
 # End-to-end: real ansible-playbook / ansible-rulebook processes against the emulator.
+# Spread over SYSTEM_WORKERS pytest-xdist workers, each with its own staged collection and emulator; the
+# slowest tests are listed at the end so that it is clear where the time goes.
+SYSTEM_WORKERS ?= 4
 system-tests: venv
-	$(BIN)/python -m pytest -q -p no:cacheprovider tests/system
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(SYSTEM_WORKERS) --durations=15 tests/system
 
 integration: get-pip
 	$(IN_COPY) -- $(BIN)/python tests/integration/run.py --python $(TEST_PYTHON)
 
-# The role's scenarios run on localhost (no containers); each starts its own emulator.
+# The role's scenarios run on localhost (no containers); each starts its own emulator. ANSIBLE_HOME in the
+# staged copy's directory keeps molecule's state (ansible's tmp/molecule.*) out of ~/.ansible, and the scenarios'
+# `prerun: false` keeps it from installing this collection into ~/.ansible/collections.
 molecule: venv
-	$(IN_COPY) roles/training_job_gate -- $(BIN)/molecule test --all
+	$(IN_COPY) roles/training_job_gate -- sh -c 'ANSIBLE_HOME="$$ANSIBLE_COLLECTIONS_PATH/ansible-home" exec $(BIN)/molecule test --all'
 
 # House style (ruff.toml): lint and format, zero findings.
 ruff: venv

@@ -36,10 +36,10 @@ import sys
 import tempfile
 import time
 
+from modelarts_emulator.launcher import running_emulator
+
 from common import RESULTS_DIR, ROOT, emu_mark, import_staged, machine_facts, stage_collection
 
-sys.path.insert(0, os.path.join(ROOT, "emulator", "src"))
-from modelarts_emulator.launcher import running_emulator  # noqa: E402  pylint: disable=wrong-import-position
 
 SOURCE = os.path.join(ROOT, "extensions", "eda", "plugins", "event_source", "training_job_phase.py")
 

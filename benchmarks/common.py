@@ -9,13 +9,13 @@ import statistics
 import subprocess
 import sys
 
+from modelarts_emulator.launcher import running_emulator  # noqa: F401  pylint: disable=unused-import
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCH_DIR = os.path.join(ROOT, "benchmarks")
 RESULTS_DIR = os.path.join(BENCH_DIR, "results")
 CALLBACK_DIR = os.path.join(BENCH_DIR, "callback_plugins")
-sys.path.insert(0, os.path.join(ROOT, "emulator", "src"))  # the emulator package of this checkout
 
-from modelarts_emulator.launcher import running_emulator  # noqa: E402  pylint: disable=wrong-import-position,unused-import
 
 # The integration scenario holds 220 Completed v2 jobs with these ids (bulk-001 .. bulk-220).
 V2_IDS = ["5e1f0000-0000-4000-8000-%012d" % n for n in range(1, 221)]

@@ -29,10 +29,10 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "emulator", "src"))  # the emulator package of this checkout
+from modelarts_emulator.launcher import running_emulator
 
-from modelarts_emulator.launcher import running_emulator  # noqa: E402  pylint: disable=wrong-import-position
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
 
 SOURCE = ("ansible_collections", "modelarts", "training", "extensions", "eda", "plugins", "event_source", "training_job_phase.py")
 

@@ -26,10 +26,10 @@ import sys
 import time
 from urllib.parse import quote, unquote
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "emulator", "src"))  # the emulator package of this checkout
+from modelarts_emulator.launcher import running_emulator
 
-from modelarts_emulator.launcher import running_emulator  # noqa: E402  pylint: disable=wrong-import-position
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
 
 V2_IDS = ["5e1f0000-0000-4000-8000-%012d" % n for n in range(1, 221)]
 

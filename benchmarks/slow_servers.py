@@ -24,12 +24,12 @@ import tempfile
 import threading
 import time
 
+from modelarts_emulator.tls import ensure_certificates, server_context
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "system"))
-sys.path.insert(0, os.path.join(ROOT, "emulator", "src"))
 
 # pylint: disable=wrong-import-position,import-error
-from modelarts_emulator.tls import ensure_certificates, server_context  # noqa: E402
 from peers import read_head, relay, trickle  # noqa: E402
 from soak import import_collection  # noqa: E402
 

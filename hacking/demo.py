@@ -19,10 +19,10 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "emulator", "src"))  # the emulator package of this checkout
+from modelarts_emulator.launcher import running_emulator
 
-from modelarts_emulator.launcher import running_emulator  # noqa: E402  pylint: disable=wrong-import-position
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
 
 GOOD_V2 = "6a0c7f9e-3d2b-4c18-9e5a-1f2d3c4b5a60"  # resnet50-flowers-train: completes
 FAILING_V2 = "2b7e4d1c-8f3a-4e6b-a0c9-5d1e2f3a4b70"  # bert-intent-train: fails with OOMKilled

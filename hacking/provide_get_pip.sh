@@ -14,6 +14,8 @@ PY
 cache="$HOME/.ansible/test/cache"
 mkdir -p "$cache"
 if [ ! -s "$cache/get_pip_${version}.py" ]; then
-    cp "$here/get_pip_offline.py" "$cache/get_pip_${version}.py"
+    # Copied, then renamed into place: suites running side by side never see half a file.
+    cp "$here/get_pip_offline.py" "$cache/get_pip_${version}.py.$$"
+    mv -f "$cache/get_pip_${version}.py.$$" "$cache/get_pip_${version}.py"
     echo "provided $cache/get_pip_${version}.py (offline pip bootstrap)"
 fi

@@ -11,6 +11,6 @@ mkdir -p "$target"
 tar -C "$src" \
     --exclude='./.venv*' --exclude=./.git --exclude=./.cache --exclude=./.ansible \
     --exclude=./tests/output --exclude=./benchmarks/results --exclude=./docs/build \
-    --exclude='__pycache__' --exclude=.pytest_cache --exclude=.hypothesis \
+    --exclude='__pycache__' --exclude=.pytest_cache --exclude=.hypothesis --exclude=.ruff_cache \
     -cf - . | tar -C "$target" -xf -
 echo "$target"

@@ -28,13 +28,9 @@ import uuid
 import pytest
 import yaml
 from jinja2.sandbox import ImmutableSandboxedEnvironment
+from modelarts_emulator.launcher import running_emulator
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-try:
-    from modelarts_emulator.launcher import running_emulator
-except ImportError:  # the emulator package of this checkout, when it is not installed in this venv
-    sys.path.insert(0, os.path.join(ROOT, "emulator", "src"))
-    from modelarts_emulator.launcher import running_emulator
 
 BIN = os.path.dirname(sys.executable)
 NAVIGATOR = os.path.join(BIN, "ansible-navigator")

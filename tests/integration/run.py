@@ -16,10 +16,10 @@ import sys
 
 import yaml
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "emulator", "src"))  # the emulator package of this checkout
+from modelarts_emulator.launcher import running_emulator
 
-from modelarts_emulator.launcher import running_emulator  # noqa: E402  pylint: disable=wrong-import-position
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
 
 CONFIG = os.path.join(ROOT, "tests", "integration", "integration_config.yml")
 

@@ -28,14 +28,9 @@ import pytest
 import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-# The emulator package of this checkout (emulator/), whether or not it is installed in this venv.
-EMULATOR_SRC = os.path.join(ROOT, "emulator", "src")
-if EMULATOR_SRC not in sys.path:
-    sys.path.insert(0, EMULATOR_SRC)
-
-# pylint: disable=wrong-import-position,unused-import
-# The package's pytest plugin fixtures (what `pip install modelarts-emulator` registers as a plugin).
-from modelarts_emulator.pytest_plugin import modelarts_emulator, modelarts_emulator_factory, modelarts_emulator_server  # noqa: E402,F401
+# The emulator package (emulator/, installed editable by `make venv`) registers its pytest plugin, so its
+# fixtures ``modelarts_emulator``, ``modelarts_emulator_factory`` and ``modelarts_emulator_server`` are here as they
+# are in a user's tests.
 
 BIN = os.path.dirname(sys.executable)
 

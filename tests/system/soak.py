@@ -42,10 +42,10 @@ import threading
 import time
 import traceback
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "emulator", "src"))  # the emulator package of this checkout
+from modelarts_emulator.launcher import running_emulator, wait_until  # noqa: F401  pylint: disable=unused-import
 
-from modelarts_emulator.launcher import running_emulator, wait_until  # noqa: E402,F401  pylint: disable=wrong-import-position,unused-import
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
 
 # Far beyond any request budget of the soak: the retries must end at once, on the deadline.
 LONG_RETRY_AFTER = 300

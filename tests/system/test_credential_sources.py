@@ -136,8 +136,10 @@ def test_with_no_credentials_anywhere_one_error_names_every_source(emulator, rep
 
 # -- obtained credentials, renewed while a wait lasts ----------------------------------------------------------
 
-LIFETIME = 20  # seconds each issued credential lives in the emulator
-WAIT = 60  # seconds the job stays Running
+# A wait over three credential lifetimes and more: every issued credential must be renewed before it expires.
+# Scaled down from 20 s credentials and a minute's wait (same ratios; renewal at a third of the lifetime left).
+LIFETIME = 9  # seconds each issued credential lives in the emulator
+WAIT = 30  # seconds the job stays Running
 
 
 def renewing_source(emu, tmp_path, source):
@@ -174,7 +176,7 @@ EXCHANGE_PATHS = {
 
 
 @pytest.mark.parametrize("source", sorted(EXCHANGE_PATHS))
-def test_a_minute_long_wait_outlives_20_second_credentials(modelarts_emulator, repo, tmp_path, source):
+def test_a_wait_of_three_lifetimes_outlives_9_second_credentials(modelarts_emulator, repo, tmp_path, source):
     emu = modelarts_emulator
     options, env, token_file = renewing_source(emu, tmp_path, source)
     job = emu.add_job(name="renewal-%s" % source, timeline=[{"phase": "Running", "seconds": WAIT}, "Completed"])
@@ -196,7 +198,7 @@ def test_a_minute_long_wait_outlives_20_second_credentials(modelarts_emulator, r
     assert result.returncode == 0, out[-4000:]
     log = emu.requests()
     issued = [entry for entry in log if entry["path"] == EXCHANGE_PATHS[source] and entry["status"] in (200, 201)]
-    # One obtain at the start, then a renewal every ~13 s (a third of 20 s left): at least 3 in a minute.
+    # One obtain at the start, then a renewal every ~6 s (a third of 9 s left): at least 3 in 30 s.
     assert len(issued) >= 4, [entry["path"] for entry in log]
     refused = [entry for entry in log if entry["path"].startswith("/v2/") and entry["status"] == 401]
     assert not refused, "no request was made with expired credentials"

@@ -35,13 +35,15 @@ def test_demo_opens_then_closes_the_gate(collection_root, ansible_env, tmp_path)
 
 
 def pins(name):
-    """``{package: version}`` of a requirements file, following ``-r`` includes."""
+    """``{package: version}`` of a requirements file, following ``-r`` includes; ``-e PATH`` is ``{PATH: "editable"}``."""
     found = {}
     with open(os.path.join(ROOT, "requirements", name)) as handle:
         for line in handle:
             line = line.split("#")[0].strip()
             if line.startswith("-r "):
                 found.update(pins(line[3:].strip()))
+            elif line.startswith("-e "):
+                found[line[3:].strip()] = "editable"
             elif line:
                 package, _sep, version = line.partition("==")
                 found[package.lower()] = version
@@ -52,6 +54,7 @@ def test_demo_installs_a_few_packages_pinned_as_the_tests_are():
     """`make demo` installs requirements/demo.txt into its own .venv-demo, not the whole test toolchain."""
     demo, test = pins("demo.txt"), pins("test.txt")
     assert "ansible-core" in demo and "cryptography" in demo and "requests" in demo
+    assert demo["./emulator"] == test["./emulator"] == "editable", "the demo and the tests run the emulator package of this checkout"
     assert len(demo) <= 5 < len(test)
     assert dict((name, test.get(name)) for name in demo) == demo, "requirements/demo.txt must pin what requirements/test.txt pins"
     makefile = open(os.path.join(ROOT, "Makefile")).read()

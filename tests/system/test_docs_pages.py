@@ -16,12 +16,11 @@ import os
 import re
 import socket
 import subprocess
-import sys
 
 import pytest
 import yaml
 
-from conftest import BIN, EMULATOR_SRC, ROOT
+from conftest import BIN, ROOT
 
 DOCS = os.path.join(ROOT, "docs")
 FAILED_JOB = "2b7e4d1c-8f3a-4e6b-a0c9-5d1e2f3a4b70"
@@ -67,10 +66,10 @@ def started(tmp_path_factory):
     tls = str(tmp_path_factory.mktemp("ma-tls"))
     port = free_port()
     arguments = command[0].replace("8443", str(port)).replace("~/.modelarts-emulator/tls", tls).split()[2:]
-    # The modelarts-emulator command of this checkout's package.
+    # The page's modelarts-emulator command: the emulator package `make venv` installs.
     server = subprocess.Popen(
-        [sys.executable, "-u", "-m", "modelarts_emulator"] + arguments,
-        env=dict(os.environ, PYTHONPATH=EMULATOR_SRC),
+        [os.path.join(BIN, "modelarts-emulator")] + arguments,
+        env=dict(os.environ, PYTHONUNBUFFERED="1"),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

@@ -229,9 +229,13 @@ def test_pip_installs_from_an_installed_collections_directory(venv, collection_r
     assert help_text.startswith("usage: modelarts-emulator ")
 
 
-def test_the_checkout_shim_keeps_the_interface_command(tmp_path):
+def test_the_checkouts_venv_has_the_package_editable_with_the_interface_command(tmp_path):
+    """`make venv` installs emulator/ editable: the tests' command and imports are this checkout's sources, as a package."""
+    import modelarts_emulator  # pylint: disable=import-outside-toplevel
+
+    assert os.path.dirname(modelarts_emulator.__file__) == os.path.join(ROOT, "emulator", "src", "modelarts_emulator")
     process = subprocess.Popen(
-        [sys.executable, os.path.join(ROOT, "tests", "emulator", "server.py"), "--port", "0", "--tls-dir", str(tmp_path / "tls"), "--scenario", "empty"],
+        [os.path.join(os.path.dirname(sys.executable), "modelarts-emulator"), "--port", "0", "--tls-dir", str(tmp_path / "tls"), "--scenario", "empty"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -15,6 +15,7 @@ import os
 import contextlib
 import socket
 import threading
+import time
 
 import pytest
 
@@ -228,21 +229,27 @@ def test_requests_refused_together_renew_the_token_once(modelarts_emulator, repo
     emu = modelarts_emulator
     jobs = [{"job_id": 28000 + index, "version_id": 1} for index in range(12)]
     for job in jobs:
-        emu.add_job(api="v1", name="refused-together-%d" % job["job_id"], timeline=[{"phase": "Running", "seconds": 25}, "Completed"], **job)
+        # Running until the emulator's clock is moved past the hour, once the renewal has served a round.
+        emu.add_job(api="v1", name="refused-together-%d" % job["job_id"], timeline=[{"phase": "Running", "seconds": 3600}, "Completed"], **job)
     emu.clear_requests()
     task = dict(emu.connection("password"), v1_jobs=jobs, wait=True, wait_timeout=120, wait_sleep=1, wait_sleep_max=1, max_concurrency=16)
     plays = [{"hosts": "localhost", "gather_facts": False, "tasks": [{"name": "wait", MODULE: task}]}]
     expired = threading.Event()
 
     def expire_once_polled():
-        # Once the first token has served a request (never before: there would be nothing to refuse).
-        for _attempt in range(600):
+        # Once the first token has served a request (never before: there would be nothing to refuse), revoke every
+        # token; once a request was refused and a later one served again, move the clock so that the jobs complete.
+        for _attempt in range(1200):
             log = emu.requests()
-            if any(entry["path"].startswith("/v1/") and entry["status"] == 200 for entry in log):
+            served = [index for index, entry in enumerate(log) if entry["path"].startswith("/v1/") and entry["status"] == 200]
+            if not expired.is_set() and served:
                 emu.expire_tokens()
                 expired.set()
+            refused = [index for index, entry in enumerate(log) if entry["path"].startswith("/v1/") and entry["status"] == 401]
+            if refused and served and served[-1] > refused[0]:
+                emu.advance_clock(3600)
                 return
-            expired.wait(0.1)
+            time.sleep(0.1)
 
     watcher = threading.Thread(target=expire_once_polled, daemon=True)
     watcher.start()

@@ -1,6 +1,6 @@
 # Copyright: (c) 2026, modelarts.training contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The command line: ``modelarts-emulator``, ``python -m modelarts_emulator`` and ``tests/emulator/server.py``.
+"""The command line: ``modelarts-emulator`` and ``python -m modelarts_emulator``.
 
     modelarts-emulator --port 8443 --tls-dir "$(mktemp -d)"
 
