@@ -113,17 +113,16 @@ demo: $(STAMP_DEMO)
 # .venv-newest when Python 3.13 is there) and ansible-test's offline pip bootstrap.
 test-prepare: venv get-pip $(VENV)/.installed-ee $(if $(strip $(PYTHON_NEWEST)),get-pip-newest)
 
-# Three lanes side by side on two cores (docs/architecture.md, "Which command for which change"): the
-# system tests (mostly waiting on processes and the emulator, spread over SYSTEM_WORKERS) next to two
-# lanes of the other suites, balanced by their measured times.
+# Three suites at a time on two cores, longest first (times measured in docs/architecture.md, "Which command
+# for which change"): the system tests (mostly waiting on processes and the emulator, spread over
+# SYSTEM_WORKERS) beside the others, each next one starting as soon as one ends.
+SUITE_JOBS ?= 3
 test: venv
-	@hacking/run_suites.sh --setup test-prepare --lanes \
-		"system-tests" \
-		"ruff sanity units integration emulator-tests lint docs-lint changelog-lint" \
-		"ee sanity-newest units-newest integration-newest molecule"
+	@hacking/run_suites.sh --setup test-prepare --jobs $(SUITE_JOBS) system-tests ee sanity-newest units sanity \
+		integration molecule units-newest emulator-tests integration-newest lint docs-lint changelog-lint ruff
 
 test-quick: venv
-	@hacking/run_suites.sh --setup get-pip --lanes units emulator-tests
+	@hacking/run_suites.sh --setup get-pip --jobs 2 units emulator-tests
 
 sanity: get-pip
 	$(IN_COPY) -- $(BIN)/ansible-test sanity --venv --python $(TEST_PYTHON) --color no

@@ -2,49 +2,44 @@
 # Run `make SUITE` for each suite named, timing each one. Every suite runs even when an earlier one
 # fails; the exit status is non-zero if any failed, and a summary table closes the output.
 #
-#   run_suites.sh SUITE...                              one after another, output as it comes
-#   run_suites.sh [--setup TARGET] --lanes 'A B' 'C'... lanes side by side, each lane's suites one after
-#                                                       another; TARGET (shared state: venvs, caches)
-#                                                       first, and nothing else when it fails
+#   run_suites.sh SUITE...                            one after another, output as it comes
+#   run_suites.sh [--setup TARGET] --jobs N SUITE...  N at a time, each next suite starting as soon as one
+#                                                     ends (name the longest first); TARGET (what they
+#                                                     share: venvs, caches) runs first, and nothing else
+#                                                     when it fails
 #
-# Side by side, a suite's output goes to a file and is printed whole, in one piece, when the suite ends
-# (a line says when each one starts), so the log reads suite by suite. Suites in different lanes must not
-# share state: each one that needs the collection layout stages its own copy (hacking/in_staged_copy.sh).
+# N at a time, a suite's output goes to a file and is printed whole, in one piece, when the suite ends (a
+# line says when each one starts), so the log reads suite by suite. Suites running together must not share
+# state: each one that needs the collection layout stages its own copy (hacking/in_staged_copy.sh).
 set -uo pipefail
 
 setup=
-lanes=()
+jobs=1
 if [ "${1:-}" = "--setup" ]; then setup=${2:?--setup needs a make target}; shift 2; fi
-if [ "${1:-}" = "--lanes" ]; then
-    shift
-    lanes=("$@")
-else
-    for suite in "$@"; do lanes+=("$suite"); done
-    serial=1
-fi
-serial=${serial:-0}
+if [ "${1:-}" = "--jobs" ]; then jobs=${2:?--jobs needs a number}; shift 2; fi
+suites=("$@")
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/modelarts-suites-XXXXXX")
 trap 'rm -rf "$work"' EXIT
 began=$(date +%s)
 
-# run_one SUITE LANE: run `make SUITE`, record "suite status seconds" in $work/SUITE.row.
+# run_one SUITE [together]: run `make SUITE`, record "suite status seconds" in $work/SUITE.row.
 run_one() {
-    local suite=$1 lane=$2 start status seconds
+    local suite=$1 together=${2:-} start status seconds
     start=$(date +%s)
-    if [ "$serial" = 1 ] || [ "$lane" = setup ]; then
+    if [ -z "$together" ]; then
         echo "=== make $suite"
         if make --no-print-directory "$suite"; then status=passed; else status=FAILED; fi
     else
-        echo "=== make $suite: started (lane $lane)"
+        echo "=== make $suite: started"
         if make --no-print-directory "$suite" >"$work/$suite.log" 2>&1; then status=passed; else status=FAILED; fi
     fi
     seconds=$(($(date +%s) - start))
     printf '%-18s %-7s %5ss\n' "$suite" "$status" "$seconds" >"$work/$suite.row"
-    if [ "$serial" != 1 ] && [ "$lane" != setup ]; then
+    if [ -n "$together" ]; then
         {
             flock 9
-            echo "=== make $suite: $status in ${seconds}s (lane $lane); its output:"
+            echo "=== make $suite: $status in ${seconds}s; its output:"
             cat "$work/$suite.log"
             echo "=== end of make $suite"
         } 9>"$work/print.lock"
@@ -54,25 +49,25 @@ run_one() {
 order=()
 if [ -n "$setup" ]; then
     order+=("$setup")
-    run_one "$setup" setup
+    run_one "$setup"
 fi
-for lane in "${lanes[@]}"; do
-    for suite in $lane; do order+=("$suite"); done
-done
+order+=("${suites[@]}")
 
 if [ -n "$setup" ] && ! grep -q passed "$work/$setup.row"; then
     echo "=== $setup failed: no suite was run" >&2
+elif [ "$jobs" -le 1 ]; then
+    for suite in "${suites[@]}"; do run_one "$suite"; done
 else
-    if [ "$serial" = 1 ]; then
-        for suite in "${lanes[@]}"; do run_one "$suite" 1; done
-    else
-        number=0
-        for lane in "${lanes[@]}"; do
-            number=$((number + 1))
-            (for suite in $lane; do run_one "$suite" "$number"; done) &
-        done
-        wait
-    fi
+    running=0
+    for suite in "${suites[@]}"; do
+        if [ "$running" -ge "$jobs" ]; then
+            wait -n
+            running=$((running - 1))
+        fi
+        run_one "$suite" together &
+        running=$((running + 1))
+    done
+    wait
 fi
 
 echo
