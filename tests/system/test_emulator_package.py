@@ -19,6 +19,7 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 from huaweicloudsdkcore.auth.credentials import BasicCredentials
 from huaweicloudsdkcore.http.http_config import HttpConfig
 from huaweicloudsdkmodelarts.v1 import JobSearches, ListTrainingJobsRequest, ModelArtsClient, ShowTrainingJobDetailsRequest
@@ -268,3 +269,40 @@ def test_the_docs_show_the_example_files_as_they_are():
         test_file = handle.read()
     assert _doc_block(doc, "# deploy.yml") == playbook[playbook.index("- name:") :]
     assert _doc_block(doc, "# test_deploy.py") == test_file[test_file.index("import json") :]
+
+
+def _python_files(*tops):
+    for top in tops:
+        for base, dirs, files in os.walk(os.path.join(ROOT, top)):
+            dirs[:] = [name for name in dirs if name not in ("__pycache__", "output", "results")]
+            for name in files:
+                if name.endswith(".py"):
+                    yield os.path.join(base, name)
+
+
+def test_tests_benchmarks_and_tools_import_the_emulator_as_a_package():
+    """No path to the emulator's sources is put on the import path: the package that `make venv` installs is what runs."""
+    assert not os.path.exists(os.path.join(ROOT, "tests", "emulator")), "tests/emulator/ (the old shim) is back"
+    source_path = re.compile(r"""["']emulator["']\s*,\s*["']src["']|emulator/src""")
+    found = []
+    for path in _python_files("tests", "benchmarks", "hacking"):
+        with open(path, encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                if source_path.search(line) and re.search(r"sys\.path|PYTHONPATH|EMULATOR_SRC", line):
+                    found.append("%s:%d: %s" % (os.path.relpath(path, ROOT), number, line.strip()))
+    assert not found, "\n".join(found)
+    for name in ("test.txt", "matrix-newest.txt", "demo.txt"):
+        with open(os.path.join(ROOT, "requirements", name), encoding="utf-8") as handle:
+            assert "-e ./emulator" in handle.read().splitlines(), name
+
+
+def test_lint_and_molecule_never_install_the_collection_into_the_users_ansible_home():
+    """ansible-lint runs offline and every Molecule scenario without prerun: neither copies this checkout to ~/.ansible."""
+    with open(os.path.join(ROOT, ".ansible-lint"), encoding="utf-8") as handle:
+        assert yaml.safe_load(handle)["offline"] is True
+    scenarios = os.path.join(ROOT, "roles", "training_job_gate", "molecule")
+    for name in sorted(os.listdir(scenarios)):
+        config = os.path.join(scenarios, name, "molecule.yml")
+        if os.path.exists(config):
+            with open(config, encoding="utf-8") as handle:
+                assert yaml.safe_load(handle)["prerun"] is False, config
