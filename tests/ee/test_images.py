@@ -29,6 +29,7 @@ import pytest
 import yaml
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from modelarts_emulator.launcher import running_emulator
+from modelarts_emulator.scenario import load_file, resolve_scenario_path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -139,10 +140,7 @@ def gate_vars(release_dir, release, job_ids, v1_jobs=()):
 
 def demo_by_polls():
     """The emulator's demo scenario, each timed step of its timelines lasting one poll instead of its seconds."""
-    import modelarts_emulator  # pylint: disable=import-outside-toplevel
-
-    with open(os.path.join(os.path.dirname(modelarts_emulator.__file__), "scenarios", "demo.json")) as handle:
-        scenario = json.load(handle)
+    scenario = load_file(resolve_scenario_path("demo"))
     for job in scenario["jobs"]:
         for step in job.get("timeline") or ():
             if isinstance(step, dict) and "seconds" in step:
