@@ -8,6 +8,7 @@ and the event source; and, with nothing given anywhere, one error naming every s
 """
 
 import asyncio
+import datetime
 import threading
 import time
 
@@ -139,7 +140,11 @@ def test_with_no_credentials_anywhere_one_error_names_every_source(emulator, rep
 # A wait over three credential lifetimes and more: every issued credential must be renewed before it expires.
 # Scaled down from 20 s credentials and a minute's wait (same ratios; renewal at a third of the lifetime left).
 LIFETIME = 9  # seconds each issued credential lives in the emulator
-WAIT = 30  # seconds the job stays Running
+# The job stays Running for this many polls of the wait, whatever their speed: the wait's naps (wait_sleep 2 s,
+# growing by half up to wait_sleep_max 5 s: 2, 3, 4.5, 5, 5...) are real sleeps, never shorter on a loaded machine,
+# so the eighth poll, the one that sees Completed, comes at least 29.5 s after the first: more than three lifetimes.
+RUNNING_POLLS = 7
+WAIT_SLEEP, WAIT_SLEEP_MAX = 2, 5
 
 
 def renewing_source(emu, tmp_path, source):
@@ -175,30 +180,60 @@ EXCHANGE_PATHS = {
 }
 
 
+def exchanges(emu, source):
+    """The exchanges of ``source`` the emulator answered with credentials, oldest first."""
+    return [entry for entry in emu.requests(path=EXCHANGE_PATHS[source]) if entry["path"] == EXCHANGE_PATHS[source] and entry["status"] in (200, 201)]
+
+
+def rotate_after_first_exchange(emu, source, token_file, stop):
+    """The CI system rotates the id token once the first credentials were obtained with it (an event, not a time):
+    the wait's later exchanges must read the new one from the file."""
+    while not stop.wait(0.1):
+        if exchanges(emu, source):
+            token_file.write_text(emu.id_token(subject="rotated", lifetime=3600))
+            return
+
+
+def seconds_between(first, last):
+    """Seconds between two request log entries (their ``time``, to the second)."""
+    stamp = "%Y-%m-%dT%H:%M:%SZ"
+    return (datetime.datetime.strptime(last["time"], stamp) - datetime.datetime.strptime(first["time"], stamp)).total_seconds()
+
+
 @pytest.mark.parametrize("source", sorted(EXCHANGE_PATHS))
 def test_a_wait_of_three_lifetimes_outlives_9_second_credentials(modelarts_emulator, repo, tmp_path, source):
     emu = modelarts_emulator
     options, env, token_file = renewing_source(emu, tmp_path, source)
-    job = emu.add_job(name="renewal-%s" % source, timeline=[{"phase": "Running", "seconds": WAIT}, "Completed"])
-    job_id = job if isinstance(job, str) else job["added"][0]["id"]
+    # Driven by polls, not by seconds: however long ansible-playbook takes to start, the wait sees RUNNING_POLLS polls
+    # of Running, and its naps between them make it last more than three lifetimes.
+    job_id = emu.add_job(name="renewal-%s" % source, timeline=[{"phase": "Running", "polls": RUNNING_POLLS}, "Completed"])
     emu.clear_requests()
+    stop = threading.Event()
+    rotator = None
     if token_file is not None:
-        # The CI system rotates the id token mid-wait; the old one stops being valid for new exchanges.
-        def rotate():
-            time.sleep(WAIT / 2)
-            token_file.write_text(emu.id_token(subject="rotated", lifetime=3600))
-
-        threading.Thread(target=rotate, daemon=True).start()
-    task = dict(options, training_job_id=job_id, wait=True, wait_timeout=WAIT * 3, wait_sleep=2, wait_sleep_max=5)
+        rotator = threading.Thread(target=rotate_after_first_exchange, args=(emu, source, token_file, stop), daemon=True)
+        rotator.start()
+    # wait_timeout is only a guard: the wait ends when the job completes, on its poll count.
+    task = dict(options, training_job_id=job_id, wait=True, wait_timeout=600, wait_sleep=WAIT_SLEEP, wait_sleep_max=WAIT_SLEEP_MAX)
     plays = [
         {"hosts": "localhost", "gather_facts": False, "tasks": [{"name": "wait", "modelarts.training.modelarts_training_job_info": task, "register": "job"}]}
     ]
-    result = repo.play(plays, env=dict(env, HOME=str(tmp_path / "home")), verbosity=4)
+    try:
+        result = repo.play(plays, env=dict(env, HOME=str(tmp_path / "home")), verbosity=4)
+    finally:
+        stop.set()
+        if rotator is not None:
+            rotator.join()
     out = result.stdout + result.stderr
     assert result.returncode == 0, out[-4000:]
     log = emu.requests()
-    issued = [entry for entry in log if entry["path"] == EXCHANGE_PATHS[source] and entry["status"] in (200, 201)]
-    # One obtain at the start, then a renewal every ~6 s (a third of 9 s left): at least 3 in 30 s.
+    polls = [entry for entry in log if entry["path"].startswith("/v2/") and entry["path"].endswith(job_id)]
+    assert len(polls) == RUNNING_POLLS + 1 and all(entry["status"] == 200 for entry in polls), [(e["path"], e["status"]) for e in log]
+    # The wait outlived three lifetimes of the credentials it started with (the log's times are whole seconds).
+    assert seconds_between(polls[0], polls[-1]) >= 3 * LIFETIME, (polls[0]["time"], polls[-1]["time"])
+    issued = exchanges(emu, source)
+    # Renewed when a third of the lifetime is left (at most 6 s after each was obtained): the naps of 2 + 3 s let the
+    # first credentials serve at most polls 1-3, 5 s naps let each later one serve at most two polls; 8 polls need 4.
     assert len(issued) >= 4, [entry["path"] for entry in log]
     refused = [entry for entry in log if entry["path"].startswith("/v2/") and entry["status"] == 401]
     assert not refused, "no request was made with expired credentials"
@@ -212,11 +247,19 @@ def test_a_wait_of_three_lifetimes_outlives_9_second_credentials(modelarts_emula
             assert secret not in out
 
 
+def expire_once_served(emu, job_id, stop):
+    """Expire every token once a GET of ``job_id`` has been served (an event, not a time): the credentials worked first."""
+    while not stop.wait(0.05):
+        if [entry for entry in emu.requests(path=job_id) if entry["method"] == "GET" and entry["status"] == 200]:
+            emu.expire_tokens()
+            return
+
+
 def test_user_given_temporary_credentials_that_expire_mid_wait_say_so(modelarts_emulator, repo):
     emu = modelarts_emulator
-    job = emu.add_job(name="expiring-temporary", timeline=[{"phase": "Running", "seconds": 120}, "Completed"])
-    job_id = job if isinstance(job, str) else job["added"][0]["id"]
-    task = dict(emu.connection("temporary"), training_job_id=job_id, wait=True, wait_timeout=60, wait_sleep=1, wait_sleep_max=1)
+    # Running for as many polls as the wait could make: only the expiry can end it.
+    job_id = emu.add_job(name="expiring-temporary", timeline=[{"phase": "Running", "polls": 1000}, "Completed"])
+    task = dict(emu.connection("temporary"), training_job_id=job_id, wait=True, wait_timeout=120, wait_sleep=1, wait_sleep_max=1)
     plays = [
         {
             "hosts": "localhost",
@@ -229,12 +272,14 @@ def test_user_given_temporary_credentials_that_expire_mid_wait_say_so(modelarts_
             ],
         }
     ]
-    timer = threading.Timer(4.0, emu.expire_tokens)
-    timer.start()
+    stop = threading.Event()
+    watcher = threading.Thread(target=expire_once_served, args=(emu, job_id, stop), daemon=True)
+    watcher.start()
     try:
         result = repo.play(plays)
     finally:
-        timer.cancel()
+        stop.set()
+        watcher.join()
     assert "RESCUED=" in result.stdout, result.stdout[-3000:]
     assert "worked earlier in this task and are now refused: they have expired" in result.stdout, result.stdout[-3000:]
     assert "idp_id and id_token_file" in result.stdout
