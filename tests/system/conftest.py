@@ -14,12 +14,16 @@
 * ``run_playbook(text, extra_vars=None, env=None, verbosity=0, check=False)``: writes the playbook to a
   temporary file, runs ansible-playbook, returns the ``subprocess.CompletedProcess`` (stdout and
   stderr captured as text).
+* ``run_in_group(command, env, cwd, timeout)``: ``subprocess.run`` with the output captured as text, in a process
+  group of its own that is ended with the command: nothing it leaves running (ansible-core leaves a module polling
+  past its task's ``timeout``) reaches the emulator during a later test.
 * ``run_info_task(task, verbosity=3)``: runs a playbook whose one task is ``modelarts_training_job_info`` with
   ``task`` (its failure ignored, so that the playbook itself must pass) and returns ``(registered result, process)``.
 """
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -33,6 +37,33 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # are in a user's tests.
 
 BIN = os.path.dirname(sys.executable)
+
+
+def run_in_group(command, env, cwd, timeout):
+    """Run ``command`` like ``subprocess.run(capture_output=True, text=True)`` in a process group of its own; end
+    whatever is left in that group when it returns (or times out).
+
+    The session's emulator is shared by the tests of a worker, and some of them count the requests it received:
+    a process that outlives its test (the module ansible-core leaves running when a task's ``timeout`` ends it, a
+    playbook stopped at ``timeout``) would poll it during the next test.
+    """
+    process = subprocess.Popen(command, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        end_group(process.pid)
+        process.communicate()
+        raise
+    end_group(process.pid)
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+
+
+def end_group(group):
+    """Kill what is left of the process group ``group`` (nothing, most of the time)."""
+    try:
+        os.killpg(group, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 @pytest.fixture(scope="session")
@@ -97,7 +128,7 @@ def run_playbook(ansible_env, tmp_path):
             vars_file.write_text(yaml.safe_dump(extra_vars))
             command += ["-e", "@%s" % vars_file]
         merged = dict(ansible_env, **(env or {}))
-        return subprocess.run(command, env=merged, cwd=str(tmp_path), capture_output=True, text=True, timeout=timeout, check=False)
+        return run_in_group(command, merged, str(tmp_path), timeout)
 
     return run
 

@@ -13,11 +13,12 @@
 import asyncio
 import os
 import runpy
-import subprocess
 import sys
 import uuid
 
 import yaml
+
+from conftest import run_in_group
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RULEBOOKS = os.path.join(HERE, "rulebooks")
@@ -48,7 +49,7 @@ def run_rulebook(ansible_env, workdir, rulebook, variables=None, env=None, shutd
     if verbosity:
         command.append("-" + "v" * verbosity)
     merged = dict(ansible_env, **(env or {}))
-    return subprocess.run(command, env=merged, cwd=workdir, capture_output=True, text=True, timeout=timeout, check=False)
+    return run_in_group(command, merged, workdir, timeout)
 
 
 def event_lines(stdout, prefix="EVENT"):

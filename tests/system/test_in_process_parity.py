@@ -13,13 +13,12 @@ default run.
 import json
 import os
 import re
-import subprocess
 import sys
 
 import pytest
 import yaml
 
-from conftest import emulator_connection
+from conftest import emulator_connection, run_in_group
 
 COMPLETED = "a1000000-0000-4000-8000-000000000001"
 FAILED = "a1000000-0000-4000-8000-000000000002"
@@ -167,7 +166,9 @@ def run_playbook_module(ansible_env, tmp_path_factory):
             command.append("-" + "v" * verbosity)
         if extra_vars:
             command += ["-e", json.dumps(extra_vars)]
-        return subprocess.run(command, env=ansible_env, cwd=str(folder), capture_output=True, text=True, timeout=600, check=False)
+        # In a group of its own, ended with the playbook: the module of "task timeout" is left polling by ansible-core
+        # when the task's timeout ends it, and would poll the session's emulator during the tests that come next.
+        return run_in_group(command, ansible_env, str(folder), 600)
 
     return run
 

@@ -19,7 +19,7 @@ import urllib.request
 import pytest
 import yaml
 
-from conftest import endpoint_tokens
+from conftest import endpoint_tokens, run_in_group
 from peers import connect_proxy
 
 BIN = os.path.dirname(sys.executable)
@@ -62,7 +62,7 @@ class Repo(object):
         command = [os.path.join(BIN, "ansible-playbook"), "-i", str(self.root / "inventory"), "--vault-password-file", str(self.password_file), str(path)]
         if verbosity:
             command.append("-" + "v" * verbosity)
-        return subprocess.run(command, env=dict(self.env, **(env or {})), cwd=str(self.root), capture_output=True, text=True, timeout=300, check=False)
+        return run_in_group(command, dict(self.env, **(env or {})), str(self.root), 300)
 
 
 @pytest.fixture
