@@ -2,8 +2,10 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """`make demo`: the deployment gate against the ModelArts emulator, opened and then closed.
 
-1. Start the emulator (HTTPS, its default "demo" scenario): a ResNet-50 job and a legacy
-   v1 job that train for about fifteen seconds, and a BERT job that fails with OOMKilled.
+1. Start the emulator (HTTPS) with the jobs of its "demo" scenario: a ResNet-50 job and a legacy
+   v1 job that complete, and a BERT job that fails with OOMKilled. Each step of their timelines
+   lasts one poll of the gate instead of its seconds (``demo_scenario``), so every run shows the
+   whole lifecycle, however long ansible-playbook takes to start on a busy machine.
 2. Run playbooks/gate_deployment.yml on the two good jobs: the gate waits through Creating,
    Pending and Running, opens on Completed, and the deploy step writes a release manifest.
 3. Run it again with the BERT job added: the gate stays closed, the deploy never runs.
@@ -20,6 +22,7 @@ import sys
 import tempfile
 
 from modelarts_emulator.launcher import running_emulator
+from modelarts_emulator.scenario import load_file, resolve_scenario_path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -28,6 +31,21 @@ GOOD_V2 = "6a0c7f9e-3d2b-4c18-9e5a-1f2d3c4b5a60"  # resnet50-flowers-train: comp
 FAILING_V2 = "2b7e4d1c-8f3a-4e6b-a0c9-5d1e2f3a4b70"  # bert-intent-train: fails with OOMKilled
 GOOD_V1 = {"job_id": 10, "version_id": 12}  # legacy-mnist-train: completes
 PLAYBOOK = os.path.join(ROOT, "playbooks", "gate_deployment.yml")
+
+
+def demo_scenario():
+    """The emulator's shipped demo scenario, each timed step of its timelines lasting one poll instead of its seconds.
+
+    Driven by seconds, what the gate saw depended on how long ansible-playbook took to start: on a loaded
+    machine its first poll already found the job Running. Driven by polls, every run sees every phase.
+    """
+    scenario = load_file(resolve_scenario_path("demo"))
+    for job in scenario["jobs"]:
+        for step in job.get("timeline") or ():
+            if isinstance(step, dict) and "seconds" in step:
+                step["polls"] = 1
+                del step["seconds"]
+    return scenario
 
 
 def say(text):
@@ -52,9 +70,10 @@ def main():
 def demo(work):
     release_dir = os.path.join(work, "releases")
     os.mkdir(release_dir)
-    say("Starting the ModelArts emulator (HTTPS, the demo jobs: modelarts-emulator --tls-dir DIR)")
+    say("Starting the ModelArts emulator (HTTPS, the demo jobs, each phase lasting one poll: modelarts-emulator --tls-dir DIR)")
     with running_emulator(scenario="demo", tls=True) as emu:
-        print("    listening on %s; jobs start training now" % emu.url)
+        emu.reset(scenario=demo_scenario())
+        print("    listening on %s; each job moves on one phase at every poll of it" % emu.url)
         env = dict(os.environ, **emu.env("aksk"))
         env.update(
             ANSIBLE_PYTHON_INTERPRETER=sys.executable,
@@ -65,7 +84,7 @@ def demo(work):
             TMPDIR=work,
         )
 
-        say("Run 1: gate on resnet50-flowers-train (v2) and legacy-mnist-train (v1); both finish in ~15 s")
+        say("Run 1: gate on resnet50-flowers-train (v2) and legacy-mnist-train (v1); both complete at the gate's fourth poll")
         first = run_gate(env, release_dir, "demo-1", [GOOD_V2], [GOOD_V1])
         manifest = os.path.join(release_dir, "release-demo-1.json")
         if first != 0 or not os.path.exists(manifest):

@@ -16,6 +16,7 @@ containers share the host's network to reach it; its CA is mounted into them.
 import json
 import os
 import re
+import runpy
 import shlex
 import shutil
 import ssl
@@ -29,7 +30,6 @@ import pytest
 import yaml
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from modelarts_emulator.launcher import running_emulator
-from modelarts_emulator.scenario import load_file, resolve_scenario_path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -139,14 +139,8 @@ def gate_vars(release_dir, release, job_ids, v1_jobs=()):
 
 
 def demo_by_polls():
-    """The emulator's demo scenario, each timed step of its timelines lasting one poll instead of its seconds."""
-    scenario = load_file(resolve_scenario_path("demo"))
-    for job in scenario["jobs"]:
-        for step in job.get("timeline") or ():
-            if isinstance(step, dict) and "seconds" in step:
-                step["polls"] = 1
-                del step["seconds"]
-    return scenario
+    """The demo's jobs as `make demo` serves them (hacking/demo.py): each timed step lasting one poll, not its seconds."""
+    return runpy.run_path(os.path.join(ROOT, "hacking", "demo.py"))["demo_scenario"]()
 
 
 @needs_images
