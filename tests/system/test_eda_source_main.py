@@ -34,8 +34,11 @@ def run(coro, timeout=30):
     return asyncio.run(asyncio.wait_for(coro, timeout))
 
 
-async def collect(src, args, queue=None, until=None):
-    """Run main() until it returns (or ``until(events)`` is true, then cancel it); return the events."""
+async def collect(src, args, queue=None, until=None, react=None):
+    """Run main() until it returns (or ``until(events)`` is true, then cancel it); return the events.
+
+    ``react(events)``, a coroutine function, is awaited after each event (to move the emulator's clock, say).
+    """
     queue = queue or asyncio.Queue()
     task = asyncio.ensure_future(src["main"](queue, args))
     events = []
@@ -44,6 +47,8 @@ async def collect(src, args, queue=None, until=None):
         done, _pending = await asyncio.wait({task, getter}, return_when=asyncio.FIRST_COMPLETED)
         if getter in done:
             events.append(getter.result())
+            if react:
+                await react(events)
             if until and until(events):
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
@@ -60,15 +65,40 @@ def phases(events):
     return [(e["modelarts"]["training_job"]["id"], e["modelarts"]["previous_phase"], e["modelarts"]["phase"]) for e in events]
 
 
+# A timed step of the jobs below lasts this long: longer than any test runs, so that only the emulator's clock,
+# moved by the test when the source has reported what it waits for, takes a job on (never the source's speed).
+STEP = 3600
+
+
+def seen(events):
+    """The (job id, phase) of each event."""
+    return {(e["modelarts"]["training_job"]["id"], e["modelarts"]["phase"]) for e in events}
+
+
+def clock_driver(emulator, *stages):
+    """A ``react`` for :func:`collect`: moves the emulator's clock on by STEP each time every (job id, phase) of the next
+    stage has been an event."""
+    waiting = [set(stage) for stage in stages]
+
+    async def react(events):
+        while waiting and waiting[0] <= seen(events):
+            waiting.pop(0)
+            await asyncio.to_thread(emulator.advance_clock, STEP)
+
+    return react
+
+
 # -- main() against the emulator ---------------------------------------------------------------
 
 
-def test_main_time_driven_job_gives_each_phase_once_in_order(src, emulator):
+def test_main_time_driven_job_gives_each_phase_once_in_order(src, modelarts_emulator):
+    emulator = modelarts_emulator  # reset after the test: the clock moved here moves no other test's jobs
     job = unique_id("logic-time")
     emulator.add_jobs(
-        [{"id": job, "name": "logic-time", "timeline": [{"phase": "Pending", "seconds": 1.0}, {"phase": "Running", "seconds": 1.0}, "Completed"]}]
+        [{"id": job, "name": "logic-time", "timeline": [{"phase": "Pending", "seconds": STEP}, {"phase": "Running", "seconds": STEP}, "Completed"]}]
     )
-    events = run(collect(src, dict(connection_args(emulator), training_job_ids=[job], interval=0.2, stop_when_done=True)))
+    react = clock_driver(emulator, [(job, "Pending")], [(job, "Running")])
+    events = run(collect(src, dict(connection_args(emulator), training_job_ids=[job], interval=0.2, stop_when_done=True), react=react))
     assert phases(events) == [(job, None, "Pending"), (job, "Pending", "Running"), (job, "Running", "Completed")]
     finished = events[-1]["modelarts"]["training_job"]
     assert finished["completed"] is True and finished["terminal"] is True and finished["api_version"] == "v2"
@@ -112,41 +142,60 @@ def test_main_idles_after_the_last_job_unless_told_to_stop(src, emulator):
     assert event["modelarts"]["training_job"]["diagnostics"]["tasks"][0]["task_id"] == "worker-0"
 
 
-def test_main_name_search_picks_up_jobs_created_later(src, emulator):
+def test_main_name_search_picks_up_jobs_created_later(src, modelarts_emulator):
+    emulator = modelarts_emulator
     name = unique_id("logic-name")
     first = unique_id("logic-name-a")
-    emulator.add_jobs([{"id": first, "name": name, "timeline": [{"phase": "Running", "seconds": 0.6}, "Completed"]}])
+    emulator.add_jobs([{"id": first, "name": name, "timeline": [{"phase": "Running", "seconds": STEP}, "Completed"]}])
     later = unique_id("logic-name-b")
 
     async def scenario():
         queue = asyncio.Queue()
         task = asyncio.ensure_future(src["main"](queue, dict(connection_args(emulator), name=name, interval=0.2)))
-        events = [await asyncio.wait_for(queue.get(), 10) for _index in range(2)]
-        await asyncio.to_thread(emulator.add_jobs, [{"id": later, "name": name, "timeline": [{"phase": "Pending", "seconds": 0.6}, "Failed"]}])
-        events += [await asyncio.wait_for(queue.get(), 10) for _index in range(2)]
+        events = [await asyncio.wait_for(queue.get(), 30)]
+        await asyncio.to_thread(emulator.advance_clock, STEP)
+        events.append(await asyncio.wait_for(queue.get(), 30))
+        await asyncio.to_thread(emulator.add_jobs, [{"id": later, "name": name, "timeline": [{"phase": "Pending", "seconds": STEP}, "Failed"]}])
+        events.append(await asyncio.wait_for(queue.get(), 30))
+        await asyncio.to_thread(emulator.advance_clock, STEP)
+        events.append(await asyncio.wait_for(queue.get(), 30))
         await asyncio.sleep(0.6)
         extra = queue.qsize()
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
         return events, extra
 
-    events, extra = run(scenario())
+    events, extra = run(scenario(), timeout=120)
     assert phases(events) == [(first, None, "Running"), (first, "Running", "Completed"), (later, None, "Pending"), (later, "Pending", "Failed")]
     assert extra == 0
 
 
-def test_main_name_search_survives_a_503_burst(src, emulator, caplog):
+def test_main_name_search_survives_a_503_burst(src, modelarts_emulator, caplog):
+    emulator = modelarts_emulator
     caplog.set_level(logging.WARNING, LOGGER)
     name = unique_id("logic-search-503")
     job = unique_id("logic-search-503-job")
-    emulator.add_jobs([{"id": job, "name": name, "timeline": [{"phase": "Running", "seconds": 0.8}, "Completed"]}])
+    emulator.add_jobs([{"id": job, "name": name, "timeline": [{"phase": "Running", "seconds": STEP}, "Completed"]}])
     emulator.add_fault(type="error", status=503, count=3, after=1, target="search")
+
+    def burst_over():
+        # The three searches after the first were answered 503: the job completes only after the burst.
+        while len([entry for entry in emulator.requests(path="/training-job-searches") if entry["status"] == 503]) < 3:
+            time.sleep(0.05)
+        emulator.advance_clock(STEP)
+
+    async def react(events):
+        if len(events) == 1:
+            await asyncio.wait_for(asyncio.to_thread(burst_over), 60)
+
     events = run(
         collect(
             src,
             dict(connection_args(emulator), name=name, interval=0.1, backoff_retries=0),
             until=lambda events: events[-1]["modelarts"]["phase"] == "Completed",
-        )
+            react=react,
+        ),
+        timeout=120,
     )
     assert phases(events) == [(job, None, "Running"), (job, "Running", "Completed")]
     assert caplog.text.count("HTTP 503") == 3
@@ -161,25 +210,28 @@ def test_main_ends_when_every_job_is_unreadable(src, emulator):
 def test_main_never_blocks_the_event_loop(src, emulator):
     job = unique_id("logic-stall")
     emulator.add_jobs([{"id": job, "name": "logic-stall", "phase": "Running"}])
-    emulator.add_fault(type="delay", seconds=1.5, count=1, job=job)
+    fault = emulator.add_fault(type="delay", seconds=3, count=1, job=job)
+
+    def stalled():
+        # The emulator has received the GET it stalls (the fault was hit): that request is now in flight.
+        while not [entry for entry in emulator.faults() if entry["id"] == fault and entry["hits"]]:
+            time.sleep(0.02)
 
     async def scenario():
         queue = asyncio.Queue()
         task = asyncio.ensure_future(src["main"](queue, dict(connection_args(emulator), training_job_ids=[job], interval=0.2)))
-        gaps = []
-        last = time.monotonic()
-        while queue.empty():
-            await asyncio.sleep(0.02)
-            now = time.monotonic()
-            gaps.append(now - last)
-            last = now
+        # This coroutine runs on while the stalled request is in flight only if the loop keeps turning: a source that
+        # made the request on the loop's thread would hold it until the answer came, and its event with it.
+        await asyncio.wait_for(asyncio.to_thread(stalled), 30)
+        answered_before_the_loop_turned = not queue.empty()
+        event = await asyncio.wait_for(queue.get(), 30)
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
-        return gaps
+        return answered_before_the_loop_turned, event
 
-    gaps = run(scenario())
-    assert sum(gaps) >= 1.4  # the stalled request did take its time ...
-    assert max(gaps) < 0.3  # ... while the loop kept turning
+    answered_before_the_loop_turned, event = run(scenario(), timeout=60)
+    assert not answered_before_the_loop_turned
+    assert event["modelarts"]["phase"] == "Running"  # ... and the stalled request did give its event
 
 
 def test_no_secret_in_events_or_logs_with_password_auth_and_errors(src, emulator, caplog):
@@ -282,14 +334,15 @@ def test_main_null_filled_documents_give_their_events(src, emulator):
     assert last["schema_errors"] == [] and last["details"]["endpoints"] is None and last["name"] is None
 
 
-def test_main_name_watch_reports_a_bad_document_once_and_keeps_the_others(src, emulator, caplog):
+def test_main_name_watch_reports_a_bad_document_once_and_keeps_the_others(src, modelarts_emulator, caplog):
+    emulator = modelarts_emulator
     caplog.set_level(logging.WARNING, LOGGER)
     name = unique_id("logic-bad-doc")
     first, second, bad = unique_id("logic-bad-doc-a"), unique_id("logic-bad-doc-b"), unique_id("logic-bad-doc-x")
     emulator.add_jobs(
         [
-            {"id": first, "name": name, "timeline": [{"phase": "Pending", "seconds": 0.6}, {"phase": "Running", "seconds": 0.6}, "Completed"]},
-            {"id": second, "name": name, "timeline": [{"phase": "Running", "seconds": 0.9}, "Failed"]},
+            {"id": first, "name": name, "timeline": [{"phase": "Pending", "seconds": STEP}, {"phase": "Running", "seconds": STEP}, "Completed"]},
+            {"id": second, "name": name, "timeline": [{"phase": "Running", "seconds": STEP}, "Failed"]},
             {"id": bad, "name": name, "phase": "Running", "annotations": {"x-strict-breaker": "1"}},
         ]
     )
@@ -301,7 +354,8 @@ def test_main_name_watch_reports_a_bad_document_once_and_keeps_the_others(src, e
         def both_finished(events):
             return sum(1 for e in events if finished.get(e["modelarts"]["training_job"]["id"], "-") == e["modelarts"]["phase"]) == 2
 
-        events = run(collect(src, dict(connection_args(emulator), name=name, interval=0.2), until=both_finished))
+        react = clock_driver(emulator, [(first, "Pending"), (second, "Running")], [(first, "Running"), (second, "Failed")])
+        events = run(collect(src, dict(connection_args(emulator), name=name, interval=0.2), until=both_finished, react=react), timeout=120)
     finally:
         emulator.control("DELETE", "/faults/%s" % fault)
     assert [e for e in phases(events) if e[0] == first] == [(first, None, "Pending"), (first, "Pending", "Running"), (first, "Running", "Completed")]
