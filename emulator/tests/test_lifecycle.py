@@ -83,18 +83,22 @@ def test_v1_legacy_lifecycle(client):
 
 
 def test_lifecycle_by_time(emu, client):
-    job = "a1000000-0000-4000-8000-000000000020"
+    # Steps of 100 s, moved by the emulator's clock: the real seconds the test takes (under 50, however loaded the
+    # machine) never take the job to another step, so each GET sees the step the clock was moved to.
+    job = "77777777-0000-4000-8000-000000000020"
+    steps = [{"phase": "Creating", "seconds": 100}, {"phase": "Pending", "seconds": 100}, {"phase": "Running", "seconds": 100}, "Completed"]
+    emu.add_jobs([{"id": job, "name": "seconds-by-the-clock", "timeline": steps}])
     assert client.job(job).json()["status"]["phase"] == "Creating"
-    emu.control("POST", "/clock/advance", {"seconds": 2.5})
+    emu.control("POST", "/clock/advance", {"seconds": 150})
     assert client.job(job).json()["status"]["phase"] == "Pending"
-    emu.control("POST", "/clock/advance", {"seconds": 2})
+    emu.control("POST", "/clock/advance", {"seconds": 100})
     running = client.job(job).json()
     assert running["status"]["phase"] == "Running"
-    assert running["status"]["start_time"] == running["metadata"]["create_time"] + 4000
-    emu.control("POST", "/clock/advance", {"seconds": 5})
+    assert running["status"]["start_time"] == running["metadata"]["create_time"] + 200000
+    emu.control("POST", "/clock/advance", {"seconds": 100})
     done = client.job(job).json()["status"]
-    assert done["phase"] == "Completed" and done["duration"] == 4000
-    assert done["running_records"][0]["end_at"] - done["running_records"][0]["start_at"] == 4
+    assert done["phase"] == "Completed" and done["duration"] == 100000
+    assert done["running_records"][0]["end_at"] - done["running_records"][0]["start_at"] == 100
 
 
 def test_time_lifecycle_visible_in_search_without_polls(emu, client):
