@@ -2,21 +2,23 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """One deadline end to end: the module against the emulator's throttle and delay faults.
 
-With ``wait_timeout: T`` the task must end within ``T`` plus one ``request_timeout`` (plus the
-start-up of ansible-playbook): before the fix, a throttled service with ``Retry-After: 300`` kept
-a ``wait_timeout: 3`` task alive for minutes.  The bounds below are deliberately loose: they
-separate "ends at the deadline" from "hangs", they do not measure speed (docs/reliability.md and
-benchmarks/fault_soak.py do).
+With ``wait_timeout: T`` the task must end within ``T`` plus one ``request_timeout``: before the fix,
+a throttled service with ``Retry-After: 300`` kept a ``wait_timeout: 3`` task alive for minutes.  The
+bound is checked on the time the module itself reports for its wait ("timed out after 3.4s"), which
+the start-up of ansible-playbook on a loaded machine does not lengthen, and it is deliberately loose:
+it separates "ends at the deadline" from "hangs" (a minute or five here), it does not measure speed
+(docs/reliability.md and benchmarks/fault_soak.py do).
 """
 
-import time
+import re
 import uuid
 
 import pytest
 
 WAIT_TIMEOUT = 3
 REQUEST_TIMEOUT = 4
-STARTUP_ALLOWANCE = 25
+# Slack for a machine so loaded that the module's own process is starved: far below the hangs (60 s, 300 s) it tells apart.
+SLACK = 25
 
 
 @pytest.mark.parametrize(
@@ -49,9 +51,8 @@ def test_waiting_module_ends_at_its_deadline(emulator, run_playbook, fault):
             ],
         }
     ]
-    started = time.monotonic()
     result = run_playbook(plays, timeout=600)
-    elapsed = time.monotonic() - started
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "timed out after" in result.stdout, result.stdout
-    assert elapsed < WAIT_TIMEOUT + REQUEST_TIMEOUT + STARTUP_ALLOWANCE, "the task outlived its deadline: %.1fs" % elapsed
+    waited = re.search(r"timed out after ([0-9.]+)s", result.stdout)
+    assert waited, result.stdout
+    assert float(waited.group(1)) < WAIT_TIMEOUT + REQUEST_TIMEOUT + SLACK, "the task outlived its deadline: %ss" % waited.group(1)

@@ -7,7 +7,9 @@ Socket timeouts bound each read: a server that trickles its status line and head
 for as long as it trickled (20 s in the review, a minute here). A server that accepts and never
 completes the TLS handshake is the third kind (Python bounds a handshake by the connect timeout; the
 watchdog would end it too). The servers run on 127.0.0.1, started and stopped by the test. As in
-test_deadlines.py the bound is loose: it tells "ends at the deadline" from "hangs", never speed.
+test_deadlines.py the bound is checked on the time the module reports for its wait, and loose: it
+tells "ends at the deadline" from "hangs", never speed; a task that hangs is also stopped by the
+playbook's timeout, well before the slow server stops trickling.
 """
 
 import contextlib
@@ -25,7 +27,8 @@ from peers import read_head, trickle
 
 WAIT_TIMEOUT = 3
 REQUEST_TIMEOUT = 4
-STARTUP_ALLOWANCE = 25
+# Slack for a machine so loaded that the module's own process is starved: far below the hang (a minute and more).
+SLACK = 25
 # How long a slow server keeps trickling: far past any bound, so a hang cannot pass for an ending.
 TRICKLE_SECONDS = 90
 PROJECT = "0123456789abcdef0123456789abcdef"
@@ -123,12 +126,10 @@ def test_a_slow_server_cannot_keep_a_waiting_task_past_its_deadline(kind, run_pl
                 ],
             }
         ]
-        started = time.monotonic()
         try:
             result = run_playbook(plays, env={"NO_PROXY": "", "no_proxy": ""}, timeout=TRICKLE_SECONDS - 10)
         except subprocess.TimeoutExpired:
             pytest.fail("the task was still running after %ds: it hung on the slow server" % (TRICKLE_SECONDS - 10))
-        elapsed = time.monotonic() - started
     assert result.returncode == 0, result.stdout + result.stderr
     assert seen, "the slow server was reached"
     assert "timed out after" in result.stdout, result.stdout
@@ -143,6 +144,7 @@ def test_a_slow_server_cannot_keep_a_waiting_task_past_its_deadline(kind, run_pl
         assert re.search(r"last poll failed: [^:]+: (ReadTimeout|ConnectTimeout|SSLError|the deadline passed during the TLS handshake)", result.stdout), (
             result.stdout
         )
-    assert elapsed < WAIT_TIMEOUT + REQUEST_TIMEOUT + STARTUP_ALLOWANCE, "the task outlived its deadline: %.1fs" % elapsed
     waited = re.search(r"timed out after ([0-9.]+)s", result.stdout)
-    print("%s: the module waited %ss of wait_timeout %ss (%.1fs with ansible-playbook)" % (kind, waited.group(1), WAIT_TIMEOUT, elapsed))
+    assert waited, result.stdout
+    assert float(waited.group(1)) < WAIT_TIMEOUT + REQUEST_TIMEOUT + SLACK, "the task outlived its deadline: %ss" % waited.group(1)
+    print("%s: the module waited %ss of wait_timeout %ss" % (kind, waited.group(1), WAIT_TIMEOUT))
