@@ -8,6 +8,7 @@ listener standing in for the other host) shows what left this machine.
 """
 
 import asyncio
+import json
 import socket
 import threading
 import uuid
@@ -175,13 +176,23 @@ def test_waiting_on_a_misspelt_name_never_opens_the_gate(emulator, repo):
 
 def test_waiting_on_a_name_picks_up_a_job_created_during_the_wait(emulator, repo):
     name = "later-%s" % uuid.uuid4().hex[:8]
-    timer = threading.Timer(2.0, lambda: emulator.add_job(id=str(uuid.uuid4()), name=name, phase="Completed"))
-    timer.start()
+    stop = threading.Event()
+
+    def create_once_searched():
+        # Created once the wait has searched for the name and found nothing (an event, not a time): during the wait.
+        while not stop.wait(0.05):
+            if [entry for entry in emulator.requests(path="/training-job-searches") if name in json.dumps(entry.get("body"))]:
+                emulator.add_job(id=str(uuid.uuid4()), name=name, phase="Completed")
+                return
+
+    creator = threading.Thread(target=create_once_searched, daemon=True)
+    creator.start()
     try:
-        task = dict(emulator.connection("aksk"), name=name, wait=True, wait_timeout=30, wait_sleep=1)
+        task = dict(emulator.connection("aksk"), name=name, wait=True, wait_timeout=120, wait_sleep=1)
         result = repo.play(module_play(task, rescue=True))
     finally:
-        timer.cancel()
+        stop.set()
+        creator.join()
     assert "GATE=open JOBS=%s" % name in result.stdout, result.stdout[-3000:]
 
 
