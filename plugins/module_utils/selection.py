@@ -173,7 +173,6 @@ class Search(object):
             parts.append("in workspace %s" % self.workspace_id)
         return " ".join(parts)
 
-
     def coverage(self):
         """What the search can find, said where it found nothing and that is less than every job: a tag search covers the
         jobs created in the last 31 days only (:data:`TAG_WINDOW_MS`: the service's window when the request gives no

@@ -22,7 +22,11 @@ ROLE_DIR = os.path.join(ROOT, "roles", "training_job_gate")
 
 
 def gate(**role_vars):
-    return {"name": "Gate", "ansible.builtin.include_role": {"name": ROLE}, "vars": dict(training_job_gate_ids=[COMPLETED], training_job_gate_poll=0.1, **role_vars)}
+    return {
+        "name": "Gate",
+        "ansible.builtin.include_role": {"name": ROLE},
+        "vars": dict(training_job_gate_ids=[COMPLETED], training_job_gate_poll=0.1, **role_vars),
+    }
 
 
 def warnings(output):
@@ -40,8 +44,12 @@ def test_a_second_gate_does_not_warn_about_the_facts_the_first_one_published(emu
                 gate(training_job_gate_fact="training_job_gate_nightly_jobs"),
                 gate(training_job_gate_fact="training_job_gate_release_jobs", training_job_gate_cacheable=True),
                 gate(),
-                {"ansible.builtin.debug": {"msg": "OPENED={{ [training_job_gate_nightly_jobs, training_job_gate_release_jobs, modelarts_training_jobs]"
-                                                  " | map('map', attribute='phase') | map('join') | join(',') }}"}},
+                {
+                    "ansible.builtin.debug": {
+                        "msg": "OPENED={{ [training_job_gate_nightly_jobs, training_job_gate_release_jobs, modelarts_training_jobs]"
+                        " | map('map', attribute='phase') | map('join') | join(',') }}"
+                    }
+                },
                 # A misspelt option is still warned about, with the published facts in scope.
                 gate(training_job_gate_timout=30),
             ],

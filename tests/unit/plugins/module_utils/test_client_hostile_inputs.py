@@ -120,7 +120,13 @@ def test_a_proxy_url_requests_would_misread_is_refused_without_quoting_it(proxy)
 
 @pytest.mark.parametrize(
     "proxy",
-    ["http://u:Pw-secret-9@[fd00::1", "http://[fd00::1", "http://u:Pw-secret-9@[fd00::1]:99999", "http://u:Pw-secret-9@proxy:port", "http://u:Pw-secret-9@:3128"],
+    [
+        "http://u:Pw-secret-9@[fd00::1",
+        "http://[fd00::1",
+        "http://u:Pw-secret-9@[fd00::1]:99999",
+        "http://u:Pw-secret-9@proxy:port",
+        "http://u:Pw-secret-9@:3128",
+    ],
 )
 def test_a_proxy_url_whose_host_or_port_cannot_be_read_is_refused_without_quoting_it(proxy):
     """Issue 36, item 6: an unclosed IPv6 bracket was a ValueError from inside the standard library, a traceback."""
