@@ -22,19 +22,6 @@ MODULE = "modelarts.training.modelarts_training_job_info"
 ROLE = "modelarts.training.training_job_gate"
 
 
-@pytest.fixture
-def stale_search(emulator):
-    """``stale(phase)``: from then on every search answer of the emulator reports ``phase``; removed after the test."""
-    added = []
-
-    def stale(phase):
-        added.append(emulator.add_fault(type="stale", phase=phase, count="always"))
-
-    yield stale
-    for fault in added:
-        emulator.control("DELETE", "/faults/%s" % fault)
-
-
 def add_jobs(emulator, prefix, count, phase):
     """``count`` jobs in ``phase`` sharing a new name and a new tag value; ``(name, tag value, ids)``."""
     name, tag = unique_id(prefix), unique_id("tag")
