@@ -212,6 +212,26 @@ def test_search_offset_setting_is_checked_and_comes_from_a_scenario_too(emu, cli
         emu.reset(scenario={"settings": {"search_offset": "rows"}})
 
 
+def test_search_ties_lists_jobs_created_in_the_same_millisecond_by_id_or_as_they_were_added(emu, client):
+    # One add_jobs call: the jobs share their creation time to the millisecond; added in an order that is not the ids'.
+    ids = ["tie-c", "tie-a", "tie-d", "tie-b"]
+    emu.add_jobs([{"id": job, "name": "tied-name", "phase": "Completed"} for job in ids])
+    name = [{"key": "name", "operator": "in", "value": ["tied-name"]}]
+
+    def listed(order="desc", limit=50, offset=0):
+        items = _search(client, offset=offset, limit=limit, order=order, filters=name)["items"]
+        assert len({j["metadata"]["create_time"] for j in items}) <= 1
+        return [j["metadata"]["id"] for j in items]
+
+    assert emu.settings()["search_ties"] == "id"
+    assert listed() == sorted(ids, reverse=True) and listed("asc") == sorted(ids)
+    assert emu.settings(search_ties="added")["search_ties"] == "added"
+    assert listed() == ids and listed("asc") == ids
+    assert listed(limit=2, offset=1) == ids[2:], "pages follow the same order"
+    with pytest.raises(ControlError, match="search_ties must be id or added"):
+        emu.settings(search_ties="random")
+
+
 def test_search_defaults_and_limits(client):
     everything = _search(client)
     assert everything["count"] == 10 and everything["total"] > 280

@@ -18,12 +18,15 @@ options:
       - "The search API's rules are checked before any request - at most 10 keys, at most 10 distinct values a key; keys of
         1-128 and values of 0-255 letters, digits, spaces and C(_ . : = + - @) (values also C(/)); keys without leading or
         trailing spaces; values are strings (an integer is taken as its digits; quote a number such as C(1.10))."
-      - A tag search covers the jobs created in the last 31 days (the service's window).
+      - A tag search covers the jobs created in the last 31 days (the service's window); one that finds nothing says so, in a
+        warning or, with O(wait), in the message.
     type: dict
   latest:
     description:
       - Only the newest job O(name) or O(tags) match, by creation time - the job of last night's run of a name reused
         every night - and not the older runs of that name.
+      - Among jobs created in the same millisecond, the one with the greatest id (compared as text) is the newest, whatever
+        order the service lists them in; the results of a search and the event source's listing follow the same order.
       - With O(wait), the job is chosen once, at the start, and the wait follows that job only.
       - Needs O(name) or O(tags).
     type: bool
@@ -47,7 +50,10 @@ options:
       - "The search API's rules are checked before any request - at most 10 keys, at most 10 distinct values a key; keys of
         1-128 and values of 0-255 letters, digits, spaces and C(_ . : = + - @) (values also C(/)); keys without leading or
         trailing spaces."
-      - A tag search covers the jobs created in the last 31 days (the service's window).
+      - A tag search covers the jobs created in the last 31 days (the service's window); while it finds nothing, the source
+        says so once, in a warning.
+      - The jobs a listing finds are reported newest first, and jobs created in the same millisecond greatest id first - the
+        job the module's O(latest) picks first.
     type: dict
   workspace_id:
     description:

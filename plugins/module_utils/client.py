@@ -152,28 +152,57 @@ PROXY_ENCODING_HINT = (
     "it cannot be read as scheme://user:password@host:port: percent-encode the reserved characters of its user name and password "
     "('/' as %2F, '@' as %40, '#' as %23, '?' as %3F, '%' as %25), e.g. http://user:pa%2Fss@proxy:3128 (the URL is not shown: it holds a password)"
 )
+# What to do about a proxy URL whose host and port cannot be read at all (an unclosed IPv6 bracket, a port that is no number).
+PROXY_SHAPE_HINT = (
+    "it is not a URL of the form scheme://host:port (with user:password@ before the host for a proxy that wants them): "
+    "an IPv6 host goes in brackets (http://[fd00::1]:3128), a port is a number from 1 to 65535 (the URL is not shown: it may hold a password)"
+)
 
 
-def proxy_misread(proxy):
-    """Whether requests would read another host than the one after the URL's last ``@``: a user name or password
-    holding a raw ``/``, ``#`` or ``?`` ends the host part early (``http://user:pa/ss@proxy:3128`` names host
-    ``user`` and port ``pa``, and its error message quotes them).  A raw ``@`` is read right, so it passes."""
+def _readings(url):
+    """The ``(host, port)`` of ``url`` as the standard library reads it and, with requests, as urllib3 (what requests sends
+    with) does; ValueError when either cannot read it (urllib3's LocationParseError is a ValueError, as are an unclosed
+    bracket and a port that is no number for urlsplit)."""
+    read = urlsplit(url)
+    found = [(read.hostname, read.port)]
+    if HAS_REQUESTS:
+        import urllib3.util  # pylint: disable=import-outside-toplevel  # requests' own dependency
+
+        parsed = urllib3.util.parse_url(url)
+        found.append(((parsed.host or "").lower(), parsed.port))
+    return found
+
+
+def proxy_problem(proxy):
+    """What is wrong with the proxy URL ``proxy`` (:data:`PROXY_SHAPE_HINT` or :data:`PROXY_ENCODING_HINT`, said after the
+    option or variable that gave it), or None; never the URL itself, nor a part of it: it may hold a password.
+
+    The host and port after the URL's last ``@`` must be readable (``http://u:p@[fd00::1`` is not: a traceback before,
+    from inside the standard library).  Then requests must read that very host: a user name or password holding a raw
+    ``/``, ``#`` or ``?`` ends the host part early (``http://user:pa/ss@proxy:3128`` names host ``user`` and port
+    ``pa``, and its error message quotes them).  A raw ``@`` is read right, so it passes.  A URL without a scheme is
+    read as requests reads one from the environment: ``http://`` first."""
     text = str(proxy)
-    if "@" not in text or "://" not in text:
-        return False
+    if "://" not in text:
+        text = "http://" + text
     scheme, _sep, rest = text.partition("://")
-    meant = urlsplit("%s://%s" % (scheme, rest.rpartition("@")[2]))
-    read = urlsplit(text)
     try:
-        same = (read.hostname, read.port) == (meant.hostname, meant.port)
-        if same and HAS_REQUESTS:
-            import urllib3.util  # pylint: disable=import-outside-toplevel  # requests' own dependency
+        meant = _readings("%s://%s" % (scheme, rest.rpartition("@")[2]))
+    except ValueError:
+        return PROXY_SHAPE_HINT
+    if not meant[0][0]:
+        return PROXY_SHAPE_HINT
+    if "@" not in rest:
+        return None
+    try:
+        read = _readings(text)
+    except ValueError:
+        return PROXY_ENCODING_HINT
+    return None if read == meant else PROXY_ENCODING_HINT
 
-            parsed, expected = urllib3.util.parse_url(text), urllib3.util.parse_url("%s://%s" % (scheme, rest.rpartition("@")[2]))
-            same = ((parsed.host or "").lower(), parsed.port) == ((expected.host or "").lower(), expected.port)
-    except ValueError:  # urllib3's LocationParseError is a ValueError, as is a bad port for urlsplit
-        return True
-    return not same
+
+# The environment variables requests reads each proxy from (``getproxies``: the lower-case name wins over the upper-case one).
+PROXY_VARIABLES = {"https": "https_proxy or HTTPS_PROXY", "http": "http_proxy or HTTP_PROXY", "all": "all_proxy or ALL_PROXY"}
 
 
 # The ``proxies`` of a call that must reach its host directly (see :attr:`Call.direct`): no proxy for any scheme,
@@ -575,8 +604,9 @@ class ModelArtsClient(object):
         if self._verify is False:
             quiet_insecure_warnings(self.endpoint, self.iam_endpoint)
         proxy = self.params["proxy"]
-        if proxy and proxy_misread(proxy):
-            raise ConnectionConfigError("%s: %s" % (describe("proxy"), PROXY_ENCODING_HINT))
+        problem = proxy_problem(proxy) if proxy else None
+        if problem:
+            raise ConnectionConfigError("%s: %s" % (describe("proxy"), problem))
         self._secrets += tuple(value for value in proxy_secrets(proxy) if value not in self._secrets)
         self._proxies = {"http": proxy, "https": proxy} if proxy else None
         self._session = session if session is not None else new_session(pool_size, self._proxies_resolved)
@@ -592,9 +622,11 @@ class ModelArtsClient(object):
                 continue
             for value in proxy_secrets(url):
                 self._remember_secret(value)
-            if proxy_misread(url):
-                where = "the %s proxy from the environment (HTTPS_PROXY, HTTP_PROXY or ALL_PROXY)" % label(name, 20)
-                raise requests.exceptions.InvalidProxyURL("%s: %s" % (where, PROXY_ENCODING_HINT))
+            problem = proxy_problem(url)
+            if problem:
+                variable = PROXY_VARIABLES.get(name, "HTTPS_PROXY, HTTP_PROXY or ALL_PROXY")
+                where = "the %s proxy from the environment (%s)" % (label(name, 20), variable)
+                raise requests.exceptions.InvalidProxyURL("%s: %s" % (where, problem))
 
     def close(self):
         """Close the pooled connections and let the watchdog thread end."""

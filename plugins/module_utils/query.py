@@ -23,7 +23,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.errors import M
 from ansible_collections.modelarts.training.plugins.module_utils.fanout import DEFAULT_MAX_CONCURRENCY, fetch_concurrently
 from ansible_collections.modelarts.training.plugins.module_utils.jobs import ITEM_KEYS, build_item
 from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError, proxy_secret, resolve
-from ansible_collections.modelarts.training.plugins.module_utils.phases import DEFAULT_FAIL_ON, DEFAULT_WAIT_FOR, TERMINAL_PHASES
+from ansible_collections.modelarts.training.plugins.module_utils.phases import DEFAULT_FAIL_ON, DEFAULT_WAIT_FOR, PHASES, TERMINAL_PHASES
 
 # Selection moved to selection.py: these names stay importable from here.
 from ansible_collections.modelarts.training.plugins.module_utils.selection import (  # noqa: F401  # pylint: disable=unused-import
@@ -353,7 +353,9 @@ def query_jobs(
     not-founds right after creation are tolerated, and any job reaching a ``fail_on`` phase ends the
     wait at once.  ``initial`` may hold items (or errors) already known from a name search made
     after ``start``, keyed like ``keys``; ``search`` is then that :class:`Search`, and ``name_pages`` the requests it took;
-    ``workspace_id`` the workspace bulk searches by id look in.
+    ``workspace_id`` the workspace bulk searches by id look in.  Those items are taken by the rule of every round
+    (``observer.adopt``): with ``wait`` a job in a phase the wait acts on is read by its GET in the first round; without it
+    every job is (the caller acts on whatever phase it gets), so what comes back is never a search's word.
     """
     keys = list(dict.fromkeys(keys))
     start = clock() if start is None else start
@@ -365,7 +367,13 @@ def query_jobs(
         return fetch_concurrently(some, fetch_one, max_concurrency=max_concurrency, deadline=when, clock=clock)
 
     if not wait:
-        known = dict(initial or {})
+        known = {}
+        if initial:
+            # The search only chose the jobs.  A call that does not wait hands back every item it reads, so its caller
+            # acts on every phase: by the rule of every round (observer.adopt) each job the search found is left to its
+            # own GET, sent here with the others' (max_concurrency at a time) - a search never reports a job's phase.
+            every = set(PHASES) | set(item.get("phase") for item in initial.values() if isinstance(item, dict))
+            known = phase_source(client, [], every, poll).adopt(initial)
         missing = [key for key in keys if key not in known]
         known.update(poll(missing, None) if missing else {})
         errors = dict((key, value) for key, value in known.items() if isinstance(value, BaseException))
@@ -722,6 +730,8 @@ class Query(object):
                 )
                 if failure is not None:
                     text += "; the last search failed: %s" % failure
+                elif isinstance(name, Search) and name.coverage():
+                    text += "; %s" % name.coverage()
                 raise ModelArtsError(text, operation="search training jobs %s" % (name.describe() if isinstance(name, Search) else "named '%s'" % label(name)))
             nap = waiter.nap_length(interval, now, deadline)
             self.sleeper(nap)
@@ -743,6 +753,8 @@ class Query(object):
                 # job's GET: one message, the same as with training_job_id.
                 return QueryResult([], False, str(error), {"search": error}, warnings=warnings, single=selection.single)
             warnings.extend(str(value) for value in initial.values() if isinstance(value, UnidentifiedJobError))
+            if not keys and selection.search.coverage():
+                warnings.append("no training job %s was found: %s" % (selection.search.describe(), selection.search.coverage()))
         result = query_jobs(
             self.client,
             keys,

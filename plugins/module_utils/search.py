@@ -50,6 +50,18 @@ def _create_time(document):
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+def newest_first(document):
+    """The sort key, used with ``reverse=True``, of the one order the collection gives a search's jobs: the newest
+    ``metadata.create_time`` first and, among jobs created in the same millisecond, the greatest ``metadata.id`` (compared as
+    text) first.  ``latest`` keeps the first job of that order, and the results, the event source's first listing included,
+    follow it - whatever order the service lists jobs created together in.  Documents without a readable time come
+    after those with one, in the service's order (a stable sort)."""
+    created = _create_time(document)
+    if created is None:
+        return (False, 0, "")
+    return (True, created, _metadata_id(document) or "")
+
+
 def jobs_named(post, name, page_size=50, max_pages=200, pages=None, max_bytes=None):
     """All v2 jobs whose name is exactly ``name`` (:func:`jobs_matching` of a search by that name alone)."""
     return jobs_matching(post, _NameOnly(name), page_size=page_size, max_pages=max_pages, pages=pages, max_bytes=max_bytes)
@@ -78,11 +90,13 @@ class _NameOnly(object):
 
 def jobs_matching(post, search, page_size=50, max_pages=200, pages=None, created_since=None, max_bytes=None):
     """All v2 jobs ``search`` selects (``selection.Search``: its ``filters()`` and ``fields()`` in every request, its
-    ``matches()`` on every answer), newest first, following every page of the search API.  ``pages``, a list,
-    receives the number of requests it took (what the next search will cost, about).
+    ``matches()`` on every answer), in the order of :func:`newest_first`, following every page of the search API.  ``pages``,
+    a list, receives the number of requests it took (what the next search will cost, about).
 
-    With ``search.latest`` only the newest match is returned: pages are sorted by ``create_time``, newest first, so
-    paging stops at the first page holding a match (the newest of that page's matches by ``create_time``).  With
+    With ``search.latest`` only the first match in that order is returned: pages are sorted by ``create_time``, newest
+    first, so paging stops at the first page holding a match - unless that page ends with a job created in the same
+    millisecond as its newest match: the service lists such jobs in an order of its own, so the pages go on while they
+    do, and the tie is broken by :func:`newest_first` (the greatest id), never by where the service put a job.  With
     ``created_since`` (epoch milliseconds) paging stops after the first page reaching a job created before it: what
     is new since a listing whose newest job was created then (the event source's rounds), in one request while
     fewer than ``page_size`` jobs were created since.
@@ -151,14 +165,18 @@ def jobs_matching(post, search, page_size=50, max_pages=200, pages=None, created
             total = None
         # The page that told the readings apart may hold nothing new (jobs created meanwhile shift it).
         stale = fresh == 0 and not (item_offsets and request == 1)
+        last = not items or len(items) < page_size or stale or older or (total is not None and seen >= total)
         if search.latest and found:
-            newest = max(found, key=lambda document: _create_time(document) or 0)
+            newest = max(found, key=newest_first)
+            tied = bool(items) and _create_time(newest) is not None and _create_time(items[-1]) == _create_time(newest)
+            if last or not tied:
+                if pages is not None:
+                    pages.append(request + 1)
+                return [newest]
+        elif last:
             if pages is not None:
                 pages.append(request + 1)
-            return [newest]
-        if not items or len(items) < page_size or stale or older or (total is not None and seen >= total):
-            if pages is not None:
-                pages.append(request + 1)
+            found.sort(key=newest_first, reverse=True)
             return found
         offset = covered if item_offsets else offset + 1
     raise ModelArtsError(

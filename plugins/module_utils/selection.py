@@ -173,6 +173,14 @@ class Search(object):
             parts.append("in workspace %s" % self.workspace_id)
         return " ".join(parts)
 
+    def coverage(self):
+        """What the search can find, said where it found nothing and that is less than every job: a tag search covers the
+        jobs created in the last 31 days only (:data:`TAG_WINDOW_MS`: the service's window when the request gives no
+        ``create_time``, as the collection's never does); empty for a search by name alone."""
+        if not self.tags:
+            return ""
+        return "a tag search covers the jobs created in the last %d days only (the service's window)" % (TAG_WINDOW_MS // (24 * 3600 * 1000))
+
 
 def workspace_fields(workspace_id):
     """The body field that makes a search look in ``workspace_id`` (none for the default workspace's None)."""

@@ -51,6 +51,9 @@ options:
     description:
       - Name of v2 training jobs, matched exactly (the list API is searched page by page).
       - Every job that ever had the name is selected, a failed run of last week included; O(latest) keeps the newest.
+      - The search only chooses the jobs (with O(tags) and O(latest) too) - each job it selects is read by its own GET before
+        it is returned, with or without O(wait), so an item's phase is never the word of a search index that may lag
+        behind the job.
       - Returns an empty C(training_jobs) list when no job has this name.
     type: str
   job_id:

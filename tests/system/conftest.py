@@ -187,6 +187,20 @@ def tempdir():
         yield path
 
 
+@pytest.fixture
+def stale_search(emulator):  # pylint: disable=redefined-outer-name
+    """``stale(phase)``: from then on every search answer of the session's emulator reports ``phase`` (its ``stale``
+    fault: a search index lagging behind the jobs' own documents); removed after the test."""
+    added = []
+
+    def stale(phase):
+        added.append(emulator.add_fault(type="stale", phase=phase, count="always"))
+
+    yield stale
+    for fault in added:
+        emulator.control("DELETE", "/faults/%s" % fault)
+
+
 def endpoint_tokens(emu, job_ids):
     """The access tokens under ``endpoints`` of these v2 jobs, read by the official SDK (not through the collection).
 

@@ -19,19 +19,6 @@ from conftest import emulator_connection
 from eda_helpers import connection_args, load_source, source_events, unique_id
 
 
-@pytest.fixture
-def stale_search(emulator):
-    """``stale(phase)``: from then on every search answer of the emulator reports ``phase``; removed after the test."""
-    added = []
-
-    def stale(phase):
-        added.append(emulator.add_fault(type="stale", phase=phase, count="always"))
-
-    yield stale
-    for fault in added:
-        emulator.control("DELETE", "/faults/%s" % fault)
-
-
 def add_jobs(emulator, prefix, count, phase):
     name = unique_id(prefix)
     ids = [unique_id("%s-%d" % (prefix, index)) for index in range(count)]

@@ -324,6 +324,9 @@ def v2_search(state, exchange, match):
         matched.sort(key=lambda js: (js[0].name, js[0].v2_id), reverse=reverse)
     elif sort_by == "duration":
         matched.sort(key=lambda js: (documents.v2_status(js[0], js[1].resolve())["duration"], js[0].v2_id), reverse=reverse)
+    elif state.settings["search_ties"] == "added":
+        # Jobs created in the same millisecond stay in the order they were added (a stable sort), whatever the order asked.
+        matched.sort(key=lambda js: js[1].created_ms, reverse=reverse)
     else:
         matched.sort(key=lambda js: (js[1].created_ms, js[0].v2_id), reverse=reverse)
     # offset is a page index (the SDK's model); an older edition of the API reference calls it an item offset.

@@ -20,6 +20,9 @@ DEFAULT_SETTINGS = {
     "search_counts_as_poll": False,  # whether a job appearing in a search result counts as a poll
     "max_search_limit": 50,
     "search_offset": "page",  # how the search reads offset: "page" (a page index, the SDK's model) or "item" (an item offset)
+    # How a search sorted by create_time lists jobs created in the same millisecond: "id" (by id, in the order asked) or
+    # "added" (in the order they were added, whatever the order asked: a service whose index has no second key).
+    "search_ties": "id",
     "credential_lifetime": 3600.0,  # seconds every issued temporary credential lives (exchanges.py); short to test renewal
     "idp_id": "emulator-idp",  # the identity provider trusted for federated id tokens
     "pod_token": "emulator-pod-identity-token",  # what the pod identity endpoint expects in Authorization
@@ -46,6 +49,15 @@ def _search_offset(value):
     return value
 
 
+SEARCH_TIE_ORDERS = ("id", "added")
+
+
+def _search_ties(value):
+    if value not in SEARCH_TIE_ORDERS:
+        raise ValueError("search_ties must be id or added, got %r" % (value,))
+    return value
+
+
 SETTING_TYPES = {
     "token_lifetime": float,
     "clock_skew_tolerance": float,
@@ -53,6 +65,7 @@ SETTING_TYPES = {
     "search_counts_as_poll": _boolean,
     "max_search_limit": int,
     "search_offset": _search_offset,
+    "search_ties": _search_ties,
     "credential_lifetime": float,
     "idp_id": str,
     "pod_token": str,

@@ -418,6 +418,7 @@ class Watcher(object):
         # The newest create_time (epoch ms) a search returned: later rounds ask only for what is newer (None: list all).
         self.newest = None
         self.by_id = None  # the phase source of the jobs a search selected, after the first listing
+        self.said_empty = False  # whether the log said, once, that the search has found no job yet
         self.prepare_state = JobState(now)
         # A poll starts this much early so that its answer, not its start, lands within one interval.
         self.lead = 0.0
@@ -690,6 +691,16 @@ class Watcher(object):
             return []
         if newest:
             self.newest = max(newest[0], self.newest or newest[0])
+        if since is None and not keys and not self.said_empty:
+            self.said_empty = True
+            coverage = self.arguments.search.coverage()
+            logger.log(
+                logging.WARNING if coverage else logging.INFO,
+                "no training job %s was found yet; the search runs every %ss%s",
+                self.arguments.search.describe(),
+                self.arguments.interval,
+                " (%s)" % coverage if coverage else "",
+            )
         # After the first listing the search only brings new jobs; the jobs already watched are read by id.
         watched = list(self.jobs) if since is not None else []
         listed = keys if since is None else [key for key in keys if key not in self.jobs]

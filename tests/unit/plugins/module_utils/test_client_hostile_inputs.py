@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import requests
 
-from ansible_collections.modelarts.training.plugins.module_utils.client import ModelArtsClient
+from ansible_collections.modelarts.training.plugins.module_utils.client import ModelArtsClient, proxy_problem
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.text import label
 from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError
@@ -116,6 +116,30 @@ def test_a_proxy_url_requests_would_misread_is_refused_without_quoting_it(proxy)
     message = str(info.value)
     assert "percent-encode" in message and "%2F" in message
     assert "Pa" not in message.replace("Pa%2Fss", "") and "ss-word" not in message and "u:" not in message, message
+
+
+@pytest.mark.parametrize(
+    "proxy",
+    [
+        "http://u:Pw-secret-9@[fd00::1",
+        "http://[fd00::1",
+        "http://u:Pw-secret-9@[fd00::1]:99999",
+        "http://u:Pw-secret-9@proxy:port",
+        "http://u:Pw-secret-9@:3128",
+    ],
+)
+def test_a_proxy_url_whose_host_or_port_cannot_be_read_is_refused_without_quoting_it(proxy):
+    """Issue 36, item 6: an unclosed IPv6 bracket was a ValueError from inside the standard library, a traceback."""
+    with pytest.raises(ConnectionConfigError) as info:
+        make(FakeSession(), proxy=proxy)
+    message = str(info.value)
+    assert message.startswith("proxy: it is not a URL of the form scheme://host:port (with user:password@ before the host"), message
+    assert "Pw-secret" not in message and "fd00::1]:3128" in message and "[fd00::1 " not in message, message
+
+
+@pytest.mark.parametrize("proxy", ["http://[fd00::1]:3128", "http://u:Pw-secret-9@[fd00::1]:3128", "proxy.example:3128", "socks5h://proxy.example"])
+def test_proxy_urls_that_can_be_read_pass(proxy):
+    assert proxy_problem(proxy) is None
 
 
 @pytest.mark.parametrize(

@@ -189,7 +189,13 @@ def test_one_bad_document_in_a_name_search_does_not_hide_the_others():
     good = document("job-good", "Running", "nightly")
     bad = copy.deepcopy(document("job-bad", "Completed", "nightly"))
     bad["status"]["start_time"] = "yesterday"
-    session = FakeSession(**{"training-job-searches": FakeResponse(200, {"total": 2, "items": [good, bad]})})
+    session = FakeSession(
+        **{
+            "training-job-searches": FakeResponse(200, {"total": 2, "items": [good, bad]}),
+            "training-jobs__job-good": FakeResponse(200, good),
+            "training-jobs__job-bad": FakeResponse(200, bad),
+        }
+    )
     query = make_query(session, select({"name": "nightly"}))
     keys, found = query.search("nightly")
     assert keys == ["job-good", "job-bad"]
@@ -198,6 +204,21 @@ def test_one_bad_document_in_a_name_search_does_not_hide_the_others():
     result = query.run()
     assert not result.ok and "job-bad" in result.msg and "$.status.start_time" in result.msg
     assert [item["id"] for item in result.items] == ["job-good", "job-bad"]
+    # The search only chose the jobs: each was read by its own GET (the bad document's, too: its GET has the last word).
+    assert sorted(call["url"].rsplit("/", 1)[1] for call in session.calls if call["method"] == "GET") == ["job-bad", "job-good"]
+
+
+def test_a_search_without_wait_returns_the_jobs_own_gets_not_the_searchs_documents():
+    searched = document("job-1", "Completed", "nightly")
+    session = FakeSession(
+        **{
+            "training-job-searches": FakeResponse(200, {"total": 1, "items": [searched]}),
+            "training-jobs__job-1": FakeResponse(200, document("job-1", "Running", "nightly")),
+        }
+    )
+    result = make_query(session, select({"name": "nightly", "latest": True})).run()
+    assert result.ok and [item["phase"] for item in result.items] == ["Running"]
+    assert [call["method"] for call in session.calls] == ["POST", "GET"]
 
 
 def test_a_name_that_matches_nothing_is_an_empty_success():

@@ -143,10 +143,37 @@ def test_latest_stops_at_the_first_page_with_a_match_and_keeps_the_newest():
     assert pages == [1] and len(post.bodies) == 1
 
 
+@pytest.mark.parametrize("listed", ["by-id", "reversed"])
+def test_jobs_created_in_the_same_millisecond_come_greatest_id_first_whatever_order_the_service_lists_them_in(listed):
+    tied = [doc("t%d" % index, created=500) for index in range(4)]
+    documents = [doc("newer", created=900)] + (tied[::-1] if listed == "by-id" else tied) + [doc("older", created=100)]
+    found = jobs_matching(Pages(documents), Search(name="nightly"))
+    assert [d["metadata"]["id"] for d in found] == ["newer", "t3", "t2", "t1", "t0", "older"]
+
+
+@pytest.mark.parametrize("listed", ["by-id", "reversed"])
+def test_latest_among_jobs_created_in_the_same_millisecond_reads_on_while_the_pages_hold_them_and_keeps_the_greatest_id(listed):
+    # 120 jobs of the name created together, listed over three pages of 50 in an order of the service's own.
+    tied = [doc("t%03d" % index, created=500) for index in range(120)]
+    documents = (tied[::-1] if listed == "by-id" else tied) + [doc("older-%d" % index, created=100) for index in range(60)]
+    post = Pages(documents)
+    pages = []
+    assert jobs_matching(post, Search(name="nightly", latest=True), page_size=50, pages=pages) == [doc("t119", created=500)]
+    # The third page ends with an older job: the tie cannot go on past it.
+    assert pages == [3] and len(post.bodies) == 3
+
+
+def test_latest_reads_no_further_page_when_its_page_ends_with_an_older_job():
+    documents = [doc("b", created=500), doc("a", created=500), doc("older", created=100)] + [doc("x%d" % i, created=50) for i in range(100)]
+    post = Pages(documents)
+    assert jobs_matching(post, Search(name="nightly", latest=True), page_size=3) == [doc("b", created=500)]
+    assert len(post.bodies) == 1
+
+
 def test_a_tag_search_sends_tags_and_workspace_and_no_name_filter():
     post = Pages([doc("a", "one"), doc("b", "two")])
     found = jobs_matching(post, Search(tags=(("team", ("a",)),), workspace_id=WORKSPACE))
-    assert [d["metadata"]["id"] for d in found] == ["a", "b"]
+    assert sorted(d["metadata"]["id"] for d in found) == ["a", "b"]
     body = post.bodies[0]
     assert body["filters"] == [] and body["tags"] == [{"key": "team", "values": ["a"]}] and body["workspace_id"] == WORKSPACE
     assert body["sort_by"] == "create_time" and body["order"] == "desc"
