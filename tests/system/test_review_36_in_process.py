@@ -1,0 +1,77 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Issue 36, items 1, 2 and 4: the task run in the controller's process (the action plugin on a local connection)
+behaves as the module does, each test both ways (``modelarts_training_in_process`` true and false).
+
+1. A task's ``timeout:`` ends the task whatever requests are in flight: before the fix, in process, ``timeout: 3``
+   over two jobs behind a slow server returned when the requests ended (the request threads were joined on the
+   interrupt), the module's at once.  As in test_deadlines.py the bound is loose: it tells "ends at its timeout"
+   from "waits for the requests", never speed.
+2. A ``type: path`` option is expanded against the environment the module sees (the controller's with the task's
+   ``environment:`` on top): before the fix, in process, ``credentials_file: $HUAWEICLOUD_PROFILE_DIR/credentials``
+   was expanded from the controller's own environment, and the request signed with another account's keys.
+3. Option values reach the task as the module receives them through JSON: before the fix, in process,
+   ``tags: {2024: q4}`` kept its integer key and was refused.
+"""
+
+import json
+import os
+import re
+import sys
+import time
+import uuid
+
+import pytest
+
+from conftest import emulator_connection
+
+BIN = os.path.dirname(sys.executable)
+PAYLOAD = re.compile(r"Using module file \S*/modules/modelarts_training_job_info\.py")
+WAYS = pytest.mark.parametrize("in_process", [True, False], ids=["in_process", "module"])
+
+TASK_TIMEOUT = 3
+# The slow server stalls far longer than the request timeout, which is far longer than the bound below: a task that
+# waits for its requests ends after REQUEST_TIMEOUT, one that ends at its timeout well before.
+STALL = 75
+REQUEST_TIMEOUT = 60
+STARTUP_ALLOWANCE = 25
+
+
+def way(in_process):
+    return {"modelarts_training_in_process": in_process}
+
+
+def check_way(in_process, output):
+    """The run took the way it was asked to: the module's payload is built only through the module."""
+    assert bool(PAYLOAD.search(output)) is not in_process, output[-3000:]
+
+
+@WAYS
+def test_a_task_timeout_ends_the_task_whatever_requests_are_in_flight(emulator, run_playbook, tmp_path, in_process):
+    slow = [str(uuid.uuid4()), str(uuid.uuid4())]
+    emulator.add_jobs([{"id": job, "name": "slow-%d" % index, "phase": "Running"} for index, job in enumerate(slow)])
+    emulator.add_faults([{"type": "delay", "seconds": STALL, "job": job, "count": -1} for job in slow])
+    connection = emulator_connection(emulator, request_timeout=REQUEST_TIMEOUT, connect_timeout=5, backoff_retries=0)
+    tasks = [
+        {
+            "name": "two slow jobs",
+            "modelarts.training.modelarts_training_job_info": dict(connection, training_job_ids=slow),
+            "timeout": TASK_TIMEOUT,
+            "register": "slow",
+            "ignore_errors": True,
+        },
+        {"ansible.builtin.copy": {"content": "{{ slow | to_json }}", "dest": str(tmp_path / "slow.json"), "mode": "0600"}},
+    ]
+    started = time.monotonic()
+    proc = run_playbook([{"hosts": "localhost", "gather_facts": False, "tasks": tasks}], extra_vars=way(in_process), verbosity=3, timeout=600)
+    elapsed = time.monotonic() - started
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, output[-4000:]
+    check_way(in_process, output)
+    result = json.loads((tmp_path / "slow.json").read_text())
+    assert result["failed"] and result["timedout"]["period"] == TASK_TIMEOUT, result
+    assert "training_jobs" not in result, result
+    assert elapsed < TASK_TIMEOUT + STARTUP_ALLOWANCE, "the task outlived its timeout: %.1fs" % elapsed
+    # Nothing of the abandoned requests shows: no traceback, no thread's complaint, no worker left to terminate, no secret.
+    for text in ("Traceback", "Exception in thread", "still running", emulator.sk):
+        assert text not in output, text
