@@ -117,7 +117,8 @@ class ActionModule(ActionBase):
     # -- in this process, as AnsibleModule would answer ----------------------------------------------
 
     def _run_in_process(self, environ):
-        keywords = job_info.spec_keywords()
+        # Path options are expanded against the environment the module would see, not this worker's os.environ.
+        keywords = job_info.spec_keywords(environ)
         args = plain(self._task.args)
         validation = ArgumentSpecValidator(**keywords).validate(args)
         params = dict(args)

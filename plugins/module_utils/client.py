@@ -507,7 +507,7 @@ class _Transport(credentials_mod.Transport):
         # A file on a hung mount cannot hold the exchange past the call's deadline.
         client = self._client
         left = None if deadline is None else deadline - client._clock()  # pylint: disable=protected-access
-        return credentials_mod.read_text_file(path, option, timeout=left)
+        return credentials_mod.read_text_file(path, option, timeout=left, environ=client._environ)  # pylint: disable=protected-access
 
 
 class ModelArtsClient(object):
@@ -571,6 +571,8 @@ class ModelArtsClient(object):
         self._refused_after_success = False
         self._succeeded = False
         self._abandoned = False
+        # The environment the task sees (os.environ when None): a file's "~" is its HOME's.
+        self._environ = environ
         self.iam = IamSession(self.params, self.request, self.current_credentials)
         self._verify = tls_verify(self.params)
         if self._verify is False:

@@ -75,3 +75,69 @@ def test_a_task_timeout_ends_the_task_whatever_requests_are_in_flight(emulator, 
     # Nothing of the abandoned requests shows: no traceback, no thread's complaint, no worker left to terminate, no secret.
     for text in ("Traceback", "Exception in thread", "still running", emulator.sk):
         assert text not in output, text
+
+
+def profile(folder, access_key, secret_key, emulator):
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "credentials"
+    path.write_text("[basic]\nak = %s\nsk = %s\nproject_id = %s\n" % (access_key, secret_key, emulator.project_id))
+    return path
+
+
+@WAYS
+def test_a_path_option_is_expanded_against_the_environment_the_module_sees(emulator, run_playbook, tmp_path, in_process):
+    # The task's profile holds the emulator's keys; the controller's own HUAWEICLOUD_PROFILE_DIR another account's.
+    task_file = profile(tmp_path / "task-profile", emulator.ak, emulator.sk, emulator)
+    # The CA file in a folder only the task's environment names.
+    (tmp_path / "task-ca").mkdir()
+    (tmp_path / "task-ca" / "ca.pem").write_bytes(open(emulator.ca_file, "rb").read())
+    profile(tmp_path / "controller-profile", "OTHERACCOUNTAK", "other-account-secret-0123456789", emulator)
+    endpoints = dict((key, value) for key, value in emulator.connection("aksk").items() if key not in ("access_key", "secret_key"))
+    job = emulator.add_job(id=str(uuid.uuid4()), name="profile-job", phase="Completed")
+    tasks = [
+        {
+            "name": "the profile the task names",
+            "modelarts.training.modelarts_training_job_info": dict(endpoints, training_job_id=job, credentials_file="$HUAWEICLOUD_PROFILE_DIR/credentials"),
+            "environment": {"HUAWEICLOUD_PROFILE_DIR": str(tmp_path / "task-profile")},
+            "register": "by_variable",
+            "ignore_errors": True,
+        },
+        {
+            "name": "braces, and the task's CA bundle too",
+            "modelarts.training.modelarts_training_job_info": dict(
+                endpoints, training_job_id=job, credentials_file="${HUAWEICLOUD_PROFILE_DIR}/credentials", ca_bundle="${HUAWEICLOUD_CA_DIR}/ca.pem"
+            ),
+            "environment": {"HUAWEICLOUD_PROFILE_DIR": str(tmp_path / "task-profile"), "HUAWEICLOUD_CA_DIR": str(tmp_path / "task-ca")},
+            "register": "by_braces",
+            "ignore_errors": True,
+        },
+        {
+            "name": "a home the task sets",
+            "modelarts.training.modelarts_training_job_info": dict(endpoints, training_job_id=job, credentials_file="~/task-profile/credentials"),
+            "environment": {"HOME": str(tmp_path)},
+            "register": "by_home",
+            "ignore_errors": True,
+        },
+        {
+            "ansible.builtin.copy": {
+                "content": "{{ [by_variable, by_braces, by_home] | to_json }}",
+                "dest": str(tmp_path / "results.json"),
+                "mode": "0600",
+            }
+        },
+    ]
+    controller = {"HUAWEICLOUD_PROFILE_DIR": str(tmp_path / "controller-profile"), "HUAWEICLOUD_CA_DIR": str(tmp_path / "no-such-dir")}
+    proc = run_playbook([{"hosts": "localhost", "gather_facts": False, "tasks": tasks}], extra_vars=way(in_process), env=controller, verbosity=3)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, output[-4000:]
+    results = json.loads((tmp_path / "results.json").read_text())
+    for result in results:
+        assert not result["failed"], result.get("msg")
+        assert result["training_job"]["id"] == job
+    # -vvv shows each task's invocation: the paths as the module received them, the controller's nowhere.
+    assert output.count('"credentials_file": "%s"' % task_file) == 3, output[-3000:]
+    assert output.count('"ca_bundle": "%s"' % (tmp_path / "task-ca" / "ca.pem")) == 1, output[-3000:]
+    for text in (str(tmp_path / "controller-profile"), str(tmp_path / "no-such-dir"), "OTHERACCOUNTAK", "other-account-secret"):
+        assert text not in output, text
+    # Only the task that sets HOME (a variable the door does not read through its mapping) takes the module in process.
+    assert len(PAYLOAD.findall(output)) == (1 if in_process else 3), output[-3000:]

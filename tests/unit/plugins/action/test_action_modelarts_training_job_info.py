@@ -121,3 +121,24 @@ def test_the_outcome_is_formatted_as_ansible_module_formats_it(monkeypatch):
     assert result["training_job"]["failure_reason"] == "saw ******** and ********"
     assert result["warnings"] == ["careful"] and result["changed"] is False and result["training_job"]["terminal"] is True
     assert "failed" not in result
+
+
+def test_path_options_are_expanded_against_the_environment_the_module_would_see(monkeypatch):
+    # Issue 36: ArgumentSpecValidator's path type expands against this worker's os.environ, not the task's environment.
+    monkeypatch.setenv("HUAWEICLOUD_PROFILE_DIR", "/controller")
+    seen = []
+
+    def run(params, environ=None):
+        seen.append(params)
+        return job_info.Outcome(dict(changed=False, training_jobs=[]))
+
+    monkeypatch.setattr(job_info, "run", run)
+    args = dict(BASE, credentials_file="$HUAWEICLOUD_PROFILE_DIR/credentials", ca_bundle="~/ca.pem")
+    del args["auth_token"]
+    environ = dict(os.environ, HUAWEICLOUD_PROFILE_DIR="/task", HOME="/home/task")
+    result = plugin(args)._run_in_process(environ)
+    assert seen[0]["credentials_file"] == "/task/credentials" and seen[0]["ca_bundle"] == "/home/task/ca.pem"
+    assert result["invocation"]["module_args"]["credentials_file"] == "/task/credentials"
+    # A value that is not a string is converted as the module converts it.
+    result = plugin(dict(args, ca_bundle=12))._run_in_process(environ)
+    assert seen[1]["ca_bundle"] == "12"
