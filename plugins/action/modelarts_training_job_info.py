@@ -17,6 +17,7 @@ REQUESTS_CA_BUNDLE, HOME...), a controller without ``requests`` or ``jsonschema`
 
 from __future__ import annotations
 
+import json
 import os
 
 from ansible.errors import AnsibleActionFail
@@ -32,6 +33,14 @@ from ansible_collections.modelarts.training.plugins.module_utils import job_info
 from ansible_collections.modelarts.training.plugins.module_utils.query import MissingLibraryError
 
 try:
+    # ansible-core 2.19+: a module's arguments travel in a serialization profile.
+    from ansible.module_utils.common.json import Direction, get_module_decoder, get_module_encoder
+except ImportError:  # ansible-core 2.16-2.18: AnsibleJSONEncoder there, json.loads in the module
+    from ansible.module_utils.common.json import AnsibleJSONEncoder
+
+    Direction = get_module_decoder = get_module_encoder = None
+
+try:
     # ansible-core 2.19+ turns a module's failure into an error summary as it parses the module's answer.
     from ansible._internal._errors._captured import AnsibleModuleCapturedError
 except ImportError:  # ansible-core 2.18
@@ -40,24 +49,26 @@ except ImportError:  # ansible-core 2.18
 IN_PROCESS_VARIABLE = "modelarts_training_in_process"
 
 
-def plain(value):
-    """``value`` as the module would receive it through JSON: plain dicts, lists, str, int, float, bool and None
-    (no template trust or origin carried along; a vaulted value decrypted)."""
-    if value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, dict):
-        return dict((plain(key), plain(item)) for key, item in value.items())
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [plain(item) for item in value]
-    if isinstance(value, str):
-        return str.__str__(value)
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return float(value)
-    if hasattr(value, "_ciphertext") or type(value).__name__ in ("EncryptedString", "AnsibleVaultEncryptedUnicode"):
-        return to_text(value)
-    return value
+# The module declares no METADATA: ansible-core sends its arguments in the legacy serialization profile.
+MODULE_PROFILE = "legacy"
+
+
+class _ToTheModule(Exception):
+    """The task's arguments cannot travel as the module's do: the module's way runs and says so in its own words."""
+
+
+def as_the_module_receives(args):
+    """``args`` as the module receives them: encoded as ansible-core encodes a module's arguments and decoded as
+    ``AnsibleModule`` decodes them - plain dicts, lists, str, int, float, bool and None, keys always strings (``{2024: q4}``
+    is ``{"2024": "q4"}``), tuples and sets lists, dates ISO text, template trust and origins dropped, vaulted values
+    decrypted.  Raises :class:`_ToTheModule` for a value that JSON cannot carry (bytes, a tuple as a key...)."""
+    try:
+        if get_module_encoder is None:  # ansible-core 2.16-2.18
+            return json.loads(json.dumps(args, cls=AnsibleJSONEncoder, vault_to_text=True))
+        text = json.dumps(args, cls=get_module_encoder(MODULE_PROFILE, Direction.CONTROLLER_TO_MODULE))
+        return json.loads(text, cls=get_module_decoder(MODULE_PROFILE, Direction.CONTROLLER_TO_MODULE))
+    except (TypeError, ValueError) as error:
+        raise _ToTheModule() from error
 
 
 class ActionModule(ActionBase):
@@ -76,6 +87,8 @@ class ActionModule(ActionBase):
                 return merge_hash(result, self._run_in_process(environ))
             except MissingLibraryError:
                 # The controller lacks a library the module may have where it runs: the module says so itself.
+                pass
+            except _ToTheModule:
                 pass
         return merge_hash(result, self._run_module(task_vars))
 
@@ -119,7 +132,7 @@ class ActionModule(ActionBase):
     def _run_in_process(self, environ):
         # Path options are expanded against the environment the module would see, not this worker's os.environ.
         keywords = job_info.spec_keywords(environ)
-        args = plain(self._task.args)
+        args = as_the_module_receives(self._task.args)
         validation = ArgumentSpecValidator(**keywords).validate(args)
         params = dict(args)
         params.update(validation.validated_parameters)

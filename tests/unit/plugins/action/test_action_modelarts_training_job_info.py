@@ -8,6 +8,7 @@ tests/system/test_in_process_parity.py.
 
 from __future__ import annotations
 
+import datetime
 import os
 
 import pytest
@@ -142,3 +143,27 @@ def test_path_options_are_expanded_against_the_environment_the_module_would_see(
     # A value that is not a string is converted as the module converts it.
     result = plugin(dict(args, ca_bundle=12))._run_in_process(environ)
     assert seen[1]["ca_bundle"] == "12"
+
+
+def test_values_reach_the_task_as_the_module_receives_them_through_json():
+    # Issue 36: in process, {2024: q4} kept its integer key (the module gets "2024"), a date stayed a date.
+    from ansible.utils.unsafe_proxy import wrap_var  # pylint: disable=import-outside-toplevel
+
+    args = {
+        "tags": {2024: "q4", True: "yes", 1.5: None, "day": datetime.date(2024, 1, 2)},
+        "name": datetime.datetime(2024, 1, 2, 3, 4, 5),
+        "training_job_ids": ("a", wrap_var("b")),
+    }
+    received = action.as_the_module_receives(args)
+    assert received == {
+        "tags": {"2024": "q4", "true": "yes", "1.5": None, "day": "2024-01-02"},
+        "name": "2024-01-02T03:04:05",
+        "training_job_ids": ["a", "b"],
+    }
+    assert type(received["training_job_ids"][1]) is str, "no unsafe or tagged text: what JSON decoding gives"
+
+
+def test_a_value_json_cannot_carry_takes_the_module_which_says_so(monkeypatch):
+    monkeypatch.setattr(action.ActionModule, "_run_module", lambda self, task_vars: {"ran": "module"})
+    assert plugin(dict(BASE, name=b"bytes")).run(task_vars={})["ran"] == "module"
+    assert plugin(dict(BASE, tags={("a", "b"): "tuple key"})).run(task_vars={})["ran"] == "module"
