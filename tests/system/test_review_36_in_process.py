@@ -29,7 +29,8 @@ BIN = os.path.dirname(sys.executable)
 PAYLOAD = re.compile(r"Using module file \S*/modules/modelarts_training_job_info\.py")
 WAYS = pytest.mark.parametrize("in_process", [True, False], ids=["in_process", "module"])
 
-TASK_TIMEOUT = 3
+# Long enough for the module's way to build its payload and send its requests on a busy machine.
+TASK_TIMEOUT = 8
 # The slow server stalls far longer than the request timeout, which is far longer than the bound below: a task that
 # waits for its requests ends after REQUEST_TIMEOUT, one that ends at its timeout well before.
 STALL = 75
@@ -70,6 +71,8 @@ def test_a_task_timeout_ends_the_task_whatever_requests_are_in_flight(emulator, 
     check_way(in_process, output)
     result = json.loads((tmp_path / "slow.json").read_text())
     assert result["failed"] and result["timedout"]["period"] == TASK_TIMEOUT, result
+    # Both requests had reached the server: they were in flight when the timeout came.
+    assert sorted(fault["hits"] for fault in emulator.faults() if fault.get("job") in slow) == [1, 1]
     assert "training_jobs" not in result, result
     assert elapsed < TASK_TIMEOUT + STARTUP_ALLOWANCE, "the task outlived its timeout: %.1fs" % elapsed
     # Nothing of the abandoned requests shows: no traceback, no thread's complaint, no worker left to terminate, no secret.
