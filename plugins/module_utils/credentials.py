@@ -34,7 +34,14 @@ import stat
 import threading
 
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
-from ansible_collections.modelarts.training.plugins.module_utils.options import AGENCY_OPTIONS, KINDS_HELP, REGION_PATTERN, ConnectionConfigError, describe, expand_user
+from ansible_collections.modelarts.training.plugins.module_utils.options import (
+    AGENCY_OPTIONS,
+    KINDS_HELP,
+    REGION_PATTERN,
+    ConnectionConfigError,
+    describe,
+    expand_user,
+)
 from ansible_collections.modelarts.training.plugins.module_utils.text import label
 
 # Renew when less than this many seconds, or a third of the lifetime, remains (whichever is shorter).
