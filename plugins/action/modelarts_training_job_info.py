@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 
+from ansible import constants as C
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.common.parameters import remove_values
@@ -47,6 +48,8 @@ except ImportError:  # ansible-core 2.18
     AnsibleModuleCapturedError = None
 
 IN_PROCESS_VARIABLE = "modelarts_training_in_process"
+# ansible-core 2.21+: whether a module's result carries ``invocation`` (before 2.21 it always does).
+INJECT_INVOCATION = "INJECT_INVOCATION"
 
 
 # The module declares no METADATA: ansible-core sends its arguments in the legacy serialization profile.
@@ -84,7 +87,7 @@ class ActionModule(ActionBase):
         environ = self._in_process_environment(task_vars)
         if environ is not None:
             try:
-                return merge_hash(result, self._run_in_process(environ))
+                return merge_hash(result, self._run_in_process(environ, task_vars))
             except MissingLibraryError:
                 # The controller lacks a library the module may have where it runs: the module says so itself.
                 pass
@@ -129,7 +132,7 @@ class ActionModule(ActionBase):
 
     # -- in this process, as AnsibleModule would answer ----------------------------------------------
 
-    def _run_in_process(self, environ):
+    def _run_in_process(self, environ, task_vars=None):
         # Path options are expanded against the environment the module would see, not this worker's os.environ.
         keywords = job_info.spec_keywords(environ)
         args = as_the_module_receives(self._task.args)
@@ -141,20 +144,29 @@ class ActionModule(ActionBase):
             msg = validation.errors.msg
             if isinstance(validation.errors[0], UnsupportedError):
                 msg = "Unsupported parameters for (%s) module: %s" % (self._task.action, msg)
-            return _formatted(dict(failed=True, msg=msg), params, no_log_values, ())
+            return _formatted(dict(failed=True, msg=msg), params, no_log_values, (), _invocation_wanted(task_vars))
         outcome = job_info.run(validation.validated_parameters, environ)
         no_log_values.update(outcome.secrets)
         result = dict(outcome.result)
         if outcome.failed:
             result.update(failed=True, msg=outcome.msg)
-        return _formatted(result, params, no_log_values, outcome.warnings)
+        return _formatted(result, params, no_log_values, outcome.warnings, _invocation_wanted(task_vars))
 
 
-def _formatted(result, params, no_log_values, warnings):
-    """``result`` as ``AnsibleModule._return_formatted`` returns it: the invocation, the warnings, no_log values masked
-    (booleans and None kept)."""
+def _invocation_wanted(task_vars):
+    """Whether the module's result would carry ``invocation``: always before ansible-core 2.21, then as
+    ``INJECT_INVOCATION`` (``ansible_inject_invocation``) says, read as the module's way reads it."""
+    if INJECT_INVOCATION not in C.config.get_configuration_definitions():
+        return True
+    return bool(C.config.get_config_value(INJECT_INVOCATION, variables=task_vars or {}))
+
+
+def _formatted(result, params, no_log_values, warnings, invocation=True):
+    """``result`` as ``AnsibleModule._return_formatted`` returns it: the invocation (when the module's would carry
+    it), the warnings, no_log values masked (booleans and None kept)."""
     result = dict(result)
-    result["invocation"] = dict(module_args=params)
+    if invocation:
+        result["invocation"] = dict(module_args=params)
     if warnings:
         result["warnings"] = list(warnings)
     preserved = dict((key, value) for key, value in result.items() if value is None or isinstance(value, bool))

@@ -130,6 +130,8 @@ def test_a_path_option_is_expanded_against_the_environment_the_module_sees(emula
         },
     ]
     controller = {"HUAWEICLOUD_PROFILE_DIR": str(tmp_path / "controller-profile"), "HUAWEICLOUD_CA_DIR": str(tmp_path / "no-such-dir")}
+    # ansible-core 2.21 shows a result's invocation only when asked (before, always).
+    controller["ANSIBLE_INJECT_INVOCATION"] = "true"
     proc = run_playbook([{"hosts": "localhost", "gather_facts": False, "tasks": tasks}], extra_vars=way(in_process), env=controller, verbosity=3)
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output[-4000:]
