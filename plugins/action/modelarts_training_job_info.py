@@ -36,6 +36,8 @@ from ansible_collections.modelarts.training.plugins.module_utils.query import Mi
 try:
     # ansible-core 2.19+: a module's arguments travel in a serialization profile.
     from ansible.module_utils.common.json import Direction, get_module_decoder, get_module_encoder
+
+    AnsibleJSONEncoder = None
 except ImportError:  # ansible-core 2.16-2.18: AnsibleJSONEncoder there, json.loads in the module
     from ansible.module_utils.common.json import AnsibleJSONEncoder
 

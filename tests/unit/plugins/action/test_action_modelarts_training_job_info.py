@@ -162,7 +162,7 @@ def test_values_reach_the_task_as_the_module_receives_them_through_json():
         "name": "2024-01-02T03:04:05",
         "training_job_ids": ["a", "b"],
     }
-    assert type(received["training_job_ids"][1]) is str, "no unsafe or tagged text: what JSON decoding gives"
+    assert received["training_job_ids"][1].__class__ is str, "no unsafe or tagged text: what JSON decoding gives"
 
 
 def test_a_value_json_cannot_carry_takes_the_module_which_says_so(monkeypatch):
