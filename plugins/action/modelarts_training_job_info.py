@@ -17,8 +17,10 @@ REQUESTS_CA_BUNDLE, HOME...), a controller without ``requests`` or ``jsonschema`
 
 from __future__ import annotations
 
+import json
 import os
 
+from ansible import constants as C
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.common.parameters import remove_values
@@ -32,32 +34,46 @@ from ansible_collections.modelarts.training.plugins.module_utils import job_info
 from ansible_collections.modelarts.training.plugins.module_utils.query import MissingLibraryError
 
 try:
+    # ansible-core 2.19+: a module's arguments travel in a serialization profile.
+    from ansible.module_utils.common.json import Direction, get_module_decoder, get_module_encoder
+
+    AnsibleJSONEncoder = None
+except ImportError:  # ansible-core 2.16-2.18: AnsibleJSONEncoder there, json.loads in the module
+    from ansible.module_utils.common.json import AnsibleJSONEncoder
+
+    Direction = get_module_decoder = get_module_encoder = None
+
+try:
     # ansible-core 2.19+ turns a module's failure into an error summary as it parses the module's answer.
     from ansible._internal._errors._captured import AnsibleModuleCapturedError
 except ImportError:  # ansible-core 2.18
     AnsibleModuleCapturedError = None
 
 IN_PROCESS_VARIABLE = "modelarts_training_in_process"
+# ansible-core 2.21+: whether a module's result carries ``invocation`` (before 2.21 it always does).
+INJECT_INVOCATION = "INJECT_INVOCATION"
 
 
-def plain(value):
-    """``value`` as the module would receive it through JSON: plain dicts, lists, str, int, float, bool and None
-    (no template trust or origin carried along; a vaulted value decrypted)."""
-    if value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, dict):
-        return dict((plain(key), plain(item)) for key, item in value.items())
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [plain(item) for item in value]
-    if isinstance(value, str):
-        return str.__str__(value)
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return float(value)
-    if hasattr(value, "_ciphertext") or type(value).__name__ in ("EncryptedString", "AnsibleVaultEncryptedUnicode"):
-        return to_text(value)
-    return value
+# The module declares no METADATA: ansible-core sends its arguments in the legacy serialization profile.
+MODULE_PROFILE = "legacy"
+
+
+class _ToTheModule(Exception):
+    """The task's arguments cannot travel as the module's do: the module's way runs and says so in its own words."""
+
+
+def as_the_module_receives(args):
+    """``args`` as the module receives them: encoded as ansible-core encodes a module's arguments and decoded as
+    ``AnsibleModule`` decodes them - plain dicts, lists, str, int, float, bool and None, keys always strings (``{2024: q4}``
+    is ``{"2024": "q4"}``), tuples and sets lists, dates ISO text, template trust and origins dropped, vaulted values
+    decrypted.  Raises :class:`_ToTheModule` for a value that JSON cannot carry (bytes, a tuple as a key...)."""
+    try:
+        if get_module_encoder is None:  # ansible-core 2.16-2.18
+            return json.loads(json.dumps(args, cls=AnsibleJSONEncoder, vault_to_text=True))
+        text = json.dumps(args, cls=get_module_encoder(MODULE_PROFILE, Direction.CONTROLLER_TO_MODULE))
+        return json.loads(text, cls=get_module_decoder(MODULE_PROFILE, Direction.CONTROLLER_TO_MODULE))
+    except (TypeError, ValueError) as error:
+        raise _ToTheModule() from error
 
 
 class ActionModule(ActionBase):
@@ -73,9 +89,11 @@ class ActionModule(ActionBase):
         environ = self._in_process_environment(task_vars)
         if environ is not None:
             try:
-                return merge_hash(result, self._run_in_process(environ))
+                return merge_hash(result, self._run_in_process(environ, task_vars))
             except MissingLibraryError:
                 # The controller lacks a library the module may have where it runs: the module says so itself.
+                pass
+            except _ToTheModule:
                 pass
         return merge_hash(result, self._run_module(task_vars))
 
@@ -116,9 +134,10 @@ class ActionModule(ActionBase):
 
     # -- in this process, as AnsibleModule would answer ----------------------------------------------
 
-    def _run_in_process(self, environ):
-        keywords = job_info.spec_keywords()
-        args = plain(self._task.args)
+    def _run_in_process(self, environ, task_vars=None):
+        # Path options are expanded against the environment the module would see, not this worker's os.environ.
+        keywords = job_info.spec_keywords(environ)
+        args = as_the_module_receives(self._task.args)
         validation = ArgumentSpecValidator(**keywords).validate(args)
         params = dict(args)
         params.update(validation.validated_parameters)
@@ -127,20 +146,29 @@ class ActionModule(ActionBase):
             msg = validation.errors.msg
             if isinstance(validation.errors[0], UnsupportedError):
                 msg = "Unsupported parameters for (%s) module: %s" % (self._task.action, msg)
-            return _formatted(dict(failed=True, msg=msg), params, no_log_values, ())
+            return _formatted(dict(failed=True, msg=msg), params, no_log_values, (), _invocation_wanted(task_vars))
         outcome = job_info.run(validation.validated_parameters, environ)
         no_log_values.update(outcome.secrets)
         result = dict(outcome.result)
         if outcome.failed:
             result.update(failed=True, msg=outcome.msg)
-        return _formatted(result, params, no_log_values, outcome.warnings)
+        return _formatted(result, params, no_log_values, outcome.warnings, _invocation_wanted(task_vars))
 
 
-def _formatted(result, params, no_log_values, warnings):
-    """``result`` as ``AnsibleModule._return_formatted`` returns it: the invocation, the warnings, no_log values masked
-    (booleans and None kept)."""
+def _invocation_wanted(task_vars):
+    """Whether the module's result would carry ``invocation``: always before ansible-core 2.21, then as
+    ``INJECT_INVOCATION`` (``ansible_inject_invocation``) says, read as the module's way reads it."""
+    if INJECT_INVOCATION not in C.config.get_configuration_definitions():
+        return True
+    return bool(C.config.get_config_value(INJECT_INVOCATION, variables=task_vars or {}))
+
+
+def _formatted(result, params, no_log_values, warnings, invocation=True):
+    """``result`` as ``AnsibleModule._return_formatted`` returns it: the invocation (when the module's would carry
+    it), the warnings, no_log values masked (booleans and None kept)."""
     result = dict(result)
-    result["invocation"] = dict(module_args=params)
+    if invocation:
+        result["invocation"] = dict(module_args=params)
     if warnings:
         result["warnings"] = list(warnings)
     preserved = dict((key, value) for key, value in result.items() if value is None or isinstance(value, bool))

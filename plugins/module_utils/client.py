@@ -536,7 +536,7 @@ class _Transport(credentials_mod.Transport):
         # A file on a hung mount cannot hold the exchange past the call's deadline.
         client = self._client
         left = None if deadline is None else deadline - client._clock()  # pylint: disable=protected-access
-        return credentials_mod.read_text_file(path, option, timeout=left)
+        return credentials_mod.read_text_file(path, option, timeout=left, environ=client._environ)  # pylint: disable=protected-access
 
 
 class ModelArtsClient(object):
@@ -599,6 +599,9 @@ class ModelArtsClient(object):
         self.credentials = credentials_mod.Renewing(credentials_mod.provider_for(self.kind, self.params, environ))
         self._refused_after_success = False
         self._succeeded = False
+        self._abandoned = False
+        # The environment the task sees (os.environ when None): a file's "~" is its HOME's.
+        self._environ = environ
         self.iam = IamSession(self.params, self.request, self.current_credentials)
         self._verify = tls_verify(self.params)
         if self._verify is False:
@@ -627,6 +630,14 @@ class ModelArtsClient(object):
                 variable = PROXY_VARIABLES.get(name, "HTTPS_PROXY, HTTP_PROXY or ALL_PROXY")
                 where = "the %s proxy from the environment (%s)" % (label(name, 20), variable)
                 raise requests.exceptions.InvalidProxyURL("%s: %s" % (where, problem))
+
+    def abandon(self):
+        """End the requests other threads have in flight and send no other: the task was interrupted while they ran (a
+        task's ``timeout:`` in the controller's process, ^C), and their answers are dropped.  Their sockets are shut down
+        (the watchdog's), an attempt not yet sent is refused and no retry waits; then :meth:`close`."""
+        self._abandoned = True
+        if self._watchdog is not None:
+            self._watchdog.abandon()
 
     def close(self):
         """Close the pooled connections and let the watchdog thread end."""
@@ -782,7 +793,7 @@ class ModelArtsClient(object):
             error, retry_after = self._attempt(call)
             if not isinstance(error, ModelArtsError):
                 return error
-            if not error.transient or attempt >= retries:
+            if not error.transient or attempt >= retries or self._abandoned:
                 if attempt:
                     error.args = ("%s (gave up after %d attempts)" % (error.args[0], attempt + 1),)
                 raise error
@@ -816,6 +827,8 @@ class ModelArtsClient(object):
     def _attempt(self, call):
         """One HTTP exchange, ended by the call's deadline. Returns ``(Response, None)`` or ``(ModelArtsError, retry_after)``."""
         operation, deadline = call.operation, call.deadline
+        if self._abandoned:
+            return ModelArtsError("%s: not sent, the task was interrupted" % operation, operation=operation), None
         if self._clock() >= deadline:
             return ModelArtsError("%s: the deadline passed before the request could be sent" % operation, operation=operation, transient=True), None
         send_url, send_headers = self._auth_headers(call)

@@ -45,7 +45,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.credentials imp
 )
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.iam import parse_iso8601
-from ansible_collections.modelarts.training.plugins.module_utils.options import CONTROL_CHARACTERS, ConnectionConfigError, describe, to_bool
+from ansible_collections.modelarts.training.plugins.module_utils.options import CONTROL_CHARACTERS, ConnectionConfigError, describe, expand_user, to_bool
 from ansible_collections.modelarts.training.plugins.module_utils.text import json_type_name, label
 
 # IAM's assume_role accepts 15 minutes to 24 hours.
@@ -661,11 +661,11 @@ def default_chain(environ=None, home=None):
     :class:`NoCredentialsError` when nothing serves.
     """
     environ = os.environ if environ is None else environ
-    home = os.path.expanduser("~") if home is None else home
+    home = expand_user("~", environ) if home is None else home
     skipped = []
     env_file = (environ.get(ENV_CREDENTIALS_FILE) or "").strip()
     if env_file:
-        if not os.path.exists(os.path.expanduser(env_file)):
+        if not os.path.exists(expand_user(env_file, environ)):
             raise CredentialsConfigError("%s names %s, which does not exist" % (ENV_CREDENTIALS_FILE, label(env_file, 300)))
         return CredentialsFile(env_file, option=ENV_CREDENTIALS_FILE)
     home_file = os.path.join(home, ".huaweicloud", "credentials") if home and home != "~" else None

@@ -34,7 +34,14 @@ import stat
 import threading
 
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
-from ansible_collections.modelarts.training.plugins.module_utils.options import AGENCY_OPTIONS, KINDS_HELP, REGION_PATTERN, ConnectionConfigError, describe
+from ansible_collections.modelarts.training.plugins.module_utils.options import (
+    AGENCY_OPTIONS,
+    KINDS_HELP,
+    REGION_PATTERN,
+    ConnectionConfigError,
+    describe,
+    expand_user,
+)
 from ansible_collections.modelarts.training.plugins.module_utils.text import label
 
 # Renew when less than this many seconds, or a third of the lifetime, remains (whichever is shorter).
@@ -311,20 +318,22 @@ def parse_answer(content):
         raise UnreadableAnswer("is not JSON (%s, %d bytes)" % (reason, len(content))) from None
 
 
-def read_text_file(path, option, limit=MAX_FILE_BYTES, timeout=None):
-    """The text of a small UTF-8 file (``~`` expanded); errors name ``option`` and the path, never the contents.
+def read_text_file(path, option, limit=MAX_FILE_BYTES, timeout=None, environ=None):
+    """The text of a small UTF-8 file (``~`` expanded with the ``HOME`` of ``environ``, the environment the task sees:
+    ``os.environ`` when None); errors name ``option`` and the path as given, never the contents.
 
     Only a regular file is read: it is opened without blocking (a FIFO with no writer would wait forever), and
     anything else - a FIFO, a directory, a device, a socket - is refused.  With ``timeout`` (seconds), a read
     that has not ended by then (a hung network mount) is given up with an error.
     """
+    where = expand_user(path, environ)
     if timeout is None:
-        return _decoded(_read_regular(path, option, limit), path, option)
+        return _decoded(_read_regular(where, path, option, limit), path, option)
     outcome = []
 
     def read():
         try:
-            outcome.append((True, _read_regular(path, option, limit)))
+            outcome.append((True, _read_regular(where, path, option, limit)))
         except Exception as exc:  # pylint: disable=broad-except  # handed to the caller's thread
             outcome.append((False, exc))
 
@@ -350,11 +359,11 @@ _FILE_KINDS = (
 )
 
 
-def _read_regular(path, option, limit):
+def _read_regular(where, path, option, limit):
     shown = label(path, 300)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        handle = os.open(os.path.expanduser(path), flags)
+        handle = os.open(where, flags)
     except OSError as exc:
         raise CredentialsConfigError("%s: cannot read %s: %s" % (option, shown, exc.strerror or type(exc).__name__)) from None
     try:

@@ -17,6 +17,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.options import 
     LEVEL_OPTION,
     ConnectionConfigError,
     connection_argument_spec,
+    expand_path,
     proxy_secrets,
     query_argument_spec,
     search_argument_spec,
@@ -48,14 +49,43 @@ def argument_spec():
     return spec
 
 
-def spec_keywords():
-    """The keywords of ``AnsibleModule`` and ``ArgumentSpecValidator`` for this task (check mode aside)."""
+def spec_keywords(environ=None):
+    """The keywords of ``AnsibleModule`` and ``ArgumentSpecValidator`` for this task (check mode aside).
+
+    ``environ``, for a validator outside the module's process (the action plugin's): the environment the module would
+    see.  A ``type: path`` option is then checked by ansible-core's own string check and expanded against it
+    (:func:`options.expand_path`), never against the validating process's ``os.environ`` (``check_type_path``'s).
+    """
+    spec = argument_spec()
+    if environ is not None:
+        _paths_from(spec, path_checker(environ))
     return dict(
-        argument_spec=argument_spec(),
+        argument_spec=spec,
         mutually_exclusive=list(MUTUALLY_EXCLUSIVE),
         required_one_of=list(REQUIRED_ONE_OF),
         required_together=list(REQUIRED_TOGETHER),
     )
+
+
+def path_checker(environ):
+    """ansible-core's ``check_type_path`` with the variables and ``~`` of ``environ``; named ``path`` as the type is,
+    so that a value it refuses gets the same message ("... unable to convert to path: ...")."""
+    from ansible.module_utils.common.validation import check_type_str  # pylint: disable=import-outside-toplevel
+
+    def path(value):
+        return expand_path(check_type_str(value), environ)
+
+    return path
+
+
+def _paths_from(spec, checker):
+    for option in spec.values():
+        if option.get("type") == "path":
+            option["type"] = checker
+        if option.get("elements") == "path":
+            option["elements"] = checker
+        if isinstance(option.get("options"), dict):
+            _paths_from(option["options"], checker)
 
 
 class Outcome(object):

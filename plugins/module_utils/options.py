@@ -234,6 +234,60 @@ def ca_bundle_problem(path):
     return None
 
 
+# What posixpath.expandvars replaces: $name and ${name}.
+_VARIABLE = re.compile(r"\$(\w+|\{[^}]*\})", re.ASCII)
+
+
+def expand_path(value, environ=None):
+    """``value`` as a ``type: path`` option reaches the module (``os.path.expanduser(os.path.expandvars(value))``,
+    ansible-core's ``check_type_path``), its variables and ``~`` taken from ``environ`` - the environment the task
+    sees (``os.environ`` when None) - never from the process that runs it when that differs (the action plugin's
+    worker: the task's ``environment:`` is not in its ``os.environ``)."""
+    return expand_user(_expand_vars(value, os.environ if environ is None else environ), environ)
+
+
+def _expand_vars(path, environ):
+    # posixpath.expandvars over a mapping: a variable the mapping lacks is left as written.
+    if "$" not in path:
+        return path
+    index = 0
+    while True:
+        found = _VARIABLE.search(path, index)
+        if not found:
+            return path
+        index, end = found.span(0)
+        name = found.group(1)
+        if name.startswith("{") and name.endswith("}"):
+            name = name[1:-1]
+        if name in environ:
+            tail = path[end:]
+            path = path[:index] + environ[name]
+            index = len(path)
+            path += tail
+        else:
+            index = end
+
+
+def expand_user(path, environ=None):
+    """``os.path.expanduser(path)`` with ``HOME`` from ``environ`` (``os.environ`` when None): a leading ``~`` is the
+    home of the environment the task sees; ``~user`` and a ``~`` without ``HOME`` are the password database's, as there."""
+    environ = os.environ if environ is None else environ
+    if not path.startswith("~"):
+        return path
+    end = path.find("/", 1)
+    end = len(path) if end < 0 else end
+    if end == 1 and "HOME" in environ:
+        home = environ["HOME"]
+    else:
+        try:
+            import pwd  # pylint: disable=import-outside-toplevel
+
+            home = pwd.getpwuid(os.getuid()).pw_dir if end == 1 else pwd.getpwnam(path[1:end]).pw_dir
+        except (ImportError, KeyError):
+            return path
+    return (home.rstrip("/") + path[end:]) or "/"
+
+
 def _describe_all(names):
     return ", ".join(describe(name) for name in names)
 
@@ -472,8 +526,9 @@ def _to_list(value, name, level, spec):
     return list(value)
 
 
-def convert(name, spec, value, level):
-    """``value`` (as given at ``level``) converted to the type of ``spec``, or :class:`ConnectionConfigError`."""
+def convert(name, spec, value, level, environ=None):
+    """``value`` (as given at ``level``) converted to the type of ``spec``, or :class:`ConnectionConfigError`; a path's
+    ``~`` is the home of ``environ``, the environment the task sees (``os.environ`` when None)."""
     kind = spec.get("type", "str")
     if kind == "bool":
         return to_bool(value, name, level)
@@ -494,7 +549,7 @@ def convert(name, spec, value, level):
     if choices and value not in choices:
         raise ConnectionConfigError("%s must be one of %s, got %r" % (where(name, level), ", ".join(choices), value))
     if kind == "path":
-        return os.path.expanduser(value)
+        return expand_user(value, environ)
     return value
 
 
@@ -581,7 +636,7 @@ def resolve(levels, environ=None, has_wait_for=True):
         for level, values in levels:
             if name in values and not _blank(values[name]):
                 origins[name] = level
-                return convert(name, spec, values[name], level)
+                return convert(name, spec, values[name], level, environ)
         return list(spec["default"]) if isinstance(spec.get("default"), list) else spec.get("default")
 
     # The kind comes from the highest level that names any credential; its options then come, one
@@ -604,14 +659,14 @@ def resolve(levels, environ=None, has_wait_for=True):
             # token file is never replaced by a runner's inline HUAWEICLOUD_OIDC_ID_TOKEN.  Inline wins within a level.
             source = next((level for level, values in levels if any(not _blank(values.get(each)) for each in OIDC_TOKEN_OPTIONS)), None)
             value = dict(levels).get(source, {}).get(name) if source else None
-            connection[name] = None if _blank(value) else convert(name, spec, value, source)
+            connection[name] = None if _blank(value) else convert(name, spec, value, source, environ)
             if connection[name] is not None:
                 origins[name] = source
         elif name == "security_token":
             source = origins.get("access_key", credential_level)
             _check_token_level(levels, source)
             value = dict(levels).get(source, {}).get(name)
-            connection[name] = None if _blank(value) else convert(name, spec, value, source)
+            connection[name] = None if _blank(value) else convert(name, spec, value, source, environ)
             if connection[name] is not None:
                 origins[name] = source
         else:

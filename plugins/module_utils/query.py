@@ -559,7 +559,10 @@ class Query(object):
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc_info):
+    def __exit__(self, exc_type, exc_value, traceback):
+        if exc_type is not None:
+            # Interrupted (a task's timeout, ^C): what other threads still have in flight is ended, never waited for.
+            self.client.abandon()
         self.close()
 
     def close(self):

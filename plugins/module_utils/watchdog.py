@@ -160,11 +160,16 @@ class Watchdog(object):
         self._thread = None
         self._pid = os.getpid()
         self._closed = False
+        self._abandoned = False
 
     def watch(self, deadline):
-        """A :class:`Watch` for an attempt that must end by ``deadline`` (a reading of the client's clock)."""
+        """A :class:`Watch` for an attempt that must end by ``deadline`` (a reading of the client's clock); after
+        :meth:`abandon`, one already ended (the attempt goes no further than its first stage)."""
         watch = Watch(deadline, self._clock)
         with self._cond:
+            if self._abandoned:
+                watch.kill()
+                return watch
             if self._pid != os.getpid():
                 # A forked process (Ansible's workers) has none of its parent's threads.
                 self._heap, self._thread, self._wake_at, self._pid = [], None, None, os.getpid()
@@ -197,6 +202,16 @@ class Watchdog(object):
         with self._cond:
             self._closed = True
             self._cond.notify()
+
+    def abandon(self):
+        """End every attempt under way now, and every later one as it starts: the task was interrupted (a task's
+        ``timeout:``, ^C) while other threads had requests in flight, whose answers nobody will read."""
+        with self._cond:
+            self._abandoned = self._closed = True
+            entries, self._heap = self._heap, []
+            self._cond.notify()
+        for _deadline, _order, watch in entries:
+            watch.kill()
 
 
 def discard(raw):

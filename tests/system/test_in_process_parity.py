@@ -8,8 +8,15 @@ before each run, once each way, at -vvv. Each task's registered result is writte
 equal but for the fields that measure time. The -vvv output shows the way each run took: ansible-core names the
 module file it builds an AnsiballZ payload from ("Using module file ..."), once per module task and never in the
 default run.
+
+Issue 36 added the cases where the two ways had parted: a task's ``timeout:`` over requests in flight (the task ends
+at its timeout either way: tests/system/test_review_36_in_process.py tells how long it took), path options written
+with variables the task's ``environment:`` sets while the controller's own environment names another account's
+profile, and option values that JSON changes on their way to the module (keys that are not strings, dates, tuples,
+a vaulted secret).
 """
 
+import datetime
 import json
 import os
 import re
@@ -27,6 +34,14 @@ POLLS_TO_COMPLETED = "a1000000-0000-4000-8000-000000000010"
 BIN = os.path.dirname(sys.executable)
 PROXY_PASSWORD = "proxy-pass-31a7"
 DRIFTED = "a1e00000-0000-4000-8000-00000000d001"
+SLOW = ["a1e00000-0000-4000-8000-00000000d101", "a1e00000-0000-4000-8000-00000000d102"]
+TAGGED = "a1e00000-0000-4000-8000-00000000d201"
+# A name YAML reads as a timestamp when unquoted: the module receives it as ISO text, "T" and all.
+STAMPED = datetime.datetime(2024, 1, 2, 3, 4, 5)
+STAMPED_NAME = "2024-01-02T03:04:05"
+# The slow server stalls longer than the request timeout, far longer than the task's timeout.
+STALL = 75
+VAULT_PASSWORD = "vault-password-36"
 PAYLOAD = re.compile(r"Using module file \S*/modules/modelarts_training_job_info\.py")
 # Fields that measure time (or the poll count of a wait, which follows the clock).
 ISO_TIME = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:?\d\d)?")
@@ -41,10 +56,13 @@ def task(name, args, **keywords):
     return entry
 
 
-def cases(emu):
+def cases(emu, files):
     connection = emulator_connection(emu)
     only_place = dict((key, value) for key, value in connection.items() if key not in ("access_key", "secret_key"))
     environment = {"HUAWEICLOUD_SDK_AK": emu.ak, "HUAWEICLOUD_SDK_SK": emu.sk}
+    without_ca = dict((key, value) for key, value in only_place.items() if key != "ca_bundle")
+    task_profile = {"HUAWEICLOUD_PROFILE_DIR": files["task"], "HUAWEICLOUD_CA_DIR": files["task"]}
+    slow = dict(connection, request_timeout=STALL - 15, backoff_retries=0)
     return [
         task("one id", dict(connection, training_job_id=COMPLETED)),
         task("ids", dict(connection, training_job_ids=[COMPLETED, RUNNING, FAILED])),
@@ -71,11 +89,26 @@ def cases(emu):
         task("no_log", dict(connection, training_job_id=COMPLETED), no_log=True),
         task("proxy credentials", dict(connection, training_job_id=COMPLETED, proxy="http://user:%s@127.0.0.1:9" % PROXY_PASSWORD, backoff_retries=0)),
         task("task timeout", dict(connection, training_job_id=RUNNING, wait=True, wait_sleep=1, wait_timeout=60), timeout=3),
+        # Issue 36, item 1: requests in flight when the task's timeout comes.
+        task("task timeout over two slow jobs", dict(slow, training_job_ids=SLOW), timeout=3),
+        # Issue 36, item 2: the task's environment names the profile; the controller's names another account's.
+        task(
+            "path options from the task's environment",
+            dict(without_ca, training_job_id=COMPLETED, credentials_file="$HUAWEICLOUD_PROFILE_DIR/credentials", ca_bundle="${HUAWEICLOUD_CA_DIR}/ca.pem"),
+            environment=task_profile,
+        ),
+        task("a path variable nobody sets", dict(only_place, training_job_id=COMPLETED, credentials_file="$HUAWEICLOUD_NOBODY_SETS/credentials")),
+        # Issue 36, item 4: values JSON changes on their way to the module.
+        task("a tag key that is a number", dict(connection, tags={2024: "q4"})),
+        task("a tag key that is a boolean and a value that is a date", dict(connection, tags={True: "yes", "day": datetime.date(2024, 1, 2)})),
+        task("a name that is a timestamp", dict(connection, name=STAMPED)),
+        task("a tuple", dict(connection, training_job_ids="{{ ('%s', '%s') }}" % (COMPLETED, RUNNING))),
+        task("a vaulted secret", dict(connection, secret_key="{{ vaulted_secret_key }}", training_job_id=COMPLETED)),
     ]
 
 
-def play(emu, results_file):
-    tasks = cases(emu)
+def play(emu, results_file, files):
+    tasks = cases(emu, files)
     registered = []
     for index, entry in enumerate(tasks):
         entry["register"] = "r_%d" % index
@@ -99,12 +132,38 @@ def play(emu, results_file):
             "content": "{{ {%s, 'gate': training_job_gate_result, 'gate_failure': gate_failure} | to_json }}" % names,
         }
     }
-    return [{"hosts": "localhost", "gather_facts": False, "tasks": tasks + [gate, keep]}]
+    return [{"hosts": "localhost", "gather_facts": False, "vars_files": [files["vault"]], "tasks": tasks + [gate, keep]}]
 
 
-def drifted_job(emu):
+def extra_jobs(emu):
     drift = {"type": "drift", "mode": "set", "values": {"status.tasks": 3}, "count": -1}
-    emu.add_jobs([{"id": DRIFTED, "name": "drifted", "phase": "Completed", "faults": [drift]}])
+    stall = {"type": "delay", "seconds": STALL, "count": -1}
+    emu.add_jobs(
+        [
+            {"id": DRIFTED, "name": "drifted", "phase": "Completed", "faults": [drift]},
+            {"id": TAGGED, "name": STAMPED_NAME, "phase": "Completed", "tags": {"2024": "q4", "true": "yes", "day": "2024-01-02"}},
+        ]
+        + [{"id": job, "name": "slow", "phase": "Running", "faults": [stall]} for job in SLOW]
+    )
+
+
+@pytest.fixture(scope="module")
+def parity_files(emulator, tmp_path_factory):
+    """The task's profile and CA file (and the controller's profile, another account's keys), and a vaulted secret."""
+    folder = tmp_path_factory.mktemp("profiles")
+    profiles = {"task": (emulator.ak, emulator.sk), "controller": ("OTHERACCOUNTAK", "other-account-secret-0123456789")}
+    for name, (access_key, secret_key) in profiles.items():
+        (folder / name).mkdir()
+        text = "[basic]\nak = %s\nsk = %s\nproject_id = %s\n" % (access_key, secret_key, emulator.project_id)
+        (folder / name / "credentials").write_text(text)
+    with open(emulator.ca_file, "rb") as handle:
+        (folder / "task" / "ca.pem").write_bytes(handle.read())
+    password = folder / "vault-password"
+    password.write_text(VAULT_PASSWORD + "\n")
+    command = [os.path.join(BIN, "ansible-vault"), "encrypt_string", "--vault-password-file", str(password), "--name", "vaulted_secret_key", emulator.sk]
+    vaulted = subprocess.run(command, capture_output=True, text=True, check=True, timeout=120).stdout
+    (folder / "vault.yml").write_text(vaulted)
+    return {"task": str(folder / "task"), "controller": str(folder / "controller"), "vault": str(folder / "vault.yml"), "password": str(password)}
 
 
 def untimed(value):
@@ -140,13 +199,19 @@ def difference(left, right, path=""):
 
 
 @pytest.fixture(scope="module")
-def both_ways(emulator, run_playbook_module, tmp_path_factory):
+def both_ways(emulator, run_playbook_module, tmp_path_factory, parity_files):
     runs = {}
+    # The controller's own environment names another account's profile, and a CA folder that does not exist.
+    controller = {
+        "HUAWEICLOUD_PROFILE_DIR": parity_files["controller"],
+        "HUAWEICLOUD_CA_DIR": parity_files["controller"] + "-none",
+        "ANSIBLE_VAULT_PASSWORD_FILE": parity_files["password"],
+    }
     for way, extra in (("in_process", None), ("module", {"modelarts_training_in_process": False})):
         emulator.reset()
-        drifted_job(emulator)
+        extra_jobs(emulator)
         results = str(tmp_path_factory.mktemp(way) / "results.json")
-        proc = run_playbook_module(play(emulator, results), extra_vars=extra, verbosity=3)
+        proc = run_playbook_module(play(emulator, results, parity_files), extra_vars=extra, verbosity=3, env=controller)
         assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
         with open(results) as handle:
             runs[way] = (json.load(handle), proc.stdout + proc.stderr)
@@ -157,7 +222,7 @@ def both_ways(emulator, run_playbook_module, tmp_path_factory):
 def run_playbook_module(ansible_env, tmp_path_factory):
     """The conftest's ``run_playbook`` at module scope: both runs serve every test below."""
 
-    def run(playbook, extra_vars=None, verbosity=0):
+    def run(playbook, extra_vars=None, verbosity=0, env=None):
         folder = tmp_path_factory.mktemp("parity")
         path = folder / "playbook.yml"
         path.write_text(yaml.safe_dump(playbook, sort_keys=False))
@@ -168,19 +233,20 @@ def run_playbook_module(ansible_env, tmp_path_factory):
             command += ["-e", json.dumps(extra_vars)]
         # In a group of its own, ended with the playbook: the module of "task timeout" is left polling by ansible-core
         # when the task's timeout ends it, and would poll the session's emulator during the tests that come next.
-        return run_in_group(command, ansible_env, str(folder), 600)
+        return run_in_group(command, dict(ansible_env, **(env or {})), str(folder), 600)
 
     return run
 
 
-def test_every_task_gives_the_same_registered_result_both_ways(both_ways, emulator):
+def test_every_task_gives_the_same_registered_result_both_ways(both_ways, emulator, parity_files):
     in_process, module = both_ways["in_process"][0], both_ways["module"][0]
     assert sorted(in_process) == sorted(module)
     for name in sorted(module):
         assert difference(untimed(in_process[name]), untimed(module[name])) is None, name
     # The cases really are what they claim (a parity of two identical failures would prove little).
-    results = [module["r_%d" % index] for index in range(len(cases(emulator)))]
-    by_name = dict((entry["name"], result) for entry, result in zip(cases(emulator), results))
+    every_case = cases(emulator, parity_files)
+    results = [module["r_%d" % index] for index in range(len(every_case))]
+    by_name = dict((entry["name"], result) for entry, result in zip(every_case, results))
     assert by_name["one id"]["training_job"]["phase"] == "Completed" and not by_name["one id"]["failed"]
     assert by_name["wait"]["training_job"]["phase"] == "Completed" and by_name["wait"]["training_job"]["polls"] > 1
     assert by_name["failing wait with diagnostics"]["failed"] and by_name["failing wait with diagnostics"]["job_messages"]
@@ -198,6 +264,14 @@ def test_every_task_gives_the_same_registered_result_both_ways(both_ways, emulat
     assert by_name["proxy credentials"]["failed"] and "Unable to connect to proxy" in by_name["proxy credentials"]["msg"]
     assert by_name["task timeout"]["failed"] and by_name["task timeout"]["timedout"]["period"] == 3
     assert module["gate"]["failed"] is False and "phase Failed" in module["gate_failure"]
+    slow = by_name["task timeout over two slow jobs"]
+    assert slow["failed"] and slow["timedout"]["period"] == 3 and "training_jobs" not in slow
+    assert by_name["path options from the task's environment"]["training_job"]["phase"] == "Completed"
+    assert "$HUAWEICLOUD_NOBODY_SETS/credentials" in by_name["a path variable nobody sets"]["msg"]
+    for name in ("a tag key that is a number", "a tag key that is a boolean and a value that is a date", "a name that is a timestamp"):
+        assert [item["id"] for item in by_name[name]["training_jobs"]] == [TAGGED], name
+    assert [item["id"] for item in by_name["a tuple"]["training_jobs"]] == [COMPLETED, RUNNING]
+    assert by_name["a vaulted secret"]["training_job"]["phase"] == "Completed"
 
 
 def test_secrets_are_masked_both_ways(both_ways, emulator):
@@ -225,8 +299,8 @@ def test_warnings_are_shown_alike_both_ways(both_ways):
     assert shown["in_process"] == shown["module"]
 
 
-def test_the_default_run_builds_no_module_payload_and_the_other_one_per_task(both_ways, emulator):
-    module_tasks = len(cases(emulator)) + 1  # and the gate's
+def test_the_default_run_builds_no_module_payload_and_the_other_one_per_task(both_ways, emulator, parity_files):
+    module_tasks = len(cases(emulator, parity_files)) + 1  # and the gate's
     assert len(PAYLOAD.findall(both_ways["in_process"][1])) == 0
     assert len(PAYLOAD.findall(both_ways["module"][1])) == module_tasks
 

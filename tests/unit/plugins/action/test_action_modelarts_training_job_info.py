@@ -8,6 +8,7 @@ tests/system/test_in_process_parity.py.
 
 from __future__ import annotations
 
+import datetime
 import os
 
 import pytest
@@ -18,6 +19,8 @@ from ansible_collections.modelarts.training.plugins.action import modelarts_trai
 from ansible_collections.modelarts.training.plugins.module_utils import job_info
 from ansible_collections.modelarts.training.plugins.module_utils.query import MissingLibraryError
 
+# ansible-core 2.21+ shows a result's invocation only when asked (ansible_inject_invocation); before, always.
+SHOW_INVOCATION = {"ansible_inject_invocation": True}
 BASE = {"region": "cn-north-4", "project_id": "p", "auth_token": "tok-SECRET-0123456789", "training_job_id": "job-1"}
 
 
@@ -103,7 +106,7 @@ def test_a_missing_library_hands_the_task_to_the_module(monkeypatch):
 
 
 def test_validation_fails_with_the_modules_words_and_masks_no_log_values():
-    result = plugin(dict(BASE, wiat=True))._run_in_process(dict(os.environ))
+    result = plugin(dict(BASE, wiat=True))._run_in_process(dict(os.environ), SHOW_INVOCATION)
     assert result["failed"] is True
     assert result["msg"].startswith("Unsupported parameters for (modelarts.training.modelarts_training_job_info) module: wiat. Supported parameters include:")
     assert result["invocation"]["module_args"]["auth_token"] == "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER"
@@ -121,3 +124,56 @@ def test_the_outcome_is_formatted_as_ansible_module_formats_it(monkeypatch):
     assert result["training_job"]["failure_reason"] == "saw ******** and ********"
     assert result["warnings"] == ["careful"] and result["changed"] is False and result["training_job"]["terminal"] is True
     assert "failed" not in result
+
+
+def test_path_options_are_expanded_against_the_environment_the_module_would_see(monkeypatch):
+    # Issue 36: ArgumentSpecValidator's path type expands against this worker's os.environ, not the task's environment.
+    monkeypatch.setenv("HUAWEICLOUD_PROFILE_DIR", "/controller")
+    seen = []
+
+    def run(params, environ=None):
+        seen.append(params)
+        return job_info.Outcome(dict(changed=False, training_jobs=[]))
+
+    monkeypatch.setattr(job_info, "run", run)
+    args = dict(BASE, credentials_file="$HUAWEICLOUD_PROFILE_DIR/credentials", ca_bundle="~/ca.pem")
+    del args["auth_token"]
+    environ = dict(os.environ, HUAWEICLOUD_PROFILE_DIR="/task", HOME="/home/task")
+    result = plugin(args)._run_in_process(environ, SHOW_INVOCATION)
+    assert seen[0]["credentials_file"] == "/task/credentials" and seen[0]["ca_bundle"] == "/home/task/ca.pem"
+    assert result["invocation"]["module_args"]["credentials_file"] == "/task/credentials"
+    # A value that is not a string is converted as the module converts it.
+    result = plugin(dict(args, ca_bundle=12))._run_in_process(environ)
+    assert seen[1]["ca_bundle"] == "12"
+
+
+def test_values_reach_the_task_as_the_module_receives_them_through_json():
+    # Issue 36: in process, {2024: q4} kept its integer key (the module gets "2024"), a date stayed a date.
+    from ansible.utils.unsafe_proxy import wrap_var  # pylint: disable=import-outside-toplevel
+
+    args = {
+        "tags": {2024: "q4", True: "yes", 1.5: None, "day": datetime.date(2024, 1, 2)},
+        "name": datetime.datetime(2024, 1, 2, 3, 4, 5),
+        "training_job_ids": ("a", wrap_var("b")),
+    }
+    received = action.as_the_module_receives(args)
+    assert received == {
+        "tags": {"2024": "q4", "true": "yes", "1.5": None, "day": "2024-01-02"},
+        "name": "2024-01-02T03:04:05",
+        "training_job_ids": ["a", "b"],
+    }
+    assert received["training_job_ids"][1].__class__ is str, "no unsafe or tagged text: what JSON decoding gives"
+
+
+def test_a_value_json_cannot_carry_takes_the_module_which_says_so(monkeypatch):
+    monkeypatch.setattr(action.ActionModule, "_run_module", lambda self, task_vars: {"ran": "module"})
+    assert plugin(dict(BASE, name=b"bytes")).run(task_vars={})["ran"] == "module"
+    assert plugin(dict(BASE, tags={("a", "b"): "tuple key"})).run(task_vars={})["ran"] == "module"
+
+
+def test_the_invocation_is_there_when_the_module_s_would_be(monkeypatch):
+    # ansible-core 2.21 adds INJECT_INVOCATION (default false): the module's result then has no invocation.
+    monkeypatch.setattr(job_info, "run", lambda params, environ=None: job_info.Outcome(dict(changed=False, training_jobs=[])))
+    defined = action.INJECT_INVOCATION in action.C.config.get_configuration_definitions()
+    assert ("invocation" in plugin()._run_in_process(dict(os.environ), {})) is not defined
+    assert "invocation" in plugin()._run_in_process(dict(os.environ), {"ansible_inject_invocation": True})

@@ -284,3 +284,32 @@ def test_the_metadata_probe_of_a_host_that_accepts_and_never_answers_ends_within
     # The probe's session-token request ends within METADATA_PROBE_WITHIN; a read timeout would be 60 s.
     assert elapsed < credential_sources.METADATA_PROBE_WITHIN + LOOSE, "the probe took %.1fs" % elapsed
     assert "instance metadata: http://127.0.0.1:%d accepted the connection but answered too slowly" % port in str(info.value), str(info.value)
+
+
+def test_an_abandoned_client_ends_the_requests_in_flight_and_sends_no_other():
+    """Issue 36: a task interrupted (its timeout) while other threads have requests in flight ends them, never waits."""
+    with server(trickled_headers) as srv:
+        client = ModelArtsClient(params(srv.url, backoff_retries=3, request_timeout=60))
+        outcome = []
+
+        def in_flight():
+            try:
+                client.get_training_job("job-1", deadline=time.monotonic() + 60)
+            except ModelArtsError as exc:
+                outcome.append(exc)
+
+        worker = threading.Thread(target=in_flight, daemon=True)
+        worker.start()
+        for _wait in range(100):
+            if srv.connections:
+                break
+            time.sleep(0.05)
+        assert srv.connections == 1
+        client.abandon()
+        worker.join(LOOSE)
+        assert not worker.is_alive() and len(outcome) == 1, "the request in flight ended with the abandonment, not its deadline"
+        assert "gave up after" not in str(outcome[0]), "no retry after the abandonment"
+        with pytest.raises(ModelArtsError, match="job-1: not sent, the task was interrupted"):
+            client.get_training_job("job-1", deadline=time.monotonic() + 60)
+        assert srv.connections == 1, "nothing sent after the abandonment"
+        client.close()

@@ -971,6 +971,21 @@ def test_chain_env_file_first(tmp_path, transport):
     assert isinstance(provider, CredentialsFile) and provider.obtain(transport, DEADLINE).access_key == "HOMEFILE"
 
 
+def test_the_chain_s_home_and_file_names_are_the_environment_s(tmp_path, monkeypatch):
+    # Issue 36: "~" is the HOME of the environment the task sees, not the process's (the controller's worker).
+    monkeypatch.setenv("HOME", str(tmp_path / "controller"))
+    home = tmp_path / "task"
+    (home / ".huaweicloud").mkdir(parents=True)
+    (home / ".huaweicloud" / "credentials").write_text("[basic]\nak = TASKHOME\nsk = %s\n" % SK)
+    provider = default_chain({"HOME": str(home)})
+    assert isinstance(provider, CredentialsFile) and provider.path == str(home / ".huaweicloud" / "credentials")
+    provider = default_chain({"HOME": str(home), "HUAWEICLOUD_SDK_CREDENTIALS_FILE": "~/.huaweicloud/credentials"})
+    assert isinstance(provider, CredentialsFile)
+    assert read_text_file(provider.path, "opt", environ={"HOME": str(home)}).startswith("[basic]\nak = TASKHOME")
+    with pytest.raises(CredentialsConfigError, match="cannot read ~/.huaweicloud/credentials"):
+        read_text_file("~/.huaweicloud/credentials", "opt")
+
+
 def test_chain_env_file_that_does_not_exist_is_an_error(tmp_path):
     with pytest.raises(CredentialsConfigError, match="HUAWEICLOUD_SDK_CREDENTIALS_FILE names .*nowhere, which does not exist"):
         default_chain({"HUAWEICLOUD_SDK_CREDENTIALS_FILE": str(tmp_path / "nowhere")}, str(tmp_path))

@@ -2,6 +2,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 from __future__ import annotations
 
+import signal
 import threading
 
 import pytest
@@ -67,26 +68,33 @@ def test_concurrency_is_bounded_and_reached(max_concurrency, count):
     assert peak[0] == max_concurrency
 
 
+class RecordingThread(threading.Thread):
+    """The worker threads the fan-out starts."""
+
+    started = []
+
+    def start(self):
+        RecordingThread.started.append(self)
+        super().start()
+
+
+@pytest.fixture
+def recorded_threads(monkeypatch):
+    RecordingThread.started = []
+    monkeypatch.setattr(fanout.threading, "Thread", RecordingThread)
+    return RecordingThread.started
+
+
 @pytest.mark.parametrize("count,max_concurrency,expected_workers", [(3, 16, 3), (40, 16, 16), (2, 2, 2)])
-def test_pool_size_is_min_of_bound_and_key_count(monkeypatch, count, max_concurrency, expected_workers):
-    sizes = []
-    real_executor = fanout.ThreadPoolExecutor
-
-    def recording_executor(max_workers):
-        sizes.append(max_workers)
-        return real_executor(max_workers=max_workers)
-
-    monkeypatch.setattr(fanout, "ThreadPoolExecutor", recording_executor)
+def test_pool_size_is_min_of_bound_and_key_count(recorded_threads, count, max_concurrency, expected_workers):
     fetch_concurrently(list(range(count)), echo, max_concurrency=max_concurrency)
 
-    assert sizes == [expected_workers]
+    assert len(recorded_threads) == expected_workers
+    # Daemon threads: no join at the interpreter's exit waits for a request abandoned by an interrupt.
+    assert all(thread.daemon for thread in recorded_threads)
 
 
-def test_one_key_is_fetched_inline_without_a_pool(monkeypatch):
-    def no_pool(max_workers):
-        raise AssertionError("a pool was created for one key")
-
-    monkeypatch.setattr(fanout, "ThreadPoolExecutor", no_pool)
+def test_one_key_is_fetched_inline_without_a_pool(recorded_threads):
     threads = []
 
     def fetch_one(key, deadline):
@@ -95,6 +103,7 @@ def test_one_key_is_fetched_inline_without_a_pool(monkeypatch):
 
     assert fetch_concurrently(["only"], fetch_one) == {"only": "item"}
     assert threads == [threading.current_thread()]
+    assert recorded_threads == []
 
 
 def test_one_key_error_is_captured_inline():
@@ -152,6 +161,58 @@ def test_interrupt_cancels_requests_not_yet_started():
         fetch_concurrently(list(range(6)), fetch_one, max_concurrency=1)
 
     assert set(called) <= {0, 1}
+
+
+class Interrupted(BaseException):
+    """What a signal handler raises in the calling thread (ansible-core's TaskTimeoutError is a BaseException too)."""
+
+
+def test_an_interrupt_in_the_calling_thread_never_waits_for_the_requests_in_flight():
+    # Issue 36: a task's timeout in the controller's process sat through every request in flight.
+    release = threading.Event()
+    started = []
+    ended = []
+    lock = threading.Lock()
+
+    def fetch_one(key, deadline):
+        with lock:
+            started.append(key)
+            if len(started) == 2:
+                # Both workers are in flight: the interrupt comes now, from the calling thread's signal handler.
+                signal.setitimer(signal.ITIMER_REAL, 0.01)
+        release.wait(EVENT_TIMEOUT)
+        with lock:
+            ended.append(key)
+        return key
+
+    def on_alarm(_signum, _frame):
+        raise Interrupted()
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    try:
+        with pytest.raises(Interrupted):
+            fetch_concurrently(list(range(6)), fetch_one, max_concurrency=2)
+        # Back in the caller with both requests still in flight: nothing waited for them.
+        assert ended == [] and sorted(started) == [0, 1]
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        release.set()
+    for thread in threading.enumerate():
+        if thread.name == "modelarts-fetch":
+            thread.join(EVENT_TIMEOUT)
+    # The workers end with their requests and start no other key.
+    assert sorted(ended) == [0, 1] and sorted(started) == [0, 1]
+
+
+def test_a_worker_s_base_exception_is_raised_once_the_started_keys_have_ended():
+    def fetch_one(key, deadline):
+        if key == 1:
+            raise Interrupted()
+        return key
+
+    with pytest.raises(Interrupted):
+        fetch_concurrently(list(range(5)), fetch_one, max_concurrency=1)
 
 
 def test_the_shared_deadline_is_passed_to_every_fetch():

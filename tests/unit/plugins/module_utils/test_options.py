@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from ansible_collections.modelarts.training.plugins.module_utils.options import (
@@ -12,6 +14,9 @@ from ansible_collections.modelarts.training.plugins.module_utils.options import 
     check_credentials,
     check_known,
     connection_argument_spec,
+    expand_path,
+    expand_user,
+    resolve,
     unknown_names,
 )
 
@@ -115,3 +120,36 @@ def test_check_known_names_every_unknown_name_and_takes_hints():
     with pytest.raises(ConnectionConfigError, match=r"^unknown argument wait_for \(no waiting here\)$"):
         check_known(["wait_for"], ["fail_on"], "argument", hints={"wait_for": "no waiting here"})
     check_known({"field": 1}, ["field"], "keyword")
+
+
+# -- paths (issue 36): expanded against the environment the task sees -------------------------------------------------
+
+PATHS = ["~", "~/", "~/x", "~root/x", "~no-such-user-36/x", "$HOME/a", "${HOME}/a", "$NOPE/a", "${NOPE", "$", "a$HOME$HOME", "${}", "x/~", "~~"]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_expand_path_is_check_type_path_over_a_mapping(path, monkeypatch):
+    # What ansible-core's check_type_path gives in the module's process, whose os.environ is the mapping.
+    monkeypatch.setenv("HOME", "/home/task")
+    assert expand_path(path, dict(os.environ)) == os.path.expanduser(os.path.expandvars(path))
+    monkeypatch.delenv("HOME")
+    assert expand_path(path, dict(os.environ)) == os.path.expanduser(os.path.expandvars(path))
+
+
+def test_expand_path_reads_the_mapping_never_the_process_environment(monkeypatch):
+    monkeypatch.setenv("HUAWEICLOUD_PROFILE_DIR", "/controller")
+    monkeypatch.setenv("HOME", "/home/controller")
+    task = {"HUAWEICLOUD_PROFILE_DIR": "/task", "HOME": "/home/task/"}
+    assert expand_path("$HUAWEICLOUD_PROFILE_DIR/credentials", task) == "/task/credentials"
+    assert expand_path("${HUAWEICLOUD_PROFILE_DIR}/x/$HOME", task) == "/task/x//home/task/"
+    assert expand_path("~/credentials", task) == expand_user("~/credentials", task) == "/home/task/credentials"
+    assert expand_path("$HUAWEICLOUD_PROFILE_DIR/credentials", {}) == "$HUAWEICLOUD_PROFILE_DIR/credentials"
+    assert expand_path("$HUAWEICLOUD_PROFILE_DIR/c") == "/controller/c", "without a mapping, the process's environment"
+
+
+def test_a_path_option_s_home_is_the_environment_s(monkeypatch):
+    monkeypatch.setenv("HOME", "/home/controller")
+    environ = {"HOME": "/home/task", "HUAWEICLOUD_CA_BUNDLE": "~/ca.pem"}
+    settings = resolve([("option", dict(BASE, credentials_file="~/creds", validate_certs=False))], environ)
+    assert settings.connection["credentials_file"] == "/home/task/creds"
+    assert settings.connection["ca_bundle"] == "/home/task/ca.pem"

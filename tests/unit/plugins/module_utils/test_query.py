@@ -438,3 +438,21 @@ def test_diagnostics_is_a_boolean_or_an_error_naming_it(value):
 def test_log_lines_out_of_bounds_is_an_error_naming_it(value):
     with pytest.raises(ConnectionConfigError, match=r"^log_lines \(task option\) must be"):
         make_query(FakeSession(), Selection(["job-1"]), log_lines=value)
+
+
+@pytest.mark.parametrize("interrupt", [KeyboardInterrupt, SystemExit, RuntimeError])
+def test_a_query_left_by_an_exception_abandons_its_client_and_a_clean_exit_does_not(interrupt):
+    # Issue 36: a task's timeout in the controller's process leaves requests in flight in other threads; the door ends
+    # them (client.abandon) as the exception leaves it, instead of anything waiting for them.
+    query = make_query(FakeSession(FakeResponse(200, document())), select(dict(training_job_id="job-1")))
+    calls = []
+    query.client.abandon = lambda: calls.append("abandon")
+    with pytest.raises(interrupt):
+        with query:
+            raise interrupt()
+    assert calls == ["abandon"]
+    clean = make_query(FakeSession(FakeResponse(200, document())), select(dict(training_job_id="job-1")))
+    clean.client.abandon = lambda: calls.append("clean")
+    with clean:
+        clean.run()
+    assert calls == ["abandon"]
