@@ -20,6 +20,7 @@ import datetime
 import json
 import os
 import re
+import subprocess
 import sys
 
 import pytest
