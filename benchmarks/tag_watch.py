@@ -17,7 +17,6 @@ Writes ``benchmarks/results/<stamp>-tag-watch.json`` and prints the table of doc
 """
 
 import argparse
-import asyncio
 import datetime
 import json
 import os
@@ -62,14 +61,15 @@ def run(source, jobs, rounds, add_at):
         figures = []
         seen = set()
         try:
-            asyncio.run(watcher._prepare())  # pylint: disable=protected-access
+            while watcher.prepare() is not None:
+                time.sleep(0.5)
             for number in range(rounds):
                 added = None
                 if number == add_at:
                     added = emu.add_job(name="nightly-train", created_ago=0, tags=TAGS, timeline=["Running", "Completed"])
                 since = emu_mark(emu)
                 started = time.monotonic()
-                events = asyncio.run(watcher._search_round(started))  # pylint: disable=protected-access
+                events = watcher.round(started)
                 elapsed = time.monotonic() - started
                 tags, by_id, gets = calls_since(emu, since)
                 ids = [event["modelarts"]["training_job"]["id"] for event in events]

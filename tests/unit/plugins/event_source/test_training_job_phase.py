@@ -361,7 +361,7 @@ def test_dropped_jobs_end_the_source_with_an_error_naming_them():
     w.record_error("b", FakeError("get training job b: HTTP 403 forbidden", status=403))
     assert w.done()
     with pytest.raises(source.SourceError, match="1 training job.*b: get training job b: HTTP 403"):
-        w._finish()  # pylint: disable=protected-access
+        w.finish()
 
 
 def test_events_and_messages_are_scrubbed_of_secrets(caplog):
@@ -452,7 +452,7 @@ def test_events_ask_the_door_for_diagnostics_except_for_untrusted_documents():
     built.query.diagnose = lambda items, deadline=None: asked.extend(items) or {}
     failed = built.observe("a", item("a", "Failed", api_version="v2"))
     invalid = built.invalid("b", schema_error("b", "Failed"))
-    events = asyncio.run(built._diagnosed([failed, invalid]))  # pylint: disable=protected-access
+    events = built.diagnosed([failed, invalid])
     assert [entry["id"] for entry in asked] == ["a"], "the invalid document's phase is not trusted"
     assert events[1]["modelarts"]["training_job"]["diagnostics"] is None
     assert events[0]["modelarts"]["training_job"] is asked[0]
