@@ -11,6 +11,7 @@ ansible-rulebook: the door (``query.Query``) does the requests, ``clock`` is mon
 from __future__ import annotations
 
 import collections
+import datetime
 import logging
 import time
 
@@ -37,6 +38,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.query import (
     v2_key,
 )
 from ansible_collections.modelarts.training.plugins.module_utils.text import inert, label
+from ansible_collections.modelarts.training.plugins.module_utils.watch_state import StateFile, StateFileError, event_id
 from ansible_collections.modelarts.training.plugins.module_utils.waiter import (
     DEFAULT_NOT_FOUND_TOLERANCE,
     GROWTH_FACTOR,
@@ -53,7 +55,10 @@ logger = logging.getLogger(NAME)
 DEFAULT_INTERVAL = 10.0
 ROUND_TRIPS_KEPT = 5
 # The source's own arguments; everything else it accepts is the door's.
-SOURCE_ARGUMENTS = ("training_job_ids", "name", "tags", "workspace_id", "interval", "stop_when_done")
+SOURCE_ARGUMENTS = ("training_job_ids", "name", "tags", "workspace_id", "interval", "stop_when_done", "startup", "state_file")
+# ansible-rulebook's own source arguments, accepted and left to it: ``feedback: true`` asks it for a feedback queue.
+RULEBOOK_ARGUMENTS = ("feedback",)
+STARTUP_CHOICES = ("all", "changes")
 # After the first listing, each round's search asks only for the jobs created since the newest one seen, less this
 # margin (a job may show in the search a little after its create_time); the watched jobs are read by id.
 CREATED_SINCE_MARGIN_MS = 60 * 1000
@@ -109,7 +114,9 @@ class Arguments(object):
 
     def __init__(self, args):
         try:
-            check_known((key for key in args if not str(key).startswith("eda_")), SOURCE_ARGUMENTS + DOOR_ARGUMENTS, "argument", hints=WAIT_HINTS)
+            check_known(
+                (key for key in args if not str(key).startswith("eda_")), SOURCE_ARGUMENTS + DOOR_ARGUMENTS + RULEBOOK_ARGUMENTS, "argument", hints=WAIT_HINTS
+            )
         except ConnectionConfigError as error:
             raise SourceConfigError("%s: %s; see the DOCUMENTATION of the source or docs/event_source.md" % (NAME, error)) from None
         has_ids = not _blank(args.get("training_job_ids"))
@@ -145,6 +152,26 @@ class Arguments(object):
             raise SourceConfigError(
                 "%s: %s must be a number of seconds greater than 0, got %r" % (NAME, where("interval", LEVEL_ARGUMENT), args.get("interval"))
             )
+        self.startup = "all" if _blank(args.get("startup")) else args["startup"]
+        if self.startup not in STARTUP_CHOICES:
+            raise SourceConfigError("%s: %s must be one of %s, got %r" % (NAME, where("startup", LEVEL_ARGUMENT), ", ".join(STARTUP_CHOICES), self.startup))
+        self.state_file = None
+        if not _blank(args.get("state_file")):
+            if not isinstance(args["state_file"], str):
+                raise SourceConfigError("%s: %s must be a path, got a %s" % (NAME, where("state_file", LEVEL_ARGUMENT), type(args["state_file"]).__name__))
+            self.state_file = args["state_file"]
+        self.tags = tags
+
+    def selection(self, endpoint):
+        """What the watch selects, as a state file records it (the project is added once known)."""
+        return {
+            "training_job_ids": sorted(self.ids) or None,
+            "name": self.name,
+            "tags": sorted([key, sorted(values)] for key, values in self.tags) or None,
+            "workspace_id": self.workspace_id,
+            "endpoint": endpoint,
+            "project_id": None,
+        }
 
 
 # -- events ------------------------------------------------------------------------------------
@@ -168,18 +195,35 @@ def event_item(item):
     return dict(item, **inerted) if inerted else item
 
 
-def make_event(item, previous_phase):
-    """The event for one observed phase change."""
-    return {"modelarts": {"training_job": event_item(item), "previous_phase": previous_phase, "phase": item.get("phase")}}
+def _job_ref(key, item):
+    return key if isinstance(key, str) else "%s:%s" % (item.get("id"), key)
 
 
-def make_invalid_event(item, schema_errors, previous_phase):
+def make_event(item, previous_phase, key=None):
+    """The event for one observed phase change; its ``event_id`` is the same for the same job and transition in every run."""
+    phase = item.get("phase")
+    ref = _job_ref(key if key is not None else item.get("id"), item)
+    return {"modelarts": {"training_job": event_item(item), "previous_phase": previous_phase, "phase": phase, "event_id": event_id(ref, previous_phase, phase)}}
+
+
+def make_invalid_event(item, schema_errors, previous_phase, key=None):
     """The event for a document that breaks the JSON schema under ``validate: strict``.
 
     ``phase`` is None so that no rule written for phase changes (``event.modelarts.phase == "Completed"``)
     acts on a document the user chose not to trust; the phase read from it stays in ``training_job``.
     """
-    return {"modelarts": {"training_job": event_item(item), "previous_phase": previous_phase, "phase": None, "schema_errors": list(schema_errors)}}
+    ref = _job_ref(key if key is not None else item.get("id"), item)
+    problems = "|".join("%s %s" % (entry.get("path"), entry.get("message")) for entry in schema_errors)
+    identity = event_id(ref, previous_phase, None, extra="schema %s %s" % (item.get("phase"), problems))
+    return {
+        "modelarts": {
+            "training_job": event_item(item),
+            "previous_phase": previous_phase,
+            "phase": None,
+            "schema_errors": list(schema_errors),
+            "event_id": identity,
+        }
+    }
 
 
 def scrub(value, redact):
@@ -242,14 +286,20 @@ class Watcher(object):
 
     # pylint: disable=too-many-instance-attributes
 
-    def __init__(self, arguments, query, clock=time.monotonic):
+    def __init__(self, arguments, query, clock=time.monotonic, state=None):
         self.arguments = arguments
         self.query = query
         self.clock = clock
+        # What was reported, on disk (state_file), or None; the jobs of the first round (startup: changes).
+        self.state = state
+        self.first_round = True
+        self.recorded = dict(state.jobs) if state is not None else {}
         self.backoff_cap = float(query.settings.connection["backoff_max_delay"])
         self.validate = query.settings.validate
         now = clock()
         self.jobs = dict((v2_key(job_id), JobState(now)) for job_id in arguments.ids)
+        for key, job in self.jobs.items():
+            self._resume(key, job)
         # How phases are learned (one GET per job, or a search per batch of jobs): the door decides.
         self.source = query.phase_source(list(self.jobs), workspace_id=arguments.workspace_id) if self.jobs else None
         self._spread(now)
@@ -280,6 +330,63 @@ class Watcher(object):
         """``text`` with every secret the door knows masked (IAM tokens issued since start-up included)."""
         return self.query.redact(text)
 
+    # -- what was reported (startup, state_file) -------------------------------
+
+    def _resume(self, key, job):
+        """Start ``job`` from the phase the state file recorded for it, when it did: no event while that phase holds."""
+        phase = self.recorded.get(key) if isinstance(key, str) else None
+        if phase is not None and not job.seen:
+            job.seen, job.phase = True, phase
+
+    def _resumed(self, key):
+        """A job a search lists that the state file knows starts from its recorded phase (see :meth:`_resume`)."""
+        if key in self.recorded and key not in self.jobs and key not in self.finished and key not in self.dropped:
+            self._resume(key, self.jobs.setdefault(key, JobState(self.clock())))
+
+    def _baseline(self, key, item):
+        """Whether the first observation of ``key`` is the starting point (no event): ``startup: changes``, in the first
+        round, for a job the state file does not know and that was not created since the file's search covered."""
+        if self.arguments.startup != "changes":
+            return False
+        if self.arguments.search is None:
+            return True  # training_job_ids: every job is there from the start
+        if not self.first_round:
+            return False
+        covered = self.state.covered if self.state is not None else None
+        created = _created_ms(item.get("create_time"))
+        return covered is None or created is None or created < covered - CREATED_SINCE_MARGIN_MS
+
+    def _record(self, key, phase):
+        """Note ``phase`` as what ``key`` was reported at (or started from); written with the next save."""
+        if isinstance(key, str) and phase is not None:
+            self.recorded[key] = phase
+
+    def delivered(self, events):
+        """The ``events`` were handed over (put on ansible-rulebook's queue, or acknowledged by it): record their phases and
+        save the state file.  Only then is a transition taken as reported, so a kill before this repeats it (same
+        ``event_id``) rather than losing it."""
+        for event in events:
+            body = event.get("modelarts") if isinstance(event, dict) else None
+            item = body.get("training_job") if isinstance(body, dict) else None
+            if isinstance(item, dict) and body.get("phase") is not None:
+                self._record(item.get("id"), body["phase"])
+        self.save()
+
+    def save(self):
+        """Write what was reported to the state file (when there is one and it changed)."""
+        if self.state is None:
+            return
+        self.state.jobs = self.recorded
+        if self.newest is not None:
+            self.state.covered = max(self.newest, self.state.covered or self.newest)
+        try:
+            self.state.save()
+        except OSError as error:
+            raise SourceError("%s: state_file %s cannot be written: %s" % (NAME, self.state.path, error.strerror or error)) from None
+
+    def _forget(self, key):
+        self.recorded.pop(key, None)
+
     # -- pure decisions --------------------------------------------------------
 
     def observe(self, key, item):
@@ -308,8 +415,13 @@ class Watcher(object):
         verdict, _reason = self.query.judge(item, state.polls)
         event = None
         if not state.seen or phase != state.phase:
-            event = scrub(make_event(item, state.phase if state.seen else None), self.redact)
-            logger.info("training job %s (%s): %s -> %s", describe(key), label(item.get("name")), state.phase if state.seen else "(first seen)", phase)
+            if not state.seen and self._baseline(key, item):
+                # startup: changes - the first round's jobs are the starting point: recorded, not reported.
+                logger.debug("training job %s (%s): %s at start (startup: changes): the starting point", describe(key), label(item.get("name")), phase)
+                self._record(key, phase)
+            else:
+                event = scrub(make_event(item, state.phase if state.seen else None, key), self.redact)
+                logger.info("training job %s (%s): %s -> %s", describe(key), label(item.get("name")), state.phase if state.seen else "(first seen)", phase)
         state.seen = True
         state.phase = phase
         if verdict in FINAL_VERDICTS:
@@ -337,7 +449,7 @@ class Watcher(object):
         if observed == state.invalid:
             return None
         state.invalid = observed
-        return scrub(make_invalid_event(item, problems, state.phase if state.seen else None), self.redact)
+        return scrub(make_invalid_event(item, problems, state.phase if state.seen else None, key), self.redact)
 
     def _report(self, key, state, signature, text):
         """Warn about schema problems once per change; note when they are gone."""
@@ -414,6 +526,7 @@ class Watcher(object):
         for key in keys:
             if key in self.finished or key in self.dropped:
                 continue
+            self._resumed(key)
             result = found[key]
             if isinstance(result, (SchemaValidationError, UnidentifiedJobError)):
                 # One document's: a schema failure, or (any validate mode) a job with no readable id.
@@ -429,6 +542,7 @@ class Watcher(object):
         for key in [key for key in self.jobs if key not in found] if complete else []:
             logger.info("training job %s is no longer returned by the search for jobs %s: no longer watched", describe(key), self.arguments.search.describe())
             del self.jobs[key]
+            self._forget(key)
         return events
 
     def done(self):
@@ -459,15 +573,23 @@ class Watcher(object):
         """
         state = self.prepare_state
         try:
-            self.query.client.resolve_project_id()
-            return None
+            project_id = self.query.client.resolve_project_id()
         except (ModelArtsError, ConnectionConfigError) as error:  # a configuration error is never tolerated: a SourceError
-            state.polls += 1
-            message = _message(error, self.redact)
-            verdict, _reason = self.query.judge(error, state.polls)
-            if verdict != JOB_TOLERATED or getattr(error, "not_found", False):
-                raise SourceError("%s: %s" % (NAME, message)) from None
-            self._retry(state, message)
+            return self._prepare_failed(state, error)
+        if self.state is not None:
+            try:
+                self.state.check_project(project_id)
+            except StateFileError as error:
+                raise SourceError("%s: %s" % (NAME, error)) from None
+        return None
+
+    def _prepare_failed(self, state, error):
+        state.polls += 1
+        message = _message(error, self.redact)
+        verdict, _reason = self.query.judge(error, state.polls)
+        if verdict != JOB_TOLERATED or getattr(error, "not_found", False):
+            raise SourceError("%s: %s" % (NAME, message)) from None
+        self._retry(state, message)
         return state.due
 
     def round_keys(self, started):
@@ -528,14 +650,31 @@ class Watcher(object):
         # After the first listing the search only brings new jobs; the jobs already watched are read by id.
         watched = list(self.jobs) if since is not None else []
         listed = keys if since is None else [key for key in keys if key not in self.jobs]
-        # A job the search shows in a final or fail_on phase is judged on its own GET, as with training_job_ids.
-        shown = dict((key, found[key]) for key in listed if key not in self.finished and key not in self.dropped)
+        for key in listed:
+            self._resumed(key)
+        # A job the search shows in a final or fail_on phase is judged on its own GET, as with training_job_ids - when
+        # its answer could give an event: not a job whose phase is the one reported, nor a starting point (startup: changes).
+        shown = dict((key, found[key]) for key in listed if key not in self.finished and key not in self.dropped and self._may_report(key, found[key]))
         found.update(self.query.settle(shown))
         events = self.searched(listed, found, complete=since is None)
+        if since is None:
+            # The first listing is every job the selection returns: the state keeps no other (bounded).
+            for key in [key for key in self.recorded if key not in found]:
+                self._forget(key)
+            self.first_round = False
         if watched:
             events += self._polled(watched, self._by_id(watched).observe(watched))
         self.search_state.due = self._next_round(started) + self._throttled_delay(1)
         return self.diagnosed(events)
+
+    def _may_report(self, key, result):
+        """Whether the search's answer for ``key`` could give an event (else no GET is needed to confirm it)."""
+        if not isinstance(result, dict):
+            return True
+        job = self.jobs.get(key)
+        if job is not None and job.seen:
+            return result.get("phase") != job.phase
+        return not self._baseline(key, result)
 
     def _by_id(self, watched):
         """The phase source reading the watched jobs of a search by id: kept from round to round (a search by id the
@@ -590,6 +729,17 @@ class Watcher(object):
         logger.info("every watched training job is finished (%s)", ", ".join("%s %s" % (describe(key), phase) for key, phase in self.finished.items()))
 
 
+def _created_ms(text):
+    """Epoch milliseconds of an item's ``create_time`` (``YYYY-MM-DDTHH:MM:SSZ``), or None."""
+    if not isinstance(text, str):
+        return None
+    try:
+        moment = datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ")
+    except ValueError:
+        return None
+    return int((moment - datetime.datetime(1970, 1, 1)).total_seconds() * 1000)
+
+
 def _message(error, redact):
     # The client's messages are already redacted; redacting again covers errors raised elsewhere.
     return redact(str(error))
@@ -610,4 +760,11 @@ def build_watcher(args, environ=None, clock=time.monotonic, **query_kwargs):
         query = Query([(LEVEL_ARGUMENT, door)], environ=environ, clock=clock, has_wait_for=False, **query_kwargs)
     except ConnectionConfigError as error:
         raise SourceConfigError("%s: %s" % (NAME, error)) from None
-    return Watcher(arguments, query, clock=clock), query
+    state = None
+    if arguments.state_file is not None:
+        try:
+            state = StateFile(arguments.state_file, arguments.selection(query.client.endpoint))
+        except StateFileError as error:
+            query.close()
+            raise SourceConfigError("%s: %s" % (NAME, error)) from None
+    return Watcher(arguments, query, clock=clock, state=state), query

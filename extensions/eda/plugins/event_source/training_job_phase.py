@@ -23,9 +23,11 @@ short_description: Events on the phase changes of Huawei Cloud ModelArts trainin
 description:
   - An ansible-rulebook event source plugin that polls ModelArts training jobs and puts one event on the queue for every
     phase change it observes, the first observation included.
-  - 'Each event is C({"modelarts": {"training_job": <item>, "previous_phase": <phase or null>, "phase": <phase>}}): the item
-    has the shape of the items of M(modelarts.training.modelarts_training_job_info), with the access tokens of the job''s
-    endpoints masked unless O(include_endpoint_tokens) is set.'
+  - 'Each event is C({"modelarts": {"training_job": <item>, "previous_phase": <phase or null>, "phase": <phase>,
+    "event_id": <uuid>}}): the item has the shape of the items of M(modelarts.training.modelarts_training_job_info), with the
+    access tokens of the job''s endpoints masked unless O(include_endpoint_tokens) is set.'
+  - C(event_id) is a UUID that is the same for the same job and transition (C(previous_phase), C(phase)) in every run, so a
+    rule or playbook can drop a repeat (the shipped C(gate_deployment) playbook does).
   - With two or more O(training_job_ids), phases are polled through the search API, one request per 10 jobs, spread over
     the O(interval); a job the search shows in a final phase (C(Completed), C(Failed), C(Terminated), C(Abnormal)) or a
     O(fail_on) phase, or does not return, is read with one GET, so its event - the one a rule acts on - carries the job's
@@ -69,6 +71,32 @@ options:
       - A boolean, or one of Ansible's boolean words; anything else is an error.
     type: bool
     default: false
+  startup:
+    description:
+      - What the first round reports (see docs/event_source.md, "Restarts").
+      - V(all) - the first observation of each job is an event (C(previous_phase) null), finished jobs included.
+      - V(changes) - the jobs the first round finds are the starting point - a finished one gives no event and is not read
+        again (a tag or name watch over N finished jobs costs about N/50 search requests and no GET for them); an unfinished
+        one gives its first event when its phase changes. A job that appears later is new and gives its first observation.
+      - A job the O(state_file) knows is not a first observation - it gives an event only when its phase changed since it
+        was reported.
+    type: str
+    choices: [all, changes]
+    default: all
+  state_file:
+    description:
+      - A path where the source keeps what it has reported (each job's last reported phase, and the newest creation time
+        its search has listed), written atomically with mode 0600 after the events were put on the queue (or, with
+        C(feedback=true) and persistence, acknowledged by ansible-rulebook). Its directory must belong to the user running
+        the source and be writable by nobody else.
+      - Read at start - a job whose phase is the recorded one gives no event, one whose phase changed while the source was
+        down gives one event from the recorded phase, a job created since the last save is new, and another job follows
+        O(startup).
+      - A file written for another selection (ids, name, tags, workspace, project, endpoint), or one that cannot be read,
+        stops the source at start with a message naming the file and what differs, and no event; the file is left as it is.
+      - The file holds no job the selection no longer returns (about 50 bytes a job).
+      - Unset, nothing is kept - every start follows O(startup).
+    type: path
   fail_on:
     description:
       - Phases that set the item's C(failed) flag and end the watch of that job.
@@ -190,9 +218,12 @@ if not any(getattr(existing, "one_line", False) for existing in logger.filters):
 # -- the loop ------------------------------------------------------------------------------------
 
 
-async def run(watcher, queue):
+async def run(watcher, queue, feedback=None):
     """Poll on the watcher's schedule (each round in a worker thread, so the event loop never blocks) until it is done;
-    put every event on ``queue``."""
+    put every event on ``queue`` and then tell the watcher they were handed over (its state file is saved then).
+
+    ``feedback``: ansible-rulebook's feedback queue (``feedback: true`` with persistence), which gives back each event
+    once the rules engine took it: the events count as handed over only when acknowledged there."""
     while True:
         retry = await asyncio.to_thread(watcher.prepare)
         if retry is None:
@@ -203,17 +234,39 @@ async def run(watcher, queue):
         if wait > 0:
             await asyncio.sleep(wait)
         events = await asyncio.to_thread(watcher.round, watcher.clock())
+        handed = []
         for event in events:
             await queue.put(event)
+            if feedback is None or await acknowledged(feedback, event, watcher.arguments.interval):
+                handed.append(event)
+        await asyncio.to_thread(watcher.delivered, handed)
     watcher.finish()
     if not watcher.arguments.stop_when_done:
         logger.info("nothing left to watch; idling until ansible-rulebook stops (stop_when_done is false)")
         await asyncio.Event().wait()
 
 
+async def acknowledged(feedback, event, interval):
+    """Whether ansible-rulebook gave ``event`` back on its ``feedback`` queue (the rules engine took it) in time.
+
+    An event not acknowledged is not recorded as reported: a restart reports it again, with the same ``event_id``."""
+    wanted = event["modelarts"]["event_id"]
+    limit = max(30.0, 3 * interval)
+    while True:
+        try:
+            data = await asyncio.wait_for(feedback.get(), limit)
+        except asyncio.TimeoutError:
+            logger.warning("ansible-rulebook did not acknowledge event %s within %.0fs: it is reported again after a restart", wanted, limit)
+            return False
+        body = data.get("modelarts") if isinstance(data, dict) else None
+        if isinstance(body, dict) and body.get("event_id") == wanted:
+            return True
+
+
 async def main(queue, args):
     """ansible-rulebook entry point: watch the jobs ``args`` select and put phase-change events on ``queue``."""
-    watcher, query = build_watcher(dict(args or {}))
+    args = dict(args or {})
+    watcher, query = build_watcher(args)
     try:
         for warning in query.warnings:
             logger.warning("%s", warning)
@@ -224,7 +277,7 @@ async def main(queue, args):
             else "training job(s) %s" % ", ".join(describe(key) for key in watcher.jobs)
         )
         logger.info("watching %s every %ss at %s", what, arguments.interval, query.client.endpoint)
-        await run(watcher, queue)
+        await run(watcher, queue, args.get("eda_feedback_queue"))
     finally:
         query.close()
 

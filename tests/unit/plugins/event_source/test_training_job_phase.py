@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import uuid
 
 import pytest
 import yaml
@@ -21,6 +22,7 @@ from ansible_collections.modelarts.training.plugins.doc_fragments.query import M
 from ansible_collections.modelarts.training.plugins.doc_fragments.search import ModuleDocFragment as SearchFragment
 from ansible_collections.modelarts.training.plugins.module_utils.options import CONNECTION_OPTIONS, QUERY_OPTIONS, WAIT_OPTIONS
 from ansible_collections.modelarts.training.plugins.module_utils.validation import SchemaValidationError
+from ansible_collections.modelarts.training.plugins.module_utils.watch_state import event_id
 
 LOGGER = "modelarts.training.training_job_phase"
 SECRET = "Unit-Secret-Key-Value-0c1d2e3f"
@@ -242,7 +244,9 @@ def _rendered(value):
 def test_one_event_per_phase_change_including_the_first():
     w = watcher()
     first = w.observe("a", item("a", "Pending"))
-    assert first == {"modelarts": {"training_job": item("a", "Pending"), "previous_phase": None, "phase": "Pending"}}
+    identity = event_id("a", None, "Pending")
+    assert first == {"modelarts": {"training_job": item("a", "Pending"), "previous_phase": None, "phase": "Pending", "event_id": identity}}
+    assert uuid.UUID(identity).version == 5
     assert w.observe("a", item("a", "Pending")) is None
     assert w.observe("a", item("a", "Running"))["modelarts"]["previous_phase"] == "Pending"
     assert w.observe("a", item("a", "Running")) is None
