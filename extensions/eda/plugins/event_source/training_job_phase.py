@@ -239,11 +239,21 @@ async def run(watcher, queue, feedback=None):
             await queue.put(event)
             if feedback is None or await acknowledged(feedback, event, watcher.arguments.interval):
                 handed.append(event)
+        if feedback is None:
+            await drained(queue, watcher.arguments.interval)
         await asyncio.to_thread(watcher.delivered, handed)
     watcher.finish()
     if not watcher.arguments.stop_when_done:
         logger.info("nothing left to watch; idling until ansible-rulebook stops (stop_when_done is false)")
         await asyncio.Event().wait()
+
+
+async def drained(queue, interval):
+    """Wait (at most about an interval, at least a few seconds) until ansible-rulebook took every event off ``queue``:
+    without a feedback queue, that is the nearest sign that its rules engine has them."""
+    limit = asyncio.get_running_loop().time() + max(5.0, interval)
+    while not queue.empty() and asyncio.get_running_loop().time() < limit:
+        await asyncio.sleep(0.05)
 
 
 async def acknowledged(feedback, event, interval):
