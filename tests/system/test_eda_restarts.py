@@ -16,6 +16,7 @@ import pytest
 
 from eda_helpers import connection_args, load_source, run_rulebook, source_events, unique_id
 
+
 @pytest.fixture
 def src(collection_root):
     return load_source(collection_root)

@@ -147,6 +147,7 @@ EXAMPLES = r"""
     validate: warn
 """
 
+
 def _collection_parent(path):
     """The directory holding ``ansible_collections`` when ``path`` is this file inside an installed collection, else None."""
     parts = os.path.abspath(path).split(os.sep)
@@ -176,6 +177,7 @@ if not _collection_importable():
 
 # pylint: disable=wrong-import-position
 from ansible_collections.modelarts.training.plugins.module_utils.text import printable  # noqa: E402
+
 # The watch's names the source answers to (its tests and debugging read them from the source).
 from ansible_collections.modelarts.training.plugins.module_utils.watch import (  # noqa: E402,F401  # pylint: disable=unused-import
     DEFAULT_INTERVAL,
