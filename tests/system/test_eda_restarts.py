@@ -9,12 +9,18 @@ move one phase per poll (GET), so what the source sees does not depend on the ma
 import asyncio
 import json
 import os
+import random
+import re
+import signal
 import stat
+import subprocess
+import sys
 import uuid
 
 import pytest
+import yaml
 
-from eda_helpers import connection_args, load_source, run_rulebook, source_events, unique_id
+from eda_helpers import BIN, connection_args, event_lines, load_source, run_rulebook, source_events, unique_id
 
 
 @pytest.fixture
@@ -135,3 +141,109 @@ def test_the_shipped_playbook_skips_an_event_it_deployed_already(emulator, ansib
     assert "was deployed already" in outputs[1]
     ids = (tmp_path / "modelarts-releases" / "deployed-event-ids").read_text().split()
     assert len(ids) == 1 and uuid.UUID(ids[0]).version == 5
+
+
+RESTARTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rulebooks", "observe_restarts.yml")
+EVENT_ID = re.compile(r"'event_id': '([0-9a-f-]{36})'")
+
+
+def start_rulebook(env, workdir, variables, number):
+    """ansible-rulebook in its own process group (so a kill takes its JVM and workers too), output to files."""
+    workdir = str(workdir)
+    inventory = os.path.join(workdir, "inventory.yml")
+    with open(inventory, "w") as handle:
+        handle.write("all:\n  hosts:\n    localhost:\n      ansible_connection: local\n      ansible_python_interpreter: %s\n" % sys.executable)
+    vars_file = os.path.join(workdir, "vars.yml")
+    with open(vars_file, "w") as handle:
+        yaml.safe_dump(variables, handle)
+    out = open(os.path.join(workdir, "run-%d.out" % number), "w")
+    command = [os.path.join(BIN, "ansible-rulebook"), "--rulebook", RESTARTS, "-i", inventory, "--vars", vars_file, "--print-events"]
+    command += ["--shutdown-delay", "1"]
+    process = subprocess.Popen(command, env=env, cwd=workdir, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    return process, out
+
+
+def test_sigkill_at_random_moments_loses_no_final_transition_and_repeats_only_what_was_in_flight(emulator, ansible_env, tmp_path):
+    """ansible-rulebook's whole process group is killed (SIGKILL) at random moments, six times, while ten jobs finish at
+    staggered poll counts and three were finished before the start; each restart uses the same state_file.
+
+    What reached the rules is read from ``--print-events`` (ansible-rulebook prints an event when its rule set takes it off
+    the source's queue, before the source saves it as reported) and from the rule's own line."""
+    randomness = random.Random(os.environ.get("RESTART_SEED", "37"))
+    before = [unique_id("kill-before") for _ in range(3)]
+    live = [unique_id("kill-live") for _ in range(10)]
+    jobs = [{"id": job, "name": "kill-before", "phase": "Completed"} for job in before]
+    for index, job in enumerate(live):
+        final = "Failed" if index % 4 == 3 else "Completed"
+        jobs.append({"id": job, "name": "kill-live", "timeline": [{"phase": "Pending", "polls": 1}, {"phase": "Running", "polls": 3 + 4 * index}, final]})
+    emulator.add_jobs(jobs)
+    finals = dict((job, "Completed") for job in before)
+    finals.update((job, "Failed" if index % 4 == 3 else "Completed") for index, job in enumerate(live))
+    state = tmp_path / "state" / "watch.json"
+    state.parent.mkdir(mode=0o700)
+    variables = {"training_job_ids": before + live, "interval": 0.3, "state_file": str(state)}
+    env = dict(ansible_env, PYTHONUNBUFFERED="1", **emulator.env())
+    runs = []  # per run: (killed, {event_id: (job, previous, phase)} from the printed events)
+    recorded = {}  # the state file's jobs when the run started
+    kills = 0
+    for number in range(20):
+        process, out = start_rulebook(env, tmp_path, variables, number)
+        killed = False
+        try:
+            if kills < 6:
+                # A random moment of this run: the JVM's start-up takes seconds, so some kills come before any event.
+                try:
+                    process.wait(timeout=randomness.uniform(2.0, 12.0))
+                except subprocess.TimeoutExpired:
+                    os.killpg(process.pid, signal.SIGKILL)
+                    process.wait(timeout=30)
+                    killed = True
+                    kills += 1
+            else:
+                process.wait(timeout=180)
+        finally:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=30)
+            out.close()
+        text = (tmp_path / ("run-%d.out" % number)).read_text()
+        assert not re.search(r"^Traceback \(most recent call last\):$", text, re.M), text[-3000:]
+        received = dict((line[3], tuple(line[:3])) for line in event_lines(text) if len(line) >= 4)
+        for identity in EVENT_ID.findall(text):
+            received.setdefault(identity, None)
+        # Each run goes on from the state the run before it left: a job's first event has the recorded phase as its
+        # previous phase, and a job recorded in its final phase gives no event at all.
+        for job in set(line[0] for line in event_lines(text)):
+            first = next(line for line in event_lines(text) if line[0] == job)
+            assert recorded.get(job) != finals[job], "run %d reported %s again, recorded %s" % (number, job, recorded.get(job))
+            assert first[1] == str(recorded.get(job)), "run %d started %s from %s, recorded %s" % (number, job, first[1], recorded.get(job))
+        recorded = json.loads(state.read_text())["jobs"] if state.exists() else {}
+        runs.append((killed, received, text))
+        if not killed:
+            assert process.returncode == 0, text[-3000:]
+            break
+    assert kills >= 5, "only %d kills before the source finished: the jobs finish too soon" % kills
+    transitions_by_id = {}
+    for _killed, received, _text in runs:
+        for identity, transition in received.items():
+            if transition is not None:
+                assert transitions_by_id.setdefault(identity, transition) == transition, "one event_id, two transitions"
+    # The event ids the rules received, printed by ansible-rulebook (--print-events) or by the rule.
+    reached = set().union(*(set(received) for _killed, received, _text in runs))
+    # Every job's transition into its final phase reached the rules, once or again with the same event_id.
+    for job, phase in finals.items():
+        ids = [identity for identity, transition in transitions_by_id.items() if transition[0] == job and transition[2] == phase]
+        assert len(ids) == 1, (job, phase, ids)
+        assert ids[0] in reached
+    # A run repeats only what the run before it had in flight when it was killed: nothing older.
+    for number, (_killed, received, _text) in enumerate(runs):
+        for identity in received:
+            earlier = [index for index in range(number) if identity in runs[index][1]]
+            if earlier:
+                # In flight at a kill: reported by a run that was killed, and by no run since but killed ones.
+                assert all(runs[index][0] for index in range(earlier[0], number)), "event %s of run %d was reported again in run %d" % (
+                    identity,
+                    earlier[0],
+                    number,
+                )
+    assert json.loads(state.read_text())["jobs"] == finals

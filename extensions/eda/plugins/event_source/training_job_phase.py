@@ -252,9 +252,15 @@ async def run(watcher, queue, feedback=None):
 
 async def drained(queue, interval):
     """Wait (at most about an interval, at least a few seconds) until ansible-rulebook took every event off ``queue``:
-    without a feedback queue, that is the nearest sign that its rules engine has them."""
-    limit = asyncio.get_running_loop().time() + max(5.0, interval)
-    while not queue.empty() and asyncio.get_running_loop().time() < limit:
+    without a feedback queue, that is the nearest sign that its rules engine has them.  ansible-rulebook 1.3 hands
+    the source a ``FilteredQueue`` whose ``queue`` is the ``asyncio.Queue`` its rule set reads."""
+    inner = getattr(queue, "queue", None)
+    inner = inner if callable(getattr(inner, "empty", None)) else queue
+    if not callable(getattr(inner, "empty", None)):
+        return
+    loop = asyncio.get_running_loop()
+    limit = loop.time() + max(5.0, interval)
+    while not inner.empty() and loop.time() < limit:
         await asyncio.sleep(0.05)
 
 
