@@ -26,6 +26,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.options import 
     to_bool,
     where,
 )
+from ansible_collections.modelarts.training.plugins.module_utils.phases import PHASES, TERMINAL_PHASES
 from ansible_collections.modelarts.training.plugins.module_utils.selection import Search, check_workspace_id, parse_tags
 from ansible_collections.modelarts.training.plugins.module_utils.query import (
     ModelArtsError,
@@ -65,6 +66,8 @@ CREATED_SINCE_MARGIN_MS = 60 * 1000
 DOOR_ARGUMENTS = tuple(CONNECTION_OPTIONS) + tuple(QUERY_OPTIONS) + ("fail_on",)
 # The wait options are the module's and the lookup's: the source follows every job to a final phase.
 WAIT_HINTS = dict((name, "the source has no wait options; it follows each job to a final phase") for name in WAIT_OPTIONS if name != "fail_on")
+# The phases a job can still leave: a later round's search for the selection's unfinished jobs asks for these.
+UNFINISHED_PHASES = tuple(phase for phase in PHASES if phase not in TERMINAL_PHASES)
 # Verdicts after which a job is not polled again.
 FINAL_VERDICTS = frozenset((JOB_DONE, JOB_FAILED, JOB_UNREACHABLE))
 # Errors that say the credentials or the project are wrong: every job would fail the same way, so
@@ -310,6 +313,7 @@ class Watcher(object):
         # The newest create_time (epoch ms) a search returned: later rounds ask only for what is newer (None: list all).
         self.newest = None
         self.by_id = None  # the phase source of the jobs a search selected, after the first listing
+        self.unfinished_off = False  # the service refused the search for unfinished jobs for good
         self.prepare_state = JobState(now)
         # A poll starts this much early so that its answer, not its start, lands within one interval.
         self.lead = 0.0
@@ -650,6 +654,13 @@ class Watcher(object):
         # After the first listing the search only brings new jobs; the jobs already watched are read by id.
         watched = list(self.jobs) if since is not None else []
         listed = keys if since is None else [key for key in keys if key not in self.jobs]
+        if since is not None:
+            more, answers = self._unfinished()
+            for key in more:
+                if key not in found and key not in self.jobs and key not in self.finished and key not in self.dropped:
+                    logger.info("training job %s now matches the search for jobs %s", describe(key), self.arguments.search.describe())
+                    listed.append(key)
+                    found[key] = answers[key]
         for key in listed:
             self._resumed(key)
         # A job the search shows in a final or fail_on phase is judged on its own GET, as with training_job_ids - when
@@ -666,6 +677,30 @@ class Watcher(object):
             events += self._polled(watched, self._by_id(watched).observe(watched))
         self.search_state.due = self._next_round(started) + self._throttled_delay(1)
         return self.diagnosed(events)
+
+    def _unfinished(self):
+        """``(keys, found)`` of the selection's jobs the service shows unfinished (its search with a ``phase`` filter).
+
+        A job that started to match after it was created (tagged later, moved into the workspace) is older than the
+        newest seen, so the search for what is new misses it; this search finds it within a round, however many newer
+        jobs match.  Its cost follows the unfinished jobs (a page per 50).  A transient failure skips it for a round; a
+        service that refuses the filter for good turns it off, with one warning."""
+        if self.unfinished_off:
+            return [], {}
+        try:
+            return self.query.search(self.arguments.search.in_phases(UNFINISHED_PHASES))
+        except (ModelArtsError, ConnectionConfigError) as error:
+            message = _message(error, self.redact)
+            if getattr(error, "transient", False):
+                logger.info("the search for the unfinished jobs %s failed this round: %s", self.arguments.search.describe(), message)
+            else:
+                self.unfinished_off = True
+                logger.warning(
+                    "the search for the unfinished jobs %s was refused (%s): a job that starts to match after its creation is no longer picked up",
+                    self.arguments.search.describe(),
+                    message,
+                )
+            return [], {}
 
     def _may_report(self, key, result):
         """Whether the search's answer for ``key`` could give an event (else no GET is needed to confirm it)."""

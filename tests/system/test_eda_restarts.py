@@ -247,3 +247,35 @@ def test_sigkill_at_random_moments_loses_no_final_transition_and_repeats_only_wh
                     number,
                 )
     assert json.loads(state.read_text())["jobs"] == finals
+
+
+@pytest.mark.parametrize("how", ["tagged", "moved into the workspace"])
+def test_a_job_that_starts_to_match_after_60_newer_ones_is_reported_in_the_same_run(src, emulator, how):
+    tag = {"late-match": uuid.uuid4().hex[:8]}
+    workspace = uuid.uuid4().hex
+    args = dict(connection_args(emulator), tags=tag, interval=0.3)
+    if how != "tagged":
+        args["workspace_id"] = workspace
+    emulator.add_jobs(
+        [
+            dict(
+                {"name": "newer-{n:02d}", "count": 60, "created_ago": "2h", "stagger": "1m", "phase": "Completed", "tags": tag},
+                **({} if how == "tagged" else {"workspace_id": workspace}),
+            )
+        ]
+    )
+    old = emulator.add_job(
+        name="older", created_ago="5h", timeline=[{"phase": "Running", "polls": 3}, "Completed"], **({} if how == "tagged" else {"tags": tag})
+    )
+    changed = []
+
+    def until(events):
+        if len(events) >= 60 and not changed:
+            # Every newer job was reported: the first listing is over; now the old job starts to match.
+            changed.append(emulator.update_job(old, **({"tags": tag} if how == "tagged" else {"workspace_id": workspace})))
+        return any(transition == (old, "Running", "Completed") for transition in transitions(events))
+
+    events = run(source_events(src, args, until))
+    mine = [transition for transition in transitions(events) if transition[0] == old]
+    assert mine == [(old, None, "Running"), (old, "Running", "Completed")]
+    assert len({transition[0] for transition in transitions(events)}) == 61
