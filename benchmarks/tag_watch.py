@@ -6,7 +6,8 @@
 Method: one private HTTPS emulator per scenario (``tagged-1000``, ``tagged-10000``: that many ``nightly-train`` jobs
 tagged ``{pipeline: nightly, team: vision}``, created over the last ~28 days, all long Completed but the newest, which
 runs for 60 s); the staged collection imported in this process; the source's ``Watcher`` as ``main()`` builds it
-with ``tags: {pipeline: nightly, team: vision}``, driven round by round (``_search_round``), the requests of each
+with ``tags: {pipeline: nightly, team: vision}``, driven round by round (``Watcher.round``; the first listing's pages,
+a round each, count as round 1), the requests of each
 round counted in the emulator's request log.  Before round ``--add-at`` a new matching job is created (through the
 control API), to show that it is picked up and what that costs.  "Full listing" is what every round cost before this
 issue (the name search of every page, each interval): the first round's count.
@@ -70,6 +71,9 @@ def run(source, jobs, rounds, add_at):
                 since = emu_mark(emu)
                 started = time.monotonic()
                 events = watcher.round(started)
+                # The first listing reads a page a round (issue 37): its rounds together are this benchmark's round 1.
+                while number == 0 and not watcher.listed:
+                    events += watcher.round(time.monotonic())
                 elapsed = time.monotonic() - started
                 tags, by_id, gets = calls_since(emu, since)
                 ids = [event["modelarts"]["training_job"]["id"] for event in events]

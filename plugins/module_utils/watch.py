@@ -68,6 +68,8 @@ DOOR_ARGUMENTS = tuple(CONNECTION_OPTIONS) + tuple(QUERY_OPTIONS) + ("fail_on",)
 WAIT_HINTS = dict((name, "the source has no wait options; it follows each job to a final phase") for name in WAIT_OPTIONS if name != "fail_on")
 # The phases a job can still leave: a later round's search for the selection's unfinished jobs asks for these.
 UNFINISHED_PHASES = tuple(phase for phase in PHASES if phase not in TERMINAL_PHASES)
+# During a first listing, the state file is written at most this often (what a kill repeats: what was handed over since).
+LISTING_SAVE_SECONDS = 2.0
 # Verdicts after which a job is not polled again.
 FINAL_VERDICTS = frozenset((JOB_DONE, JOB_FAILED, JOB_UNREACHABLE))
 # Errors that say the credentials or the project are wrong: every job would fail the same way, so
@@ -314,6 +316,12 @@ class Watcher(object):
         self.newest = None
         self.by_id = None  # the phase source of the jobs a search selected, after the first listing
         self.unfinished_off = False  # the service refused the search for unfinished jobs for good
+        # The first listing of a search, a page a round: its pages (a generator), the ids it returned so far, and whether
+        # it is over.
+        self.listing = None
+        self.listed_keys = None
+        self.listed = False
+        self.last_save = None
         self.prepare_state = JobState(now)
         # A poll starts this much early so that its answer, not its start, lands within one interval.
         self.lead = 0.0
@@ -377,9 +385,16 @@ class Watcher(object):
         self.save()
 
     def save(self):
-        """Write what was reported to the state file (when there is one and it changed)."""
+        """Write what was reported to the state file (when there is one and it changed).
+
+        During a first listing (a page a round) it is written at most every :data:`LISTING_SAVE_SECONDS`: the file holds
+        every listed job, and writing it whole for every page of a long listing would cost more than the listing."""
         if self.state is None:
             return
+        now = self.clock()
+        if self.listing is not None and self.last_save is not None and now - self.last_save < LISTING_SAVE_SECONDS:
+            return
+        self.last_save = now
         self.state.jobs = self.recorded
         if self.newest is not None:
             self.state.covered = max(self.newest, self.state.covered or self.newest)
@@ -637,11 +652,56 @@ class Watcher(object):
             self.query.diagnose(items)
         return events
 
+    def _listing_round(self, started):
+        """One page of the first listing of a search: its events (the next page is due at once).  The listing reads a
+        page at a time (``query.search_pages``), however many jobs match: memory holds a page and the ids seen.  When
+        it is over, the jobs it did not return are forgotten (and left out of the state file), and later rounds ask
+        only for what is new."""
+        if self.listing is None:
+            self.listing = self.query.search_pages(self.arguments.search)
+            self.listed_keys = set()
+        try:
+            keys, found, newest = next(self.listing)
+        except StopIteration:
+            self._listed()
+            self.search_state.due = self._next_round(started) + self._throttled_delay(1)
+            return []
+        except (ModelArtsError, ConnectionConfigError) as error:
+            # The listing starts again from its first page; the jobs already seen give no second event.
+            self.listing = None
+            self.record_search_error(error)
+            return []
+        self.search_state.failures = 0
+        if newest is not None:
+            self.newest = max(newest, self.newest or newest)
+        self.listed_keys.update(key for key in keys if isinstance(key, str))
+        for key in keys:
+            self._resumed(key)
+        shown = dict((key, found[key]) for key in keys if key not in self.finished and key not in self.dropped and self._may_report(key, found[key]))
+        found.update(self.query.settle(shown))
+        events = self.searched(keys, found, complete=False)
+        self.search_state.due = self.clock()
+        return self.diagnosed(events)
+
+    def _listed(self):
+        """The first listing is over: it returned every job the selection holds, and the state keeps no other."""
+        listed, self.listed_keys, self.listing = self.listed_keys, None, None
+        for key in [key for key in self.jobs if key not in listed]:
+            logger.info("training job %s is no longer returned by the search for jobs %s: no longer watched", describe(key), self.arguments.search.describe())
+            del self.jobs[key]
+        for key in [key for key in self.recorded if key not in listed]:
+            self._forget(key)
+        self.first_round = False
+        self.listed = True
+
     def _search_round(self, started):
-        """One round of a search: the first lists every matching job; each later one asks the search only for the jobs
-        created since the newest seen (one request while fewer than a page of them are new) and reads the jobs still
-        watched by id (``query.phase_source``: a search per 10 jobs in their workspace, GETs where needed) - so a
-        round costs about one request plus one per 10 unfinished jobs, however many finished jobs the search matches."""
+        """One round of a search: the first lists every matching job, a page a round (:meth:`_listing_round`); each later
+        one asks the search only for the jobs created since the newest seen (one request while fewer than a page of them
+        are new) and for the selection's unfinished jobs (a page per 50), and reads the jobs still watched by id
+        (``query.phase_source``: a search per 10 jobs in their workspace, GETs where needed) - so a round costs a few
+        requests plus one per 10 unfinished jobs, however many finished jobs the search matches."""
+        if not self.listed:
+            return self._listing_round(started)
         since = None if self.newest is None else self.newest - CREATED_SINCE_MARGIN_MS
         newest = []
         try:
@@ -669,10 +729,9 @@ class Watcher(object):
         found.update(self.query.settle(shown))
         events = self.searched(listed, found, complete=since is None)
         if since is None:
-            # The first listing is every job the selection returns: the state keeps no other (bounded).
+            # Nothing matched at the first listing: this search was every job the selection returns (bounded state).
             for key in [key for key in self.recorded if key not in found]:
                 self._forget(key)
-            self.first_round = False
         if watched:
             events += self._polled(watched, self._by_id(watched).observe(watched))
         self.search_state.due = self._next_round(started) + self._throttled_delay(1)
