@@ -279,3 +279,13 @@ def test_a_job_that_starts_to_match_after_60_newer_ones_is_reported_in_the_same_
     mine = [transition for transition in transitions(events) if transition[0] == old]
     assert mine == [(old, None, "Running"), (old, "Running", "Completed")]
     assert len({transition[0] for transition in transitions(events)}) == 61
+
+
+def test_a_watch_over_10001_matching_jobs_starts_and_emits(src, emulator):
+    """More jobs than one whole-answer search returns (200 pages of 50): the listing goes on a page at a time."""
+    tag = {"many": uuid.uuid4().hex[:8]}
+    emulator.add_jobs([{"name": "many-{n:05d}", "count": 10001, "created_ago": "1h", "stagger": "200s", "phase": "Completed", "tags": tag}])
+    live = emulator.add_job(name="many-live", created_ago="10d", tags=tag, timeline=[{"phase": "Running", "polls": 2}, "Completed"])
+    args = dict(connection_args(emulator), tags=tag, interval=0.3, startup="changes")
+    events = run(source_events(src, args, lambda events: bool(events), wait=240), limit=300)
+    assert transitions(events) == [(live, "Running", "Completed")]

@@ -55,9 +55,11 @@ options:
     description:
       - Watch every v2 training job whose name is exactly this (with O(tags), that also carries them). The search runs every
         O(interval), so jobs created later with that name are picked up; the source never ends by itself.
-      - The first round lists every matching job; each later round asks the search only for the jobs created since the
-        newest one seen (one request while fewer than 50 are new) and reads the jobs still watched by id, 10 a request -
-        so a round's cost follows the unfinished jobs, not every finished job the search matches.
+      - The first listing reads every matching job a page (50) at a time, with no cap on their number; each later round
+        asks the search only for the jobs created since the newest one seen (one request while fewer than 50 are new) and
+        for the selection's unfinished jobs (so a job tagged, moved or renamed into the selection while it runs is picked
+        up), and reads the jobs still watched by id, 10 a request - so a round's cost follows the unfinished jobs, not every
+        finished job the search matches.
     type: str
   interval:
     description:
@@ -145,6 +147,14 @@ EXAMPLES = r"""
     training_job_ids: "{{ training_job_ids }}"
     stop_when_done: true
     validate: warn
+
+# Restartable: what was reported is kept on disk; a restart reports only what changed meanwhile.
+- modelarts.training.training_job_phase:
+    tags:
+      pipeline: nightly
+    startup: changes
+    state_file: /var/lib/modelarts-eda/nightly.json
+    interval: 60
 """
 
 
