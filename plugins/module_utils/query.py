@@ -607,15 +607,17 @@ class Query(object):
         return keys_for_search(self.client, search, deadline=deadline, pages=pages, created_since=created_since, newest=newest, **self._item_options())
 
     def search_pages(self, search, pages=None):
-        """``(keys, found, newest)`` of the v2 jobs of ``search`` a page at a time (a generator; ``keys`` and ``found`` as
-        :meth:`search` gives them, ``newest`` the latest ``create_time`` of the page or None): every match however many,
-        one page held at a time (``pages``, a list, receives how many requests it took)."""
+        """``(keys, found, newest, last)`` of the v2 jobs of ``search`` a page at a time (a generator; ``keys`` and ``found``
+        as :meth:`search` gives them, ``newest`` the latest ``create_time`` of the page or None, ``last`` whether it is the
+        last page): every match however many, one page held at a time (``pages``, a list, receives how many requests it
+        took)."""
         index = 0
-        for documents in self.client.search_pages(search, pages=pages):
+        counts = {}
+        for documents in self.client.search_pages(search, pages=pages, counts=counts):
             newest = []
             keys, found = _keyed(documents, search, newest, first_index=index, **self._item_options())
             index += len(documents)
-            yield keys, found, (newest[0] if newest else None)
+            yield keys, found, (newest[0] if newest else None), bool(counts.get("last"))
 
     def diagnose(self, items, deadline=None):
         """Set ``diagnostics`` on each of ``items`` (in place): the service's events and log tails for a v2 item in a

@@ -207,6 +207,7 @@ def pages_matching(post, search, page_size=50, max_pages=None, pages=None, creat
         stale = fresh == 0 and not (item_offsets and request == 1)
         last = not items or len(items) < page_size or stale or older or (total is not None and seen >= total)
         del items, response
+        counts["last"] = last
         yield page
         if last:
             if pages is not None:

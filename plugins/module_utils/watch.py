@@ -661,7 +661,7 @@ class Watcher(object):
             self.listing = self.query.search_pages(self.arguments.search)
             self.listed_keys = set()
         try:
-            keys, found, newest = next(self.listing)
+            keys, found, newest, last = next(self.listing)
         except StopIteration:
             self._listed()
             self.search_state.due = self._next_round(started) + self._throttled_delay(1)
@@ -680,7 +680,11 @@ class Watcher(object):
         shown = dict((key, found[key]) for key in keys if key not in self.finished and key not in self.dropped and self._may_report(key, found[key]))
         found.update(self.query.settle(shown))
         events = self.searched(keys, found, complete=False)
-        self.search_state.due = self.clock()
+        if last:
+            self._listed()
+            self.search_state.due = self._next_round(started) + self._throttled_delay(1)
+        else:
+            self.search_state.due = self.clock()
         return self.diagnosed(events)
 
     def _listed(self):

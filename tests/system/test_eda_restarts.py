@@ -82,20 +82,24 @@ def test_the_state_file_resumes_from_what_was_reported(src, emulator, tmp_path):
     emulator.add_jobs(
         [
             {"id": done, "name": "resume", "phase": "Completed"},
-            {"id": live, "name": "resume", "timeline": [{"phase": "Running", "polls": 2}, "Completed"]},
+            # Running for an hour of the emulator's clock: it completes when the test moves the clock, not by speed.
+            {"id": live, "name": "resume", "timeline": [{"phase": "Running", "seconds": 3600}, "Completed"]},
         ]
     )
     state = tmp_path / "state" / "watch.json"
     state.parent.mkdir(mode=0o700)
     args = dict(connection_args(emulator), training_job_ids=[done, live], interval=0.2, state_file=str(state))
-    first = run(source_events(src, args, lambda events: len(events) >= 2))
+    # The source saves once ansible-rulebook (here: this reader) took the events off the queue: wait for the file too.
+    first = run(source_events(src, args, lambda events: len(events) >= 2 and state.exists(), wait=5))
     assert sorted(transitions(first)) == sorted([(done, None, "Completed"), (live, None, "Running")])
     assert stat.S_IMODE(os.stat(state).st_mode) == 0o600
     recorded = json.loads(state.read_text())["jobs"]
     assert recorded == {done: "Completed", live: "Running"}
     assert os.path.getsize(state) < 400 * len(recorded)
     # The next run: the finished job gives nothing; the running one's change while down is one event from Running.
-    second = run(source_events(src, dict(args, stop_when_done=True), lambda events: len(events) >= 1))
+    emulator.advance_clock(3601)
+    # stop_when_done: main() ends once both jobs are finished, after it saved what it reported.
+    second = run(source_events(src, dict(args, stop_when_done=True), lambda events: False, wait=30))
     assert transitions(second) == [(live, "Running", "Completed")]
     third = run(source_events(src, dict(args, stop_when_done=True), lambda events: False, wait=3))
     assert third == []

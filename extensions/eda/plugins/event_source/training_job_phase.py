@@ -251,7 +251,8 @@ async def run(watcher, queue, feedback=None):
             await queue.put(event)
             if feedback is None or await acknowledged(feedback, event, watcher.arguments.interval):
                 handed.append(event)
-        if feedback is None:
+        if feedback is None and watcher.state is not None:
+            # Only a state file needs to know the events were taken: without one, nothing waits for ansible-rulebook.
             await drained(queue, watcher.arguments.interval)
         await asyncio.to_thread(watcher.delivered, handed)
     watcher.finish()

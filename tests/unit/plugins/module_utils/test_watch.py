@@ -154,10 +154,9 @@ def test_the_state_keeps_no_job_the_search_no_longer_returns(tmp_path):
     assert set(json.loads(open(path).read())["jobs"]) == {A, B}
     again = built(training_job_ids=None, tags={"team": "x"}, state_file=path)
     # The first listing of the next run no longer returns A (untagged, deleted): the file forgets it.
-    again.query.search_pages = lambda search, pages=None: iter([([B], {B: item(B, "Running")}, None)])
+    again.query.search_pages = lambda search, pages=None: iter([([B], {B: item(B, "Running")}, None, True)])
     again.query.settle = lambda found, deadline=None: found
-    assert again.round(again.clock()) == []  # the one page
-    assert again.round(again.clock()) == [] and again.listed  # the listing is over
+    assert again.round(again.clock()) == [] and again.listed  # the one page, the last
     again.delivered([])
     assert json.loads(open(path).read())["jobs"] == {B: "Running"}
 
@@ -167,11 +166,10 @@ def test_startup_changes_confirms_no_finished_job_by_get(tmp_path):
     listing = dict(("f%02d" % index, item("f%02d" % index, "Completed")) for index in range(20))
     listing[A] = item(A, "Running")
     first, second = dict(list(listing.items())[:10]), dict(list(listing.items())[10:])
-    w.query.search_pages = lambda search, pages=None: iter([(list(first), first, None), (list(second), second, None)])
+    w.query.search_pages = lambda search, pages=None: iter([(list(first), first, None, False), (list(second), second, None, True)])
     settled = []
     w.query.settle = lambda found, deadline=None: settled.append(dict(found)) or found
-    assert w.round(w.clock()) == [] and w.next_due() <= w.clock(), "a page a round, the next one at once"
-    assert w.round(w.clock()) == [] and not w.listed
+    assert w.round(w.clock()) == [] and w.next_due() <= w.clock() and not w.listed, "a page a round, the next one at once"
     assert w.round(w.clock()) == [] and w.listed
     assert settled == [{}, {}], "no GET for a starting point"
     assert list(w.jobs) == [A] and len(w.finished) == 20
