@@ -12,7 +12,7 @@ does (``Watcher.round``, then ``Watcher.delivered`` for each round's events), un
 later round ran; the requests of each part are counted in the emulator's request log.  The child's peak RSS is
 ``getrusage(RUSAGE_SELF).ru_maxrss``.
 
-    .venv/bin/python benchmarks/restart_watch.py [--jobs 1000 10000 100000] [--output FILE]
+    .venv/bin/python benchmarks/restart_watch.py [--jobs 1000 10000 100000] [--startup all changes] [--output FILE]
 
 Writes ``benchmarks/results/<stamp>-restart-watch.json`` and prints the table of docs/performance.md.
 """
@@ -107,13 +107,13 @@ def child(options):
     )
 
 
-def measure(jobs, collections):
+def measure(jobs, collections, startups=("all", "changes")):
     """Both startups over one emulator holding ``jobs`` matching jobs."""
     results = []
     with running_emulator(scenario="empty", tls=True) as emu:
         stagger = "%.3fs" % (29 * 86400.0 / jobs)
         emu.add_jobs([{"name": "bench-{n:06d}", "count": jobs, "created_ago": "1h", "stagger": stagger, "phase": "Completed", "tags": TAGS}])
-        for startup in ("all", "changes"):
+        for startup in startups:
             emu.add_job(name="bench-live", created_ago="1m", tags=TAGS, timeline=[{"phase": "Running", "polls": 3}, "Completed"])
             setup = {"url": emu.url, "admin_token": emu.admin_token, "ca_file": emu.ca_file, "collections": collections, "startup": startup}
             process = subprocess.run(
@@ -159,6 +159,7 @@ def table(results):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, nargs="+", default=[1000, 10000, 100000])
+    parser.add_argument("--startup", nargs="+", default=["all", "changes"], choices=["all", "changes"])
     parser.add_argument("--output")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     options = parser.parse_args()
@@ -168,7 +169,7 @@ def main():
         stage_collection(base)
         results = []
         for jobs in options.jobs:
-            results.extend(measure(jobs, base))
+            results.extend(measure(jobs, base, options.startup))
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     output = options.output or os.path.join(RESULTS_DIR, "%s-restart-watch.json" % stamp)
     os.makedirs(os.path.dirname(output), exist_ok=True)
