@@ -112,7 +112,8 @@ def measure(jobs, collections, startups=("all", "changes")):
     results = []
     with running_emulator(scenario="empty", tls=True) as emu:
         stagger = "%.3fs" % (29 * 86400.0 / jobs)
-        emu.add_jobs([{"name": "bench-{n:06d}", "count": jobs, "created_ago": "1h", "stagger": stagger, "phase": "Completed", "tags": TAGS}])
+        jobs_spec = [{"name": "bench-{n:06d}", "count": jobs, "created_ago": "1h", "stagger": stagger, "phase": "Completed", "tags": TAGS}]
+        emu.control("POST", "/jobs", {"jobs": jobs_spec}, timeout=900)
         for startup in startups:
             emu.add_job(name="bench-live", created_ago="1m", tags=TAGS, timeline=[{"phase": "Running", "polls": 3}, "Completed"])
             setup = {"url": emu.url, "admin_token": emu.admin_token, "ca_file": emu.ca_file, "collections": collections, "startup": startup}

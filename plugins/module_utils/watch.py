@@ -13,6 +13,7 @@ from __future__ import annotations
 import collections
 import datetime
 import logging
+import threading
 import time
 
 from ansible_collections.modelarts.training.plugins.module_utils.options import (
@@ -708,18 +709,26 @@ class Watcher(object):
             return self._listing_round(started)
         since = None if self.newest is None else self.newest - CREATED_SINCE_MARGIN_MS
         newest = []
+        # The two searches of a later round go out together: a round takes the longer of them, not both.
+        unfinished = {}
+        helper = threading.Thread(target=lambda: unfinished.setdefault("answer", self._unfinished()), name="unfinished-search", daemon=True)
+        if since is not None:
+            helper.start()
         try:
             keys, found = self.query.search(self.arguments.search, None, None, since, newest)
         except (ModelArtsError, ConnectionConfigError) as error:
             self.record_search_error(error)
             return []
+        finally:
+            if since is not None:
+                helper.join()
         if newest:
             self.newest = max(newest[0], self.newest or newest[0])
         # After the first listing the search only brings new jobs; the jobs already watched are read by id.
         watched = list(self.jobs) if since is not None else []
         listed = keys if since is None else [key for key in keys if key not in self.jobs]
         if since is not None:
-            more, answers = self._unfinished()
+            more, answers = unfinished.get("answer", ([], {}))
             for key in more:
                 if key not in found and key not in self.jobs and key not in self.finished and key not in self.dropped:
                     logger.info("training job %s now matches the search for jobs %s", describe(key), self.arguments.search.describe())

@@ -288,8 +288,9 @@ def test_main_name_watch_reports_a_bad_document_once_and_keeps_the_others(src, e
     first, second, bad = unique_id("logic-bad-doc-a"), unique_id("logic-bad-doc-b"), unique_id("logic-bad-doc-x")
     emulator.add_jobs(
         [
-            {"id": first, "name": name, "timeline": [{"phase": "Pending", "seconds": 0.6}, {"phase": "Running", "seconds": 0.6}, "Completed"]},
-            {"id": second, "name": name, "timeline": [{"phase": "Running", "seconds": 0.9}, "Failed"]},
+            # Driven by polls (GETs and searches by id), not by seconds: each phase is seen whatever the machine's load.
+            {"id": first, "name": name, "timeline": [{"phase": "Pending", "polls": 2}, {"phase": "Running", "polls": 2}, "Completed"]},
+            {"id": second, "name": name, "timeline": [{"phase": "Running", "polls": 3}, "Failed"]},
             {"id": bad, "name": name, "phase": "Running", "annotations": {"x-strict-breaker": "1"}},
         ]
     )
