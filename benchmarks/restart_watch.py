@@ -158,7 +158,7 @@ def table(results):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--jobs", type=int, nargs="+", default=[1000, 10000, 100000])
     parser.add_argument("--startup", nargs="+", default=["all", "changes"], choices=["all", "changes"])
     parser.add_argument("--output")

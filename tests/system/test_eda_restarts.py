@@ -44,7 +44,7 @@ def tag_searches(emulator, since=0):
 def test_startup_changes_reports_no_finished_job_and_lists_them_in_a_page_per_50(src, emulator):
     tag = {"restart-changes": uuid.uuid4().hex[:8]}
     emulator.add_jobs([{"name": "done-{n:03d}", "count": 200, "created_ago": "2h", "stagger": "20s", "phase": "Completed", "tags": tag}])
-    running = [unique_id("changes-live") for _ in range(3)]
+    running = [unique_id("changes-live") for _number in range(3)]
     emulator.add_jobs(
         [{"id": job, "name": "changes-live", "created_ago": "1h", "tags": tag, "timeline": [{"phase": "Running", "polls": 2}, "Completed"]} for job in running]
     )
@@ -174,8 +174,8 @@ def test_sigkill_at_random_moments_loses_no_final_transition_and_repeats_only_wh
     What reached the rules is read from ``--print-events`` (ansible-rulebook prints an event when its rule set takes it off
     the source's queue, before the source saves it as reported) and from the rule's own line."""
     randomness = random.Random(os.environ.get("RESTART_SEED", "37"))
-    before = [unique_id("kill-before") for _ in range(3)]
-    live = [unique_id("kill-live") for _ in range(10)]
+    before = [unique_id("kill-before") for _number in range(3)]
+    live = [unique_id("kill-live") for _number in range(10)]
     jobs = [{"id": job, "name": "kill-before", "phase": "Completed"} for job in before]
     for index, job in enumerate(live):
         final = "Failed" if index % 4 == 3 else "Completed"
@@ -291,5 +291,5 @@ def test_a_watch_over_10001_matching_jobs_starts_and_emits(src, emulator):
     emulator.add_jobs([{"name": "many-{n:05d}", "count": 10001, "created_ago": "1h", "stagger": "200s", "phase": "Completed", "tags": tag}])
     live = emulator.add_job(name="many-live", created_ago="10d", tags=tag, timeline=[{"phase": "Running", "polls": 2}, "Completed"])
     args = dict(connection_args(emulator), tags=tag, interval=0.3, startup="changes")
-    events = run(source_events(src, args, lambda events: bool(events), wait=240), limit=300)
+    events = run(source_events(src, args, bool, wait=240), limit=300)
     assert transitions(events) == [(live, "Running", "Completed")]
