@@ -204,7 +204,7 @@ def run_eda(emu, source, mode, count, interval, throttled, tag):
     queue = asyncio.Queue()
     started = time.monotonic()
     try:
-        asyncio.run(watcher.run(queue))
+        asyncio.run(source["run"](watcher, queue))
     finally:
         query.close()
         if fault is not None:

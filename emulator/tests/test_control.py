@@ -103,3 +103,28 @@ def test_reset_to_another_scenario(emu, client):
 def test_unknown_control_route(emu):
     with pytest.raises(RuntimeError, match="HTTP 404"):
         emu.control("GET", "/nothing")
+
+
+def test_a_job_can_be_tagged_moved_and_renamed_after_its_creation(emu, client):
+    job = emu.add_job(name="retag-me", created_ago="2h", timeline=[{"phase": "Running", "polls": 2}, "Completed"])
+
+    def found(body):
+        answer = client.search(dict({"offset": 0, "limit": 50}, **body)).json()
+        return [item["metadata"]["id"] for item in answer["items"]]
+
+    tagged = {"tags": [{"key": "release", "values": ["2.4"]}]}
+    assert job not in found(tagged)
+    summary = emu.update_job(job, tags={"release": "2.4"})
+    assert summary["tags"] == {"release": "2.4"} and summary["id"] == job
+    assert job in found(tagged)
+    workspace = "0123456789abcdef0123456789abcdef"
+    emu.update_job(job, workspace_id=workspace, name="renamed")
+    assert job not in found(tagged) and job in found(dict(tagged, workspace_id=workspace))
+    assert client.job(job).json()["metadata"]["name"] == "renamed"
+    assert client.job(job).json()["status"]["phase"] == "Running", "the lifecycle goes on"
+    with pytest.raises(RuntimeError, match="HTTP 400"):
+        emu.update_job(job, workspace_id="nope")
+    with pytest.raises(RuntimeError, match="HTTP 400"):
+        emu.update_job(job, colour="blue")
+    with pytest.raises(RuntimeError, match="HTTP 404"):
+        emu.update_job("no-such-job", name="x")

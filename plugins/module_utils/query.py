@@ -461,13 +461,18 @@ def keys_for_search(
     if not isinstance(search, Search):
         search = Search(name=search)
     documents = client.search_training_jobs(search, deadline=deadline, pages=pages, created_since=created_since)
+    return _keyed(documents, search, newest, validate=validate, fail_on=fail_on, include_tokens=include_tokens, tokens=tokens)
+
+
+def _keyed(documents, search, newest=None, first_index=0, validate="strict", fail_on=DEFAULT_FAIL_ON, include_tokens=False, tokens=None):
+    """``(keys, found)`` of search ``documents`` (see :func:`keys_for_search`); ``first_index`` numbers the first one."""
     if newest is not None:
         times = [document["metadata"].get("create_time") for document in documents if isinstance(document, dict) and isinstance(document.get("metadata"), dict)]
         times = [value for value in times if isinstance(value, (int, float)) and not isinstance(value, bool)]
         if times:
             newest.append(max(times))
     found = {}
-    for index, document in enumerate(documents):
+    for index, document in enumerate(documents, first_index):
         ref = _document_ref(document, index)
         try:
             item = build_item(document, "v2", validate=validate, fail_on=fail_on, job_ref=ref)
@@ -611,6 +616,19 @@ class Query(object):
         schema error of that one job (``pages``, a list, receives how many requests the search took; ``created_since`` and
         ``newest``: what is new since a listing, see :func:`keys_for_search`)."""
         return keys_for_search(self.client, search, deadline=deadline, pages=pages, created_since=created_since, newest=newest, **self._item_options())
+
+    def search_pages(self, search, pages=None):
+        """``(keys, found, newest, last)`` of the v2 jobs of ``search`` a page at a time (a generator; ``keys`` and ``found``
+        as :meth:`search` gives them, ``newest`` the latest ``create_time`` of the page or None, ``last`` whether it is the
+        last page): every match however many, one page held at a time (``pages``, a list, receives how many requests it
+        took)."""
+        index = 0
+        counts = {}
+        for documents in self.client.search_pages(search, pages=pages, counts=counts):
+            newest = []
+            keys, found = _keyed(documents, search, newest, first_index=index, **self._item_options())
+            index += len(documents)
+            yield keys, found, (newest[0] if newest else None), bool(counts.get("last"))
 
     def diagnose(self, items, deadline=None):
         """Set ``diagnostics`` on each of ``items`` (in place): the service's events and log tails for a v2 item in a

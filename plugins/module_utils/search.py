@@ -97,8 +97,78 @@ def jobs_matching(post, search, page_size=50, max_pages=200, pages=None, created
     first, so paging stops at the first page holding a match - unless that page ends with a job created in the same
     millisecond as its newest match: the service lists such jobs in an order of its own, so the pages go on while they
     do, and the tie is broken by :func:`newest_first` (the greatest id), never by where the service put a job.  With
-    ``created_since`` (epoch milliseconds) paging stops after the first page reaching a job created before it: what
-    is new since a listing whose newest job was created then (the event source's rounds), in one request while
+    ``created_since`` (epoch milliseconds) paging stops after the first page reaching a job created before it (see
+    :func:`pages_matching`).
+
+    The answer is held whole, so it is bounded: a search still going after ``max_pages`` requests (``max_pages`` x
+    ``page_size`` jobs: 10,000) is an error naming that limit and what to do, never a silently partial answer, and so
+    are pages whose bodies together (each response's ``size``) pass ``max_bytes``.  A caller that handles a page at
+    a time (the event source) reads :func:`pages_matching` instead, which has no such limit.
+    """
+    found = []
+    counts = {}
+    what = search.describe()
+    read = [0, 0]  # bytes of the pages so far, requests
+
+    def counted(body, operation):
+        response = post(body, operation)
+        read[0] += getattr(response, "size", 0) or 0
+        read[1] += 1
+        if max_bytes is not None and read[0] > max_bytes:
+            raise ModelArtsError(
+                "search training jobs %s: its %d pages so far hold %d bytes, more than the whole search may hold (%d bytes, 8 x max_response_bytes)%s "
+                "(%d jobs seen), so the search was stopped rather than answer with part of the jobs; %s"
+                % (what, read[1], read[0], max_bytes, _substrings(search), counts.get("seen", 0) + len(_items(response, what)), _narrowing(search)),
+                request_id=response.request_id,
+            )
+        return response
+
+    for page in pages_matching(counted, search, page_size=page_size, max_pages=max_pages, created_since=created_since, counts=counts):
+        found.extend(page)
+        if search.latest and found:
+            newest = max(found, key=newest_first)
+            last_created = counts.get("last_created")
+            tied = last_created is not None and last_created == _create_time(newest)
+            if counts["last"] or not tied:
+                if pages is not None:
+                    pages.append(counts["requests"])
+                return [newest]
+    if counts.get("capped"):
+        raise ModelArtsError(
+            "search training jobs %s: more than %d matching jobs (%d pages of %d), more than one search returns whole%s (%d jobs seen), so the search "
+            "was stopped rather than answer with part of the jobs; %s"
+            % (what, max_pages * page_size, max_pages, page_size, _substrings(search), counts.get("seen", 0), _narrowing(search))
+        )
+    if pages is not None:
+        pages.append(counts.get("requests", 0))
+    found.sort(key=newest_first, reverse=True)
+    return found
+
+
+def _substrings(search):
+    return " (the service's name filter matches substrings)" if getattr(search, "name", None) is not None else ""
+
+
+def _narrowing(search):
+    """What a user can do about a search that selects too much."""
+    hints = ["add latest: true for the newest match only"]
+    hints.append("narrow the tags" if getattr(search, "tags", None) else "add tags")
+    if getattr(search, "name", None) is not None:
+        hints.append("use a more distinctive name")
+    if getattr(search, "workspace_id", None) is None:
+        hints.append("give a workspace_id")
+    return ", ".join(hints[:-1]) + " or " + hints[-1]
+
+
+def pages_matching(post, search, page_size=50, max_pages=None, pages=None, created_since=None, counts=None):
+    """The v2 jobs ``search`` selects, a page at a time: yields the list of each page's matching documents not seen on an
+    earlier page, in the order of :func:`newest_first`.  Memory holds one page and the ids seen, however many jobs match; ``max_pages``
+    (None: no limit) stops paging - ``counts["capped"]`` then says the search was not over.  ``counts``, a dict,
+    receives ``requests``, ``seen`` (documents seen), ``last`` (whether the page yielded was the last) and
+    ``last_created`` (the ``create_time`` of the page's last document, matching or not); ``pages``, a list, receives the number of requests at the end.
+
+    With ``created_since`` (epoch milliseconds) paging stops after the first page reaching a job created before it:
+    what is new since a listing whose newest job was created then (the event source's rounds), in one request while
     fewer than ``page_size`` jobs were created since.
 
     The API's ``name`` filter matches substrings, so the exact match is applied here.  ``offset``
@@ -109,36 +179,25 @@ def jobs_matching(post, search, page_size=50, max_pages=200, pages=None, created
     Documents are de-duplicated by ``metadata.id`` (jobs created while paging shift the pages);
     a document without a readable id is kept (``query.keys_for_search`` reports it), and under the
     item reading skipped where its position was seen already.  Paging stops at an empty or short page,
-    once ``total`` documents were seen, or at a page that adds nothing new; a search still going
-    after ``max_pages`` requests is an error, never a silently partial answer.
-
-    What a search holds stays bounded whatever the server sends: a page holding more documents than the ``limit``
-    asked is an error (a service that does not page as asked), and so are pages whose bodies together (each response's
-    ``size``) pass ``max_bytes`` - the pages of one search are one answer, bounded like any other.
+    once ``total`` documents were seen, or at a page that adds nothing new.  A page holding more documents than the
+    ``limit`` asked is an error (a service that does not page as asked).
     """
-    found = []
+    counts = {} if counts is None else counts
     ids = set()
     seen = 0  # documents seen: distinct ids, plus documents without one
     offset, item_offsets, covered = 0, False, 0  # covered: where the item reading's next unseen document is
     what = search.describe()
-    read = 0  # bytes of the pages so far
-    for request in range(max_pages):
+    request = 0
+    while max_pages is None or request < max_pages:
         body = {"offset": offset, "limit": page_size, "sort_by": "create_time", "order": "desc", "filters": search.filters()}
         body.update(search.fields())
         response = post(body, "search training jobs %s (offset %d)" % (what, offset))
+        counts["requests"] = request + 1
         items = _items(response, "search training jobs %s" % what)
-        read += getattr(response, "size", 0) or 0
         if len(items) > page_size:
             raise ModelArtsError(
                 "search training jobs %s (offset %d): the answer holds %d documents for a limit of %d: the service does not page as asked, "
                 "so the search was stopped" % (what, offset, len(items), page_size),
-                request_id=response.request_id,
-            )
-        if max_bytes is not None and read > max_bytes:
-            raise ModelArtsError(
-                "search training jobs %s: its %d pages so far hold %d bytes, more than the whole search may hold (%d bytes, 8 x max_response_bytes) "
-                "(the service's name filter matches substrings; %d jobs seen), so the search was stopped rather than answer with part of the jobs"
-                % (what, request + 1, read, max_bytes, seen + len(items)),
                 request_id=response.request_id,
             )
         if request == 1 and _repeats_most_of(items, ids):
@@ -146,6 +205,7 @@ def jobs_matching(post, search, page_size=50, max_pages=200, pages=None, created
         # Read at an item offset, the page starts inside what was seen: by id, and by position for id-less documents.
         repeated = covered - offset if item_offsets else 0
         fresh, older = 0, False
+        page = []
         for position, document in enumerate(items):
             created = _create_time(document)
             if created_since is not None and created is not None and created < created_since:
@@ -157,8 +217,9 @@ def jobs_matching(post, search, page_size=50, max_pages=200, pages=None, created
                 ids.add(job_id)
             fresh += 1
             if isinstance(document, dict) and search.matches(document):
-                found.append(document)
+                page.append(document)
         seen += fresh
+        counts["seen"] = seen
         covered = max(covered, offset + len(items))
         total = response.data.get("total")
         if isinstance(total, bool) or not isinstance(total, int):
@@ -166,23 +227,20 @@ def jobs_matching(post, search, page_size=50, max_pages=200, pages=None, created
         # The page that told the readings apart may hold nothing new (jobs created meanwhile shift it).
         stale = fresh == 0 and not (item_offsets and request == 1)
         last = not items or len(items) < page_size or stale or older or (total is not None and seen >= total)
-        if search.latest and found:
-            newest = max(found, key=newest_first)
-            tied = bool(items) and _create_time(newest) is not None and _create_time(items[-1]) == _create_time(newest)
-            if last or not tied:
-                if pages is not None:
-                    pages.append(request + 1)
-                return [newest]
-        elif last:
+        counts["last"] = last
+        counts["last_created"] = _create_time(items[-1]) if items else None
+        del items, response
+        page.sort(key=newest_first, reverse=True)
+        yield page
+        if last:
             if pages is not None:
                 pages.append(request + 1)
-            found.sort(key=newest_first, reverse=True)
-            return found
+            return
         offset = covered if item_offsets else offset + 1
-    raise ModelArtsError(
-        "search training jobs %s: more than %d pages of %d results (the service's name filter matches substrings; %d jobs seen), "
-        "so the search was stopped rather than answer with part of the jobs" % (what, max_pages, page_size, seen)
-    )
+        request += 1
+    counts["capped"] = True
+    if pages is not None:
+        pages.append(request)
 
 
 def documents_by_id(documents):

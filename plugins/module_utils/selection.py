@@ -132,18 +132,29 @@ def check_workspace_id(value, option="workspace_id"):
 
 class Search(object):
     """A search for jobs: ``name`` (matched exactly), ``tags`` (:func:`parse_tags`' shape), ``latest`` (the newest match
-    only, by ``create_time``) and ``workspace_id`` (None: the default workspace).  What ``search.py`` asks of it:
-    :meth:`filters` and :meth:`fields` (the request body), :meth:`matches` (the exact name), :meth:`describe`."""
+    only, by ``create_time``), ``workspace_id`` (None: the default workspace) and ``phases`` (None: any; else only the jobs
+    the service shows in one of them - the event source's search for the unfinished jobs of its selection).  What
+    ``search.py`` asks of it: :meth:`filters` and :meth:`fields` (the request body), :meth:`matches` (the exact name),
+    :meth:`describe`."""
 
-    def __init__(self, name=None, tags=(), latest=False, workspace_id=None):
+    def __init__(self, name=None, tags=(), latest=False, workspace_id=None, phases=None):
         self.name = name
         self.tags = tuple((key, tuple(values)) for key, values in tags)
         self.latest = bool(latest)
         self.workspace_id = workspace_id
+        self.phases = tuple(phases) if phases is not None else None
+
+    def in_phases(self, phases):
+        """This search narrowed to the jobs the service shows in one of ``phases``."""
+        return Search(name=self.name, tags=self.tags, latest=self.latest, workspace_id=self.workspace_id, phases=phases)
 
     def filters(self):
-        """The body's ``filters``: the name's (the service's name filter matches substrings; :meth:`matches` is exact)."""
-        return [{"key": "name", "operator": "like", "value": [self.name]}] if self.name is not None else []
+        """The body's ``filters``: the name's (the service's name filter matches substrings; :meth:`matches` is exact), and
+        the phases' when given."""
+        filters = [{"key": "name", "operator": "like", "value": [self.name]}] if self.name is not None else []
+        if self.phases is not None:
+            filters.append({"key": "phase", "operator": "in", "value": list(self.phases)})
+        return filters
 
     def fields(self):
         """The body's other fields: ``tags`` (``ListTagFilter``s) and ``workspace_id``, when given."""
@@ -171,6 +182,8 @@ class Search(object):
             )
         if self.workspace_id is not None:
             parts.append("in workspace %s" % self.workspace_id)
+        if self.phases is not None:
+            parts.append("in phase %s" % "|".join(self.phases))
         return " ".join(parts)
 
     def coverage(self):

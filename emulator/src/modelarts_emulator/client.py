@@ -194,6 +194,10 @@ class ControlClient(EmulatorCredentials):
         """Add jobs in scenario syntax (timelines start now; same ids are replaced); return the control API's answer."""
         return self.control("POST", "/jobs", {"jobs": list(jobs), "replace": replace})
 
+    def update_job(self, key, **fields):
+        """Tag (``tags``: the job's tags replaced), move (``workspace_id``) or rename (``name``) an existing job; its summary."""
+        return self.control("PATCH", "/jobs/" + key, fields)["updated"]
+
     def add_job(self, **job):
         """Add one job in scenario syntax; return its v2 id (or ``<job_id>/<version_id>`` for a v1-only job)."""
         added = self.add_jobs([job])["added"][0]

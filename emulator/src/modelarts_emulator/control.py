@@ -9,6 +9,8 @@ POST     /_emulator/reset                 back to the startup scenario; ``{"scen
 GET      /_emulator/jobs                  job summaries: id, name, workspace, tags, create time, phase, polls, timeline
 POST     /_emulator/jobs                  ``{"jobs": [...], "replace": false}`` in scenario syntax
 DELETE   /_emulator/jobs/<key>            remove a job (v2 id, or ``<job_id>/<version_id>``)
+PATCH    /_emulator/jobs/<key>            ``{"tags": {...}, "workspace_id": "...", "name": "..."}``: tag an existing job (its tags
+                                          replaced), move it to another workspace, rename it; its lifecycle goes on
 GET      /_emulator/faults                pending faults with remaining counts
 POST     /_emulator/faults                one fault, or ``{"faults": [...]}``
 DELETE   /_emulator/faults[/<id>]         remove one or all faults
@@ -131,6 +133,17 @@ def _jobs(state, method, rest, payload):
             return _error(400, "bad_request", 'expected {"jobs": [...]} or one job object')
         jobs = state.add_jobs(specs, replace=bool(payload.get("replace")))
         return 200, {"added": [{"key": j.key, "id": j.v2_id, "name": j.name} for j in jobs]}
+    if method == "PATCH" and rest:
+        key = "/".join(rest)
+        if not isinstance(payload, dict) or not payload or set(payload) - {"tags", "workspace_id", "name"}:
+            return _error(400, "bad_request", 'expected {"tags": {...}, "workspace_id": "...", "name": "..."} (any of them)')
+        try:
+            job = state.update_job(key, **payload)
+        except ValueError as error:
+            return _error(400, "bad_request", str(error))
+        if job is None:
+            return _error(404, "not_found", "no job %s" % key)
+        return 200, {"updated": job.summary(state.now())}
     if method == "DELETE" and rest:
         key = "/".join(rest)
         if state.remove_job(key):

@@ -8,6 +8,7 @@ import threading
 import time
 
 from . import accounts as accounts_mod
+from . import tags as tags_mod
 from .faults import FaultStore
 from .iam import TokenStore
 from .requestlog import RequestLog
@@ -194,6 +195,30 @@ class EmulatorState:
                     self._remove(old)
                 self._add(job)
             return jobs
+
+    def update_job(self, key, tags=None, workspace_id=None, name=None):
+        """Tag, move or rename the job ``key`` (a v2 job: its tags are replaced); return it, or None when unknown.
+
+        Raises ValueError naming what is wrong with a value.  The job keeps its id, creation time and lifecycle."""
+        if tags is not None:
+            tags = tags_mod.job_tags(tags, "job %s:" % key)
+        if workspace_id is not None:
+            problem = tags_mod.check_workspace(workspace_id)
+            if problem:
+                raise ValueError(problem)
+        if name is not None and (not isinstance(name, str) or not name):
+            raise ValueError("name must be a non-empty string, got %r" % (name,))
+        with self._lock:
+            job = next((job for job in self.jobs if job.key == key), None)
+            if job is None:
+                return None
+            if tags is not None:
+                job.tags = tags
+            if workspace_id is not None:
+                job.workspace_id = workspace_id
+            if name is not None:
+                job.name = name
+            return job
 
     def remove_job(self, key):
         """Remove a job by key (v2 id or ``job_id/version_id``); return whether it existed."""

@@ -11,13 +11,11 @@ and log lines.  See DOCUMENTATION below and docs/event_source.md.
 from __future__ import annotations
 
 import asyncio
-import collections
 import importlib.util
 import json
 import logging
 import os
 import sys
-import time
 
 DOCUMENTATION = r"""
 ---
@@ -25,9 +23,11 @@ short_description: Events on the phase changes of Huawei Cloud ModelArts trainin
 description:
   - An ansible-rulebook event source plugin that polls ModelArts training jobs and puts one event on the queue for every
     phase change it observes, the first observation included.
-  - 'Each event is C({"modelarts": {"training_job": <item>, "previous_phase": <phase or null>, "phase": <phase>}}): the item
-    has the shape of the items of M(modelarts.training.modelarts_training_job_info), with the access tokens of the job''s
-    endpoints masked unless O(include_endpoint_tokens) is set.'
+  - 'Each event is C({"modelarts": {"training_job": <item>, "previous_phase": <phase or null>, "phase": <phase>,
+    "event_id": <uuid>}}): the item has the shape of the items of M(modelarts.training.modelarts_training_job_info), with the
+    access tokens of the job''s endpoints masked unless O(include_endpoint_tokens) is set.'
+  - C(event_id) is a UUID that is the same for the same job and transition (C(previous_phase), C(phase)) in every run, so a
+    rule or playbook can drop a repeat (the shipped C(gate_deployment) playbook does).
   - With two or more O(training_job_ids), phases are polled through the search API, one request per 10 jobs, spread over
     the O(interval); a job the search shows in a final phase (C(Completed), C(Failed), C(Terminated), C(Abnormal)) or a
     O(fail_on) phase, or does not return, is read with one GET, so its event - the one a rule acts on - carries the job's
@@ -55,9 +55,11 @@ options:
     description:
       - Watch every v2 training job whose name is exactly this (with O(tags), that also carries them). The search runs every
         O(interval), so jobs created later with that name are picked up; the source never ends by itself.
-      - The first round lists every matching job; each later round asks the search only for the jobs created since the
-        newest one seen (one request while fewer than 50 are new) and reads the jobs still watched by id, 10 a request -
-        so a round's cost follows the unfinished jobs, not every finished job the search matches.
+      - The first listing reads every matching job a page (50) at a time, with no cap on their number; each later round
+        asks the search only for the jobs created since the newest one seen (one request while fewer than 50 are new) and
+        for the selection's unfinished jobs (so a job tagged, moved or renamed into the selection while it runs is picked
+        up), and reads the jobs still watched by id, 10 a request - so a round's cost follows the unfinished jobs, not every
+        finished job the search matches.
     type: str
   interval:
     description:
@@ -71,6 +73,32 @@ options:
       - A boolean, or one of Ansible's boolean words; anything else is an error.
     type: bool
     default: false
+  startup:
+    description:
+      - What the first round reports (see docs/event_source.md, "Restarts").
+      - V(all) - the first observation of each job is an event (C(previous_phase) null), finished jobs included.
+      - V(changes) - the jobs the first round finds are the starting point - a finished one gives no event and is not read
+        again (a tag or name watch over N finished jobs costs about N/50 search requests and no GET for them); an unfinished
+        one gives its first event when its phase changes. A job that appears later is new and gives its first observation.
+      - A job the O(state_file) knows is not a first observation - it gives an event only when its phase changed since it
+        was reported.
+    type: str
+    choices: [all, changes]
+    default: all
+  state_file:
+    description:
+      - A path where the source keeps what it has reported (each job's last reported phase, and the newest creation time
+        its search has listed), written atomically with mode 0600 after the events were put on the queue (or, with
+        C(feedback=true) and persistence, acknowledged by ansible-rulebook). Its directory must belong to the user running
+        the source and be writable by nobody else.
+      - Read at start - a job whose phase is the recorded one gives no event, one whose phase changed while the source was
+        down gives one event from the recorded phase, a job created since the last save is new, and another job follows
+        O(startup).
+      - A file written for another selection (ids, name, tags, workspace, project, endpoint), or one that cannot be read,
+        stops the source at start with a message naming the file and what differs, and no event; the file is left as it is.
+      - The file holds no job the selection no longer returns (about 50 bytes a job).
+      - Unset, nothing is kept - every start follows O(startup).
+    type: path
   fail_on:
     description:
       - Phases that set the item's C(failed) flag and end the watch of that job.
@@ -119,9 +147,15 @@ EXAMPLES = r"""
     training_job_ids: "{{ training_job_ids }}"
     stop_when_done: true
     validate: warn
-"""
 
-NAME = "modelarts.training.training_job_phase"
+# Restartable: what was reported is kept on disk; a restart reports only what changed meanwhile.
+- modelarts.training.training_job_phase:
+    tags:
+      pipeline: nightly
+    startup: changes
+    state_file: /var/lib/modelarts-eda/nightly.json
+    interval: 60
+"""
 
 
 def _collection_parent(path):
@@ -152,36 +186,20 @@ if not _collection_importable():
         sys.path.append(_PARENT)
 
 # pylint: disable=wrong-import-position
-from ansible_collections.modelarts.training.plugins.module_utils.options import (  # noqa: E402
-    CONNECTION_OPTIONS,
-    LEVEL_ARGUMENT,
-    QUERY_OPTIONS,
-    WAIT_OPTIONS,
-    ConnectionConfigError,
-    check_known,
-    convert,
-    to_bool,
-    where,
-)
-from ansible_collections.modelarts.training.plugins.module_utils.selection import Search, check_workspace_id, parse_tags  # noqa: E402
-from ansible_collections.modelarts.training.plugins.module_utils.query import (  # noqa: E402
-    ModelArtsError,
-    Query,
-    SchemaValidationError,
-    UnidentifiedJobError,
-    check_job_id,
+from ansible_collections.modelarts.training.plugins.module_utils.text import printable  # noqa: E402
+
+# The watch's names the source answers to (its tests and debugging read them from the source).
+from ansible_collections.modelarts.training.plugins.module_utils.watch import (  # noqa: E402,F401  # pylint: disable=unused-import
+    DEFAULT_INTERVAL,
+    DOOR_ARGUMENTS,
+    NAME,
+    SOURCE_ARGUMENTS,
+    Arguments,
+    SourceConfigError,
+    SourceError,
+    Watcher,
+    build_watcher,
     describe,
-    unseen_item,
-    v2_key,
-)
-from ansible_collections.modelarts.training.plugins.module_utils.text import inert, label, printable  # noqa: E402
-from ansible_collections.modelarts.training.plugins.module_utils.waiter import (  # noqa: E402
-    DEFAULT_NOT_FOUND_TOLERANCE,
-    GROWTH_FACTOR,
-    JOB_DONE,
-    JOB_FAILED,
-    JOB_TOLERATED,
-    JOB_UNREACHABLE,
 )
 
 # pylint: enable=wrong-import-position
@@ -208,590 +226,76 @@ class OneLine(logging.Filter):
 if not any(getattr(existing, "one_line", False) for existing in logger.filters):
     logger.addFilter(OneLine())
 
-DEFAULT_INTERVAL = 10.0
-ROUND_TRIPS_KEPT = 5
-# The source's own arguments; everything else it accepts is the door's.
-SOURCE_ARGUMENTS = ("training_job_ids", "name", "tags", "workspace_id", "interval", "stop_when_done")
-# After the first listing, each round's search asks only for the jobs created since the newest one seen, less this
-# margin (a job may show in the search a little after its create_time); the watched jobs are read by id.
-CREATED_SINCE_MARGIN_MS = 60 * 1000
-DOOR_ARGUMENTS = tuple(CONNECTION_OPTIONS) + tuple(QUERY_OPTIONS) + ("fail_on",)
-# The wait options are the module's and the lookup's: the source follows every job to a final phase.
-WAIT_HINTS = dict((name, "the source has no wait options; it follows each job to a final phase") for name in WAIT_OPTIONS if name != "fail_on")
-# Verdicts after which a job is not polled again.
-FINAL_VERDICTS = frozenset((JOB_DONE, JOB_FAILED, JOB_UNREACHABLE))
-# Errors that say the credentials or the project are wrong: every job would fail the same way, so
-# the source ends at once instead of dropping the jobs one by one.
-CREDENTIAL_ERROR_CODES = frozenset(("APIG.0301", "APIG.0303", "APIG.0307", "APIGW.0301", "APIGW.0303", "APIGW.0307", "ModelArts.2786", "ModelArts.0210"))
 
-
-class SourceConfigError(ValueError):
-    """The source cannot run with these arguments or this environment; the message names the argument."""
-
-
-class SourceError(Exception):
-    """The source stopped because the service refused it for good (credentials, project, or every job unreadable)."""
-
-
-# -- arguments ---------------------------------------------------------------------------------
-
-
-def _blank(value):
-    return value is None or value == [] or (isinstance(value, str) and not value.strip())
-
-
-def _id_list(value):
-    if isinstance(value, str):
-        value = value.split(",")
-    if not isinstance(value, (list, tuple)):
-        raise SourceConfigError("%s: %s must be a list of job ids or a comma-separated string" % (NAME, where("training_job_ids", LEVEL_ARGUMENT)))
-    ids = []
-    for index, entry in enumerate(value):
-        if not isinstance(entry, (str, int)) or isinstance(entry, bool):
-            raise SourceConfigError("%s: %s must hold job id strings, got a %s" % (NAME, where("training_job_ids", LEVEL_ARGUMENT), type(entry).__name__))
-        text = str(entry).strip()
-        if text:
-            try:
-                ids.append(check_job_id(text, "training_job_ids[%d] (argument)" % index))
-            except ConnectionConfigError as error:
-                raise SourceConfigError("%s: %s" % (NAME, error)) from None
-    return list(dict.fromkeys(ids))
-
-
-class Arguments(object):
-    """The source's own arguments (``training_job_ids``, or ``name`` and/or ``tags`` with ``workspace_id``, ``interval``,
-    ``stop_when_done``), checked.
-
-    Unknown arguments are refused here, before the door sees the rest; ``eda_*`` keys are ansible-rulebook's own.
-    """
-
-    def __init__(self, args):
-        try:
-            check_known((key for key in args if not str(key).startswith("eda_")), SOURCE_ARGUMENTS + DOOR_ARGUMENTS, "argument", hints=WAIT_HINTS)
-        except ConnectionConfigError as error:
-            raise SourceConfigError("%s: %s; see the DOCUMENTATION of the source or docs/event_source.md" % (NAME, error)) from None
-        has_ids = not _blank(args.get("training_job_ids"))
-        has_name = not _blank(args.get("name"))
-        try:
-            tags = parse_tags(args.get("tags"), "tags (argument)")
-            workspace_id = check_workspace_id(args.get("workspace_id"), "workspace_id (argument)")
-        except ConnectionConfigError as error:
-            raise SourceConfigError("%s: %s" % (NAME, error)) from None
-        if has_ids == (has_name or bool(tags)):
-            raise SourceConfigError("%s: set exactly one of training_job_ids, or name and/or tags" % NAME)
-        self.ids = _id_list(args["training_job_ids"]) if has_ids else []
-        if has_ids and not self.ids:
-            raise SourceConfigError("%s: training_job_ids holds no job id" % NAME)
-        self.name = None
-        if has_name:
-            if not isinstance(args["name"], (str, int)) or isinstance(args["name"], bool):
-                raise SourceConfigError("%s: %s must be a string, got a %s" % (NAME, where("name", LEVEL_ARGUMENT), type(args["name"]).__name__))
-            self.name = str(args["name"])
-        self.workspace_id = workspace_id
-        # The search that selects the jobs (None: training_job_ids).
-        self.search = Search(name=self.name, tags=tags, workspace_id=workspace_id) if (has_name or tags) else None
-        self.interval = DEFAULT_INTERVAL
-        self.stop_when_done = False
-        try:
-            if not _blank(args.get("interval")):
-                self.interval = convert("interval", {"type": "float"}, args["interval"], LEVEL_ARGUMENT)
-            if not _blank(args.get("stop_when_done")):
-                self.stop_when_done = to_bool(args["stop_when_done"], "stop_when_done", LEVEL_ARGUMENT)
-        except ConnectionConfigError as error:
-            raise SourceConfigError("%s: %s" % (NAME, error)) from None
-        if not self.interval > 0:
-            raise SourceConfigError(
-                "%s: %s must be a number of seconds greater than 0, got %r" % (NAME, where("interval", LEVEL_ARGUMENT), args.get("interval"))
-            )
-
-
-# -- events ------------------------------------------------------------------------------------
-
-
-# The item's texts a rule may pass to run_playbook that hold the service's words: made inert in events.
-INERT_FIELDS = ("name", "failure_reason", "error")
-
-
-def event_item(item):
-    """The item as an event carries it: its ``name``, ``failure_reason`` and ``error`` made inert (:func:`text.inert`:
-    one line, no Jinja delimiter).
-
-    ansible-rulebook hands the whole event to ``run_playbook`` (``ansible_eda.event``) and a rule may pass these as
-    extra vars, which ansible-playbook would render as templates.  The ``id`` needs nothing: it is the id asked for
-    (the door refuses another job's document) or one a name search found that matches the job id pattern, never
-    anything else.  ``details``, ``diagnostics`` and ``schema_errors`` keep the service's text as it is
-    (docs/event_source.md: what is safe to pass to run_playbook).
-    """
-    inerted = dict((field, inert(item[field])) for field in INERT_FIELDS if isinstance(item.get(field), str))
-    return dict(item, **inerted) if inerted else item
-
-
-def make_event(item, previous_phase):
-    """The event for one observed phase change."""
-    return {"modelarts": {"training_job": event_item(item), "previous_phase": previous_phase, "phase": item.get("phase")}}
-
-
-def make_invalid_event(item, schema_errors, previous_phase):
-    """The event for a document that breaks the JSON schema under ``validate: strict``.
-
-    ``phase`` is None so that no rule written for phase changes (``event.modelarts.phase == "Completed"``)
-    acts on a document the user chose not to trust; the phase read from it stays in ``training_job``.
-    """
-    return {"modelarts": {"training_job": event_item(item), "previous_phase": previous_phase, "phase": None, "schema_errors": list(schema_errors)}}
-
-
-def scrub(value, redact):
-    """``value`` (JSON-like) with ``redact`` applied to every string: a last guard so no event carries a secret."""
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return dict((key, scrub(entry, redact)) for key, entry in value.items())
-    if isinstance(value, list):
-        return [scrub(entry, redact) for entry in value]
-    return value
-
-
-def is_credential_error(error):
-    """True when an error says the credentials or project are wrong for every job, not just one (a configuration error
-    met at a request - a token file that cannot be read, a project nobody named - is every job's too)."""
-    if isinstance(error, ConnectionConfigError):
-        return True
-    return getattr(error, "status", None) == 401 or getattr(error, "error_code", None) in CREDENTIAL_ERROR_CODES
-
-
-def backoff_delay(interval, failures, cap):
-    """Seconds before trying again after ``failures`` consecutive tolerated errors: interval * 1.5^(n-1), capped."""
-    return min(max(cap, interval), interval * GROWTH_FACTOR ** max(0, failures - 1))
-
-
-def _signature(problems):
-    return tuple((entry.get("path"), entry.get("message")) for entry in problems or [])
-
-
-def _paths(problems):
-    problems = list(problems or [])
-    text = ", ".join("%s (%s)" % (entry.get("path"), entry.get("message")) for entry in problems[:5]) or "none"
-    return text + (" and %d more" % (len(problems) - 5) if len(problems) > 5 else "")
-
-
-class JobState(object):
-    """What the source knows of one watched job."""
-
-    __slots__ = ("phase", "seen", "polls", "failures", "due", "reported", "invalid")
-
-    def __init__(self, due):
-        self.phase = None  # the last phase read from a document that was accepted
-        self.seen = False
-        self.polls = 0  # observations so far (answers and errors), as the waiter counts polls
-        self.failures = 0  # consecutive tolerated errors, for the backoff
-        self.due = due
-        self.reported = None  # the schema problems last warned about, so a lasting problem warns once
-        self.invalid = None  # (phase, problems) of the last invalid-document event
-
-
-class Watcher(object):
-    """Change detection over polls, with the waiter's verdicts (``query.judge``) as the error policy.
-
-    ``query`` is the door (``module_utils.query.Query``): the blocking ``observe(keys)`` of its phase
-    source (``query.phase_source``: a search per batch of jobs, or one GET per job - the source does not
-    know which), ``search(name)`` and ``client.resolve_project_id()`` run in a worker thread; ``judge``,
-    ``redact`` and ``settings`` are read here.  ``clock`` is monotonic seconds.
-    """
-
-    # pylint: disable=too-many-instance-attributes
-
-    def __init__(self, arguments, query, clock=time.monotonic):
-        self.arguments = arguments
-        self.query = query
-        self.clock = clock
-        self.backoff_cap = float(query.settings.connection["backoff_max_delay"])
-        self.validate = query.settings.validate
-        now = clock()
-        self.jobs = dict((v2_key(job_id), JobState(now)) for job_id in arguments.ids)
-        # How phases are learned (one GET per job, or a search per batch of jobs): the door decides.
-        self.source = query.phase_source(list(self.jobs), workspace_id=arguments.workspace_id) if self.jobs else None
-        self._spread(now)
-        self.throttled = query.client.throttled
-        self.finished = {}
-        self.dropped = {}
-        self.search_state = JobState(now) if arguments.search is not None else None
-        # The newest create_time (epoch ms) a search returned: later rounds ask only for what is newer (None: list all).
-        self.newest = None
-        self.by_id = None  # the phase source of the jobs a search selected, after the first listing
-        self.said_empty = False  # whether the log said, once, that the search has found no job yet
-        self.prepare_state = JobState(now)
-        # A poll starts this much early so that its answer, not its start, lands within one interval.
-        self.lead = 0.0
-        self.round_trips = collections.deque(maxlen=ROUND_TRIPS_KEPT)
-
-    def _spread(self, now):
-        """Spread the jobs' first polls over one interval, a batch (what one request reads) at a time, so that the
-        requests of a round go out evenly rather than all at once; each job is still polled once an interval."""
-        batch = getattr(self.source, "batch", 1)
-        keys = list(self.jobs)
-        groups = (len(keys) + batch - 1) // batch
-        if groups < 2:
-            return
-        for index, key in enumerate(keys):
-            self.jobs[key].due = now + self.arguments.interval * (index // batch) / groups
-
-    def redact(self, text):
-        """``text`` with every secret the door knows masked (IAM tokens issued since start-up included)."""
-        return self.query.redact(text)
-
-    # -- pure decisions --------------------------------------------------------
-
-    def observe(self, key, item):
-        """Record one readable answer for ``key``; return its event, or None when the phase did not change."""
-        state = self.jobs.setdefault(key, JobState(self.clock()))
-        state.polls += 1
-        state.failures = 0
-        state.invalid = None
-        phase = item.get("phase")
-        if phase is None:
-            # Only possible under validate warn/off: a phase we cannot read is no phase change.
-            self._report(
-                key,
-                state,
-                ("no phase",) + _signature(item.get("schema_errors")),
-                "training job %s: the answer holds no readable phase; schema errors: %s" % (describe(key), _paths(item.get("schema_errors"))),
-            )
-            return None
-        if self.validate == "warn":
-            problems = item.get("schema_errors")
-            self._report(
-                key, state, _signature(problems), "training job %s: the answer breaks the JSON schema (validate: warn): %s" % (describe(key), _paths(problems))
-            )
-        elif state.reported:
-            self._report(key, state, (), "")
-        verdict, _reason = self.query.judge(item, state.polls)
-        event = None
-        if not state.seen or phase != state.phase:
-            event = scrub(make_event(item, state.phase if state.seen else None), self.redact)
-            logger.info("training job %s (%s): %s -> %s", describe(key), label(item.get("name")), state.phase if state.seen else "(first seen)", phase)
-        state.seen = True
-        state.phase = phase
-        if verdict in FINAL_VERDICTS:
-            self.finished[key] = phase
-            del self.jobs[key]
-            logger.info("training job %s is %s: no longer watched", describe(key), phase)
-        return event
-
-    def invalid(self, key, error):
-        """Record a document that cannot be trusted (it breaks the JSON schema under ``validate: strict``, or has no
-        readable id); return its event once per change, else None."""
-        state = self.jobs.setdefault(key, JobState(self.clock()))
-        state.polls += 1
-        item = unseen_item(key, error)
-        problems = list(getattr(error, "errors", None) or item.get("schema_errors") or [])
-        if isinstance(error, SchemaValidationError):
-            text = "training job %s: the answer breaks the JSON schema (validate: strict), so it gives no phase-change event: %s" % (
-                describe(key),
-                _paths(problems),
-            )
-        else:
-            text = "%s; it gives no phase-change event" % error
-        self._report(key, state, _signature(problems) or (str(error),), text)
-        observed = (item.get("phase"), _signature(problems))
-        if observed == state.invalid:
-            return None
-        state.invalid = observed
-        return scrub(make_invalid_event(item, problems, state.phase if state.seen else None), self.redact)
-
-    def _report(self, key, state, signature, text):
-        """Warn about schema problems once per change; note when they are gone."""
-        if signature == (state.reported or ()):
-            return
-        if signature:
-            logger.warning("%s", self.redact(text))
-        else:
-            logger.info("training job %s: the answer matches the JSON schema again", describe(key))
-        state.reported = signature or None
-
-    def record_error(self, key, error):
-        """Apply the waiter's verdict to one failed read of ``key``; return an event (invalid document) or None.
-
-        Raises :class:`SourceError` when the error says every job would fail the same way.
-        """
-        state = self.jobs[key]
-        if isinstance(error, SchemaValidationError):
-            event = self.invalid(key, error)
-            # Read again with backoff, as for tolerated errors; the warning was given once by invalid().
-            self._retry(state, "training job %s still breaks the JSON schema" % describe(key), level=logging.DEBUG)
-            return event
-        state.polls += 1
-        verdict, _reason = self.query.judge(error, self._poll_number(state))
-        message = _message(error, self.redact)
-        if verdict == JOB_TOLERATED:
-            if getattr(error, "not_found", False):
-                self._retry(
-                    state,
-                    "training job %s not found yet (poll %d of %d, a new job may not be visible at once): %s"
-                    % (describe(key), state.polls, DEFAULT_NOT_FOUND_TOLERANCE + 1, message),
-                )
-            else:
-                self._retry(state, "training job %s: %s" % (describe(key), message))
-            return None
-        if is_credential_error(error):
-            raise SourceError("%s: %s" % (NAME, message))
-        logger.error("training job %s: %s; it is no longer watched", describe(key), message)
-        self.dropped[key] = message
-        del self.jobs[key]
-        return None
-
-    @staticmethod
-    def _poll_number(state):
-        # The judge tolerates "not found" during a job's first polls because a new job may not be
-        # visible yet.  A job this source has seen is visible: not found now means deleted, so its
-        # grace is over whatever the count of polls.
-        return state.polls if not state.seen else max(state.polls, DEFAULT_NOT_FOUND_TOLERANCE + 1)
-
-    def record_search_error(self, error):
-        """Apply the waiter's verdict to a failed name search; raise :class:`SourceError` when it cannot succeed."""
-        state = self.search_state
-        state.polls += 1
-        message = _message(error, self.redact)
-        verdict, _reason = self.query.judge(error, state.polls)
-        if verdict == JOB_TOLERATED and not getattr(error, "not_found", False):
-            return self._retry(state, "search for training jobs %s: %s" % (self.arguments.search.describe(), message))
-        raise SourceError("%s: %s" % (NAME, message))
-
-    def _retry(self, state, text, level=logging.WARNING):
-        state.failures += 1
-        delay = backoff_delay(self.arguments.interval, state.failures, self.backoff_cap)
-        state.due = self.clock() + delay
-        logger.log(level, "%s; retrying in %.1fs (attempt %d)", self.redact(text), delay, state.failures)
-
-    def searched(self, keys, found, complete=True):
-        """Events for what a search returned (items, or the schema errors of single documents).
-
-        After a ``complete`` listing, forgets unfinished jobs the search no longer returns (deleted).
-        """
-        self.search_state.failures = 0
-        self.search_state.polls = 0
-        events = []
-        for key in keys:
-            if key in self.finished or key in self.dropped:
-                continue
-            result = found[key]
-            if isinstance(result, (SchemaValidationError, UnidentifiedJobError)):
-                # One document's: a schema failure, or (any validate mode) a job with no readable id.
-                event = self.invalid(key, result)
-            elif isinstance(result, BaseException):
-                # The job's own GET failed (Query.settle): judged like any poll's error.
-                self.jobs.setdefault(key, JobState(self.clock()))
-                event = self.record_error(key, result)
-            else:
-                event = self.observe(key, result)
-            if event:
-                events.append(event)
-        for key in [key for key in self.jobs if key not in found] if complete else []:
-            logger.info("training job %s is no longer returned by the search for jobs %s: no longer watched", describe(key), self.arguments.search.describe())
-            del self.jobs[key]
-        return events
-
-    def done(self):
-        """Whether no job is left to poll (never with a search: a matching job may appear later)."""
-        return self.arguments.search is None and not self.jobs
-
-    def next_due(self):
-        """Monotonic time of the next poll."""
-        if self.search_state is not None:
-            # With name, one search a round reads every job: the jobs' own states hold no schedule.
-            return self.search_state.due
-        dues = [state.due for state in self.jobs.values()]
-        return min(dues) if dues else self.clock() + self.arguments.interval
-
-    # -- the loop --------------------------------------------------------------
-
-    async def run(self, queue):
-        """Poll until :meth:`done`; put every event on ``queue``."""
-        await self._prepare()
-        while not self.done():
-            wait = self.next_due() - self.clock()
-            if wait > 0:
-                await asyncio.sleep(wait)
-            started = self.clock()
-            events = await (self._search_round(started) if self.arguments.search is not None else self._fetch_round(started))
-            for event in events:
-                await queue.put(event)
-        self._finish()
-        if not self.arguments.stop_when_done:
-            logger.info("nothing left to watch; idling until ansible-rulebook stops (stop_when_done is false)")
-            await asyncio.Event().wait()
-
-    async def _prepare(self):
-        """Resolve what every request needs (the project id) before the first poll, judging errors like a poll's."""
-        state = self.prepare_state
-        while True:
-            try:
-                await asyncio.to_thread(self.query.client.resolve_project_id)
-                return
-            except (ModelArtsError, ConnectionConfigError) as error:  # a configuration error is never tolerated: a SourceError
-                state.polls += 1
-                message = _message(error, self.redact)
-                verdict, _reason = self.query.judge(error, state.polls)
-                if verdict != JOB_TOLERATED or getattr(error, "not_found", False):
-                    raise SourceError("%s: %s" % (NAME, message)) from None
-                self._retry(state, message)
-            await asyncio.sleep(max(0.0, state.due - self.clock()))
-
-    def round_keys(self, started):
-        """The jobs to poll now: those due, and - when one request reads a batch of jobs - the soonest due of the
-        others to fill the last batch (polled early at no extra request)."""
-        keys = [key for key, state in self.jobs.items() if state.due <= started]
-        batch = getattr(self.source, "batch", 1)
-        short = -len(keys) % batch
-        if keys and short:
-            others = sorted((state.due, index) for index, (key, state) in enumerate(self.jobs.items()) if state.due > started and not state.failures)
-            ordered = list(self.jobs)
-            keys += [ordered[index] for _due, index in others[:short]]
-        return keys
-
-    async def _fetch_round(self, started):
-        keys = self.round_keys(started)
-        if not keys:
-            return []
-        results = await asyncio.to_thread(self.source.observe, keys)
-        self._schedule(started, keys)
-        events = []
-        for key in keys:
-            result = results.get(key)
-            event = self.record_error(key, result) if isinstance(result, BaseException) else self.observe(key, result)
-            if event:
-                events.append(event)
-        return await self._diagnosed(events)
-
-    async def _diagnosed(self, events):
-        """The events, their jobs' ``diagnostics`` set by the door: the service's events and log tails for a job that
-        reached a ``fail_on`` phase (read once, when its event is made), None for the others - and for the event of a
-        document that breaks the schema (its phase is not trusted)."""
-        items = []
+# -- the loop ------------------------------------------------------------------------------------
+
+
+async def run(watcher, queue, feedback=None):
+    """Poll on the watcher's schedule (each round in a worker thread, so the event loop never blocks) until it is done;
+    put every event on ``queue`` and then tell the watcher they were handed over (its state file is saved then).
+
+    ``feedback``: ansible-rulebook's feedback queue (``feedback: true`` with persistence), which gives back each event
+    once the rules engine took it: the events count as handed over only when acknowledged there."""
+    while True:
+        retry = await asyncio.to_thread(watcher.prepare)
+        if retry is None:
+            break
+        await asyncio.sleep(max(0.0, retry - watcher.clock()))
+    while not watcher.done():
+        wait = watcher.next_due() - watcher.clock()
+        if wait > 0:
+            await asyncio.sleep(wait)
+        events = await asyncio.to_thread(watcher.round, watcher.clock())
+        handed = []
         for event in events:
-            item = event.get("modelarts", {}).get("training_job")
-            if isinstance(item, dict):
-                item["diagnostics"] = None
-                if event["modelarts"].get("phase") is not None:
-                    items.append(item)
-        if items:
-            await asyncio.to_thread(self.query.diagnose, items)
-        return events
+            await queue.put(event)
+            if feedback is None or await acknowledged(feedback, event, watcher.arguments.interval):
+                handed.append(event)
+        if feedback is None and watcher.state is not None:
+            # Only a state file needs to know the events were taken: without one, nothing waits for ansible-rulebook.
+            await drained(queue, watcher.arguments.interval)
+        await asyncio.to_thread(watcher.delivered, handed)
+    watcher.finish()
+    if not watcher.arguments.stop_when_done:
+        logger.info("nothing left to watch; idling until ansible-rulebook stops (stop_when_done is false)")
+        await asyncio.Event().wait()
 
-    async def _search_round(self, started):
-        """One round of a search: the first lists every matching job; each later one asks the search only for the jobs
-        created since the newest seen (one request while fewer than a page of them are new) and reads the jobs still
-        watched by id (``query.phase_source``: a search per 10 jobs in their workspace, GETs where needed) - so a
-        round costs about one request plus one per 10 unfinished jobs, however many finished jobs the search matches."""
-        since = None if self.newest is None else self.newest - CREATED_SINCE_MARGIN_MS
-        newest = []
+
+async def drained(queue, interval):
+    """Wait (at most about an interval, at least a few seconds) until ansible-rulebook took every event off ``queue``:
+    without a feedback queue, that is the nearest sign that its rules engine has them.  ansible-rulebook 1.3 hands
+    the source a ``FilteredQueue`` whose ``queue`` is the ``asyncio.Queue`` its rule set reads."""
+    inner = getattr(queue, "queue", None)
+    inner = inner if callable(getattr(inner, "empty", None)) else queue
+    if not callable(getattr(inner, "empty", None)):
+        return
+    loop = asyncio.get_running_loop()
+    limit = loop.time() + max(5.0, interval)
+    while not inner.empty() and loop.time() < limit:
+        await asyncio.sleep(0.05)
+
+
+async def acknowledged(feedback, event, interval):
+    """Whether ansible-rulebook gave ``event`` back on its ``feedback`` queue (the rules engine took it) in time.
+
+    An event not acknowledged is not recorded as reported: a restart reports it again, with the same ``event_id``."""
+    wanted = event["modelarts"]["event_id"]
+    limit = max(30.0, 3 * interval)
+    while True:
         try:
-            keys, found = await asyncio.to_thread(self.query.search, self.arguments.search, None, None, since, newest)
-        except (ModelArtsError, ConnectionConfigError) as error:
-            self.record_search_error(error)
-            return []
-        if newest:
-            self.newest = max(newest[0], self.newest or newest[0])
-        if since is None and not keys and not self.said_empty:
-            self.said_empty = True
-            coverage = self.arguments.search.coverage()
-            logger.log(
-                logging.WARNING if coverage else logging.INFO,
-                "no training job %s was found yet; the search runs every %ss%s",
-                self.arguments.search.describe(),
-                self.arguments.interval,
-                " (%s)" % coverage if coverage else "",
-            )
-        # After the first listing the search only brings new jobs; the jobs already watched are read by id.
-        watched = list(self.jobs) if since is not None else []
-        listed = keys if since is None else [key for key in keys if key not in self.jobs]
-        # A job the search shows in a final or fail_on phase is judged on its own GET, as with training_job_ids.
-        shown = dict((key, found[key]) for key in listed if key not in self.finished and key not in self.dropped)
-        found.update(await asyncio.to_thread(self.query.settle, shown))
-        events = self.searched(listed, found, complete=since is None)
-        if watched:
-            events += self._polled(watched, await asyncio.to_thread(self._by_id(watched).observe, watched))
-        self.search_state.due = self._next_round(started) + self._throttled_delay(1)
-        return await self._diagnosed(events)
-
-    def _by_id(self, watched):
-        """The phase source reading the watched jobs of a search by id: kept from round to round (a search by id the
-        service refused for good stays off), made again when one GET per job gave way to two jobs or more."""
-        source = self.by_id
-        if source is None or (len(watched) >= 2 and source.batch == 1 and getattr(source, "disabled", None) is None):
-            source = self.by_id = self.query.phase_source(watched, workspace_id=self.arguments.workspace_id)
-        return source
-
-    def _polled(self, keys, results):
-        """Events for the jobs still watched, read by id this round (jobs that went meanwhile are skipped)."""
-        events = []
-        for key in keys:
-            if key not in self.jobs:
-                continue
-            result = results.get(key)
-            event = self.record_error(key, result) if isinstance(result, BaseException) else self.observe(key, result)
-            if event:
-                events.append(event)
-        return events
-
-    def _throttled_delay(self, jobs):
-        """One ``interval`` when the service throttled requests (HTTP 429) since the last round, else 0: the next
-        poll of the round's ``jobs`` waits that much more, so rounds slow down under throttling instead of hammering."""
-        throttled, self.throttled = self.throttled, self.query.client.throttled
-        if self.throttled <= throttled:
-            return 0.0
-        logger.info("the service throttled requests (HTTP 429): the next poll of %d job(s) waits one interval more", jobs)
-        return self.arguments.interval
-
-    def _schedule(self, started, keys):
-        due = self._next_round(started) + self._throttled_delay(len(keys))
-        for key in keys:
-            state = self.jobs.get(key)
-            # A read that fails this round is given its backoff afterwards, by _retry().
-            if state is not None:
-                state.due = due
-
-    def _next_round(self, started):
-        # The next round starts one round-trip early (the slowest of the last few, as round-trips
-        # jitter), so its answer, not its start, comes within one interval of this one's; at most
-        # half an interval early, so a slow round cannot turn into back-to-back polling.
-        self.round_trips.append(self.clock() - started)
-        self.lead = min(max(self.round_trips), self.arguments.interval / 2.0)
-        return started + self.arguments.interval - self.lead
-
-    def _finish(self):
-        # Dropped jobs end the source even with stop_when_done false: idling would hide the error.
-        if self.dropped:
-            lines = "; ".join("%s: %s" % (describe(key), text) for key, text in self.dropped.items())
-            raise SourceError("%s: stopped after %d training job(s) could not be read: %s" % (NAME, len(self.dropped), lines))
-        logger.info("every watched training job is finished (%s)", ", ".join("%s %s" % (describe(key), phase) for key, phase in self.finished.items()))
-
-
-def _message(error, redact):
-    # The client's messages are already redacted; redacting again covers errors raised elsewhere.
-    return redact(str(error))
-
-
-def build_watcher(args, environ=None, clock=time.monotonic, **query_kwargs):
-    """Check ``args``, open the door with them and return ``(watcher, query)``; :class:`SourceConfigError` when they are wrong.
-
-    ``environ`` (default ``os.environ``) is the environment the door reads below the arguments.
-    """
-    if not isinstance(args, dict):
-        raise SourceConfigError("%s: the arguments must be a mapping" % NAME)
-    arguments = Arguments(args)
-    door = dict((key, value) for key, value in args.items() if key in DOOR_ARGUMENTS)
-    try:
-        # The door sizes the HTTP pool to max_concurrency; nothing smaller is passed here.
-        # The source has no wait_for: it follows every job to a final phase, and fail_on only says which count as failed.
-        query = Query([(LEVEL_ARGUMENT, door)], environ=environ, clock=clock, has_wait_for=False, **query_kwargs)
-    except ConnectionConfigError as error:
-        raise SourceConfigError("%s: %s" % (NAME, error)) from None
-    return Watcher(arguments, query, clock=clock), query
+            data = await asyncio.wait_for(feedback.get(), limit)
+        except asyncio.TimeoutError:
+            logger.warning("ansible-rulebook did not acknowledge event %s within %.0fs: it is reported again after a restart", wanted, limit)
+            return False
+        body = data.get("modelarts") if isinstance(data, dict) else None
+        if isinstance(body, dict) and body.get("event_id") == wanted:
+            return True
 
 
 async def main(queue, args):
     """ansible-rulebook entry point: watch the jobs ``args`` select and put phase-change events on ``queue``."""
-    watcher, query = build_watcher(dict(args or {}))
+    args = dict(args or {})
+    watcher, query = build_watcher(args)
     try:
         for warning in query.warnings:
             logger.warning("%s", warning)
@@ -802,7 +306,7 @@ async def main(queue, args):
             else "training job(s) %s" % ", ".join(describe(key) for key in watcher.jobs)
         )
         logger.info("watching %s every %ss at %s", what, arguments.interval, query.client.endpoint)
-        await watcher.run(queue)
+        await run(watcher, queue, args.get("eda_feedback_queue"))
     finally:
         query.close()
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import uuid
 
 import pytest
 import yaml
@@ -21,6 +22,7 @@ from ansible_collections.modelarts.training.plugins.doc_fragments.query import M
 from ansible_collections.modelarts.training.plugins.doc_fragments.search import ModuleDocFragment as SearchFragment
 from ansible_collections.modelarts.training.plugins.module_utils.options import CONNECTION_OPTIONS, QUERY_OPTIONS, WAIT_OPTIONS
 from ansible_collections.modelarts.training.plugins.module_utils.validation import SchemaValidationError
+from ansible_collections.modelarts.training.plugins.module_utils.watch_state import event_id
 
 LOGGER = "modelarts.training.training_job_phase"
 SECRET = "Unit-Secret-Key-Value-0c1d2e3f"
@@ -242,7 +244,9 @@ def _rendered(value):
 def test_one_event_per_phase_change_including_the_first():
     w = watcher()
     first = w.observe("a", item("a", "Pending"))
-    assert first == {"modelarts": {"training_job": item("a", "Pending"), "previous_phase": None, "phase": "Pending"}}
+    identity = event_id("a", None, "Pending")
+    assert first == {"modelarts": {"training_job": item("a", "Pending"), "previous_phase": None, "phase": "Pending", "event_id": identity}}
+    assert uuid.UUID(identity).version == 5
     assert w.observe("a", item("a", "Pending")) is None
     assert w.observe("a", item("a", "Running"))["modelarts"]["previous_phase"] == "Pending"
     assert w.observe("a", item("a", "Running")) is None
@@ -361,7 +365,7 @@ def test_dropped_jobs_end_the_source_with_an_error_naming_them():
     w.record_error("b", FakeError("get training job b: HTTP 403 forbidden", status=403))
     assert w.done()
     with pytest.raises(source.SourceError, match="1 training job.*b: get training job b: HTTP 403"):
-        w._finish()  # pylint: disable=protected-access
+        w.finish()
 
 
 def test_events_and_messages_are_scrubbed_of_secrets(caplog):
@@ -452,7 +456,7 @@ def test_events_ask_the_door_for_diagnostics_except_for_untrusted_documents():
     built.query.diagnose = lambda items, deadline=None: asked.extend(items) or {}
     failed = built.observe("a", item("a", "Failed", api_version="v2"))
     invalid = built.invalid("b", schema_error("b", "Failed"))
-    events = asyncio.run(built._diagnosed([failed, invalid]))  # pylint: disable=protected-access
+    events = built.diagnosed([failed, invalid])
     assert [entry["id"] for entry in asked] == ["a"], "the invalid document's phase is not trusted"
     assert events[1]["modelarts"]["training_job"]["diagnostics"] is None
     assert events[0]["modelarts"]["training_job"] is asked[0]

@@ -678,7 +678,7 @@ def test_search_matches_the_name_exactly_over_every_page():
 def test_search_is_bounded_and_says_so():
     service = SearchService(search_jobs(400), "page")
     client, _clock = make(FakeSession(**{"training-job-searches": service}))
-    with pytest.raises(ModelArtsError, match=r"search training jobs named 'nightly': more than 3 pages of 50 results .*150 jobs seen"):
+    with pytest.raises(ModelArtsError, match=r"named 'nightly': more than 150 matching jobs \(3 pages of 50\).*150 jobs seen.*add latest: true"):
         client.search_training_jobs("nightly", max_pages=3)
     assert service.offsets == [0, 1, 2]
 

@@ -10,7 +10,8 @@ import pytest
 
 from ansible_collections.modelarts.training.plugins.module_utils.client import Response
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
-from ansible_collections.modelarts.training.plugins.module_utils.search import jobs_named
+from ansible_collections.modelarts.training.plugins.module_utils.search import jobs_matching, jobs_named, pages_matching
+from ansible_collections.modelarts.training.plugins.module_utils.selection import Search
 
 
 def endless(per_page, pad=0):
@@ -42,6 +43,25 @@ def test_the_pages_together_stay_within_max_bytes():
 
 def test_without_a_byte_bound_the_page_cap_still_ends_an_endless_search():
     post, bodies = endless(50)
-    with pytest.raises(ModelArtsError, match="more than 5 pages of 50 results"):
+    with pytest.raises(ModelArtsError, match=r"more than 250 matching jobs \(5 pages of 50\), more than one search returns whole .*add latest: true"):
         jobs_named(post, "n", max_pages=5)
     assert len(bodies) == 5
+
+
+def test_a_tag_search_over_the_limit_names_the_limit_and_what_to_do_never_the_name_filter():
+    post, _bodies = endless(50)
+    with pytest.raises(ModelArtsError) as caught:
+        jobs_matching(post, Search(tags=[("team", ("vision",))]), max_pages=200)
+    text = str(caught.value)
+    assert "more than 10000 matching jobs (200 pages of 50)" in text and "name filter" not in text
+    assert "add latest: true for the newest match only, narrow the tags or give a workspace_id" in text
+
+
+def test_pages_matching_has_no_cap_and_gives_a_page_at_a_time():
+    """The event source's listing: 210 pages (10,500 jobs) and on, each page handed over before the next is asked."""
+    post, bodies = endless(50)
+    listing = pages_matching(post, Search(tags=[("team", ("vision",))]))
+    for number in range(210):
+        page = next(listing)
+        assert len(page) == 50 and len(bodies) == number + 1
+    listing.close()

@@ -1,0 +1,295 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Issue 37: an event source you can restart - ``startup``, ``state_file`` and ``event_id`` against the emulator.
+
+Through the staged source's ``main()`` (as ansible-rulebook calls it) and through the real ansible-rulebook.  Jobs
+move one phase per poll (GET), so what the source sees does not depend on the machine's speed.
+"""
+
+import asyncio
+import json
+import os
+import random
+import re
+import signal
+import stat
+import subprocess
+import sys
+import uuid
+
+import pytest
+import yaml
+
+from eda_helpers import BIN, connection_args, event_lines, load_source, run_rulebook, source_events, unique_id
+
+
+@pytest.fixture
+def src(collection_root):
+    return load_source(collection_root)
+
+
+def run(coroutine, limit=90):
+    return asyncio.run(asyncio.wait_for(coroutine, limit))
+
+
+def transitions(events):
+    return [(e["modelarts"]["training_job"]["id"], e["modelarts"]["previous_phase"], e["modelarts"]["phase"]) for e in events]
+
+
+def tag_searches(emulator, since=0):
+    entries = emulator.requests(since=since, path="/training-job-searches")
+    return [entry for entry in entries if entry["method"] == "POST" and (entry.get("body") or {}).get("tags")]
+
+
+def test_startup_changes_reports_no_finished_job_and_lists_them_in_a_page_per_50(src, emulator):
+    tag = {"restart-changes": uuid.uuid4().hex[:8]}
+    emulator.add_jobs([{"name": "done-{n:03d}", "count": 200, "created_ago": "2h", "stagger": "20s", "phase": "Completed", "tags": tag}])
+    running = [unique_id("changes-live") for _number in range(3)]
+    emulator.add_jobs(
+        [{"id": job, "name": "changes-live", "created_ago": "1h", "tags": tag, "timeline": [{"phase": "Running", "polls": 2}, "Completed"]} for job in running]
+    )
+    seen = emulator.requests()
+    mark = seen[-1]["seq"] if seen else 0
+    args = dict(connection_args(emulator), tags=tag, interval=0.3, startup="changes")
+
+    def all_done(events):
+        return {job for job, _previous, phase in transitions(events) if phase == "Completed"} >= set(running)
+
+    events = run(source_events(src, args, all_done))
+    assert sorted(transitions(events)) == sorted((job, "Running", "Completed") for job in running)
+    # The first round: the tag's pages (203 jobs: 5 pages), and no GET for a finished job.
+    offsets = [entry["body"]["offset"] for entry in tag_searches(emulator, mark)]
+    # 203 matching jobs: the first round is 5 pages (within 200/50 + 5 requests); each later round starts again at page 0.
+    assert offsets[:6] == [0, 1, 2, 3, 4, 0], offsets[:10]
+    gets = [entry for entry in emulator.requests(since=mark, path="/training-jobs/") if entry["method"] == "GET"]
+    assert {entry["path"].rsplit("/", 1)[-1] for entry in gets} <= set(running), "no GET for a job that was finished at start"
+    for entry in events:
+        assert uuid.UUID(entry["modelarts"]["event_id"]).version == 5
+
+
+def test_two_runs_without_a_state_file_give_the_same_event_id(src, emulator):
+    job = unique_id("restart-same-id")
+    emulator.add_jobs([{"id": job, "name": "same-id", "phase": "Completed"}])
+    args = dict(connection_args(emulator), training_job_ids=[job], interval=0.2, stop_when_done=True)
+    first = run(source_events(src, args, lambda events: len(events) >= 1))
+    second = run(source_events(src, args, lambda events: len(events) >= 1))
+    assert transitions(first) == transitions(second) == [(job, None, "Completed")]
+    assert first[0]["modelarts"]["event_id"] == second[0]["modelarts"]["event_id"]
+
+
+def test_the_state_file_resumes_from_what_was_reported(src, emulator, tmp_path):
+    done, live = unique_id("restart-done"), unique_id("restart-live")
+    emulator.add_jobs(
+        [
+            {"id": done, "name": "resume", "phase": "Completed"},
+            # Running for an hour of the emulator's clock: it completes when the test moves the clock, not by speed.
+            {"id": live, "name": "resume", "timeline": [{"phase": "Running", "seconds": 3600}, "Completed"]},
+        ]
+    )
+    state = tmp_path / "state" / "watch.json"
+    state.parent.mkdir(mode=0o700)
+    args = dict(connection_args(emulator), training_job_ids=[done, live], interval=0.2, state_file=str(state))
+    # The source saves once ansible-rulebook (here: this reader) took the events off the queue: wait for the file too.
+    first = run(source_events(src, args, lambda events: len(events) >= 2 and state.exists(), wait=5))
+    assert sorted(transitions(first)) == sorted([(done, None, "Completed"), (live, None, "Running")])
+    assert stat.S_IMODE(os.stat(state).st_mode) == 0o600
+    recorded = json.loads(state.read_text())["jobs"]
+    assert recorded == {done: "Completed", live: "Running"}
+    assert os.path.getsize(state) < 400 * len(recorded)
+    # The next run: the finished job gives nothing; the running one's change while down is one event from Running.
+    emulator.advance_clock(3601)
+    # stop_when_done: main() ends once both jobs are finished, after it saved what it reported.
+    second = run(source_events(src, dict(args, stop_when_done=True), lambda events: False, wait=30))
+    assert transitions(second) == [(live, "Running", "Completed")]
+    third = run(source_events(src, dict(args, stop_when_done=True), lambda events: False, wait=3))
+    assert third == []
+
+
+@pytest.mark.parametrize("case", ["another selection", "corrupt"])
+def test_a_state_file_that_does_not_fit_stops_the_source_at_start(src, emulator, tmp_path, caplog, case):
+    job = unique_id("restart-refused")
+    emulator.add_jobs([{"id": job, "name": "refused", "phase": "Completed"}])
+    state = tmp_path / "watch.json"
+    if case == "corrupt":
+        state.write_text('{"version": 1, "jobs": ')
+    else:
+        other = dict(connection_args(emulator), training_job_ids=[unique_id("restart-other")], interval=0.2, state_file=str(state))
+        run(source_events(src, other, lambda events: False, wait=2))
+        assert state.exists()
+    before = state.read_bytes()
+    args = dict(connection_args(emulator), training_job_ids=[job], interval=0.2, state_file=str(state))
+    queue = asyncio.Queue()
+    with pytest.raises(src["SourceConfigError"]) as caught:
+        run(src["main"](queue, args))
+    message = str(caught.value)
+    assert str(state) in message and ("another selection" in message if case != "corrupt" else "cannot be read" in message)
+    assert "training_job_ids" in message or case == "corrupt"
+    assert "Traceback" not in message and queue.empty()
+    assert state.read_bytes() == before
+
+
+def test_the_shipped_playbook_skips_an_event_it_deployed_already(emulator, ansible_env, tmp_path):
+    """Two runs of the shipped rulebook without a state file report the finished job twice with the same event_id: the
+    gate_deployment playbook deploys once and skips the repeat."""
+    job = unique_id("restart-deploy")
+    emulator.add_jobs([{"id": job, "name": "restart-deploy", "phase": "Completed"}])
+    env = dict(ansible_env, TMPDIR=str(tmp_path), **emulator.env())
+    variables = {"training_job_ids": [job], "poll_interval": 0.3, "stop_when_done": True}
+    outputs = []
+    for _run in range(2):
+        result = run_rulebook(env, tmp_path, "modelarts.training.deploy_on_completed", variables, shutdown_delay=60, timeout=150)
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+        outputs.append(result.stdout)
+    releases = list((tmp_path / "modelarts-releases").glob("release-*.json"))
+    assert len(releases) == 1, outputs[1][-3000:]
+    assert "was deployed already" in outputs[1]
+    ids = (tmp_path / "modelarts-releases" / "deployed-event-ids").read_text().split()
+    assert len(ids) == 1 and uuid.UUID(ids[0]).version == 5
+
+
+RESTARTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rulebooks", "observe_restarts.yml")
+EVENT_ID = re.compile(r"'event_id': '([0-9a-f-]{36})'")
+
+
+def start_rulebook(env, workdir, variables, number):
+    """ansible-rulebook in its own process group (so a kill takes its JVM and workers too), output to files."""
+    workdir = str(workdir)
+    inventory = os.path.join(workdir, "inventory.yml")
+    with open(inventory, "w") as handle:
+        handle.write("all:\n  hosts:\n    localhost:\n      ansible_connection: local\n      ansible_python_interpreter: %s\n" % sys.executable)
+    vars_file = os.path.join(workdir, "vars.yml")
+    with open(vars_file, "w") as handle:
+        yaml.safe_dump(variables, handle)
+    out = open(os.path.join(workdir, "run-%d.out" % number), "w")
+    command = [os.path.join(BIN, "ansible-rulebook"), "--rulebook", RESTARTS, "-i", inventory, "--vars", vars_file, "--print-events"]
+    command += ["--shutdown-delay", "1"]
+    process = subprocess.Popen(command, env=env, cwd=workdir, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    return process, out
+
+
+def test_sigkill_at_random_moments_loses_no_final_transition_and_repeats_only_what_was_in_flight(emulator, ansible_env, tmp_path):
+    """ansible-rulebook's whole process group is killed (SIGKILL) at random moments, six times, while ten jobs finish at
+    staggered poll counts and three were finished before the start; each restart uses the same state_file.
+
+    What reached the rules is read from ``--print-events`` (ansible-rulebook prints an event when its rule set takes it off
+    the source's queue, before the source saves it as reported) and from the rule's own line."""
+    randomness = random.Random(os.environ.get("RESTART_SEED", "37"))
+    before = [unique_id("kill-before") for _number in range(3)]
+    live = [unique_id("kill-live") for _number in range(10)]
+    jobs = [{"id": job, "name": "kill-before", "phase": "Completed"} for job in before]
+    for index, job in enumerate(live):
+        final = "Failed" if index % 4 == 3 else "Completed"
+        jobs.append({"id": job, "name": "kill-live", "timeline": [{"phase": "Pending", "polls": 1}, {"phase": "Running", "polls": 3 + 4 * index}, final]})
+    emulator.add_jobs(jobs)
+    finals = dict((job, "Completed") for job in before)
+    finals.update((job, "Failed" if index % 4 == 3 else "Completed") for index, job in enumerate(live))
+    state = tmp_path / "state" / "watch.json"
+    state.parent.mkdir(mode=0o700)
+    variables = {"training_job_ids": before + live, "interval": 0.3, "state_file": str(state)}
+    env = dict(ansible_env, PYTHONUNBUFFERED="1", **emulator.env())
+    runs = []  # per run: (killed, {event_id: (job, previous, phase)} from the printed events)
+    recorded = {}  # the state file's jobs when the run started
+    kills = 0
+    for number in range(20):
+        process, out = start_rulebook(env, tmp_path, variables, number)
+        killed = False
+        try:
+            if kills < 6:
+                # A random moment of this run: the JVM's start-up takes seconds, so some kills come before any event.
+                try:
+                    process.wait(timeout=randomness.uniform(2.0, 12.0))
+                except subprocess.TimeoutExpired:
+                    os.killpg(process.pid, signal.SIGKILL)
+                    process.wait(timeout=30)
+                    killed = True
+                    kills += 1
+            else:
+                process.wait(timeout=180)
+        finally:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=30)
+            out.close()
+        text = (tmp_path / ("run-%d.out" % number)).read_text()
+        assert not re.search(r"^Traceback \(most recent call last\):$", text, re.M), text[-3000:]
+        received = dict((line[3], tuple(line[:3])) for line in event_lines(text) if len(line) >= 4)
+        for identity in EVENT_ID.findall(text):
+            received.setdefault(identity, None)
+        # Each run goes on from the state the run before it left: a job's first event has the recorded phase as its
+        # previous phase, and a job recorded in its final phase gives no event at all.
+        for job in set(line[0] for line in event_lines(text)):
+            first = next(line for line in event_lines(text) if line[0] == job)
+            assert recorded.get(job) != finals[job], "run %d reported %s again, recorded %s" % (number, job, recorded.get(job))
+            assert first[1] == str(recorded.get(job)), "run %d started %s from %s, recorded %s" % (number, job, first[1], recorded.get(job))
+        recorded = json.loads(state.read_text())["jobs"] if state.exists() else {}
+        runs.append((killed, received, text))
+        if not killed:
+            assert process.returncode == 0, text[-3000:]
+            break
+    assert kills >= 5, "only %d kills before the source finished: the jobs finish too soon" % kills
+    transitions_by_id = {}
+    for _killed, received, _text in runs:
+        for identity, transition in received.items():
+            if transition is not None:
+                assert transitions_by_id.setdefault(identity, transition) == transition, "one event_id, two transitions"
+    # The event ids the rules received, printed by ansible-rulebook (--print-events) or by the rule.
+    reached = set().union(*(set(received) for _killed, received, _text in runs))
+    # Every job's transition into its final phase reached the rules, once or again with the same event_id.
+    for job, phase in finals.items():
+        ids = [identity for identity, transition in transitions_by_id.items() if transition[0] == job and transition[2] == phase]
+        assert len(ids) == 1, (job, phase, ids)
+        assert ids[0] in reached
+    # A run repeats only what the run before it had in flight when it was killed: nothing older.
+    for number, (_killed, received, _text) in enumerate(runs):
+        for identity in received:
+            earlier = [index for index in range(number) if identity in runs[index][1]]
+            if earlier:
+                # In flight at a kill: reported by a run that was killed, and by no run since but killed ones.
+                assert all(runs[index][0] for index in range(earlier[0], number)), "event %s of run %d was reported again in run %d" % (
+                    identity,
+                    earlier[0],
+                    number,
+                )
+    assert json.loads(state.read_text())["jobs"] == finals
+
+
+@pytest.mark.parametrize("how", ["tagged", "moved into the workspace"])
+def test_a_job_that_starts_to_match_after_60_newer_ones_is_reported_in_the_same_run(src, emulator, how):
+    tag = {"late-match": uuid.uuid4().hex[:8]}
+    workspace = uuid.uuid4().hex
+    args = dict(connection_args(emulator), tags=tag, interval=0.3)
+    if how != "tagged":
+        args["workspace_id"] = workspace
+    emulator.add_jobs(
+        [
+            dict(
+                {"name": "newer-{n:02d}", "count": 60, "created_ago": "2h", "stagger": "1m", "phase": "Completed", "tags": tag},
+                **({} if how == "tagged" else {"workspace_id": workspace}),
+            )
+        ]
+    )
+    old = emulator.add_job(
+        name="older", created_ago="5h", timeline=[{"phase": "Running", "polls": 3}, "Completed"], **({} if how == "tagged" else {"tags": tag})
+    )
+    changed = []
+
+    def until(events):
+        if len(events) >= 60 and not changed:
+            # Every newer job was reported: the first listing is over; now the old job starts to match.
+            changed.append(emulator.update_job(old, **({"tags": tag} if how == "tagged" else {"workspace_id": workspace})))
+        return any(transition == (old, "Running", "Completed") for transition in transitions(events))
+
+    events = run(source_events(src, args, until))
+    mine = [transition for transition in transitions(events) if transition[0] == old]
+    assert mine == [(old, None, "Running"), (old, "Running", "Completed")]
+    assert len({transition[0] for transition in transitions(events)}) == 61
+
+
+def test_a_watch_over_10001_matching_jobs_starts_and_emits(src, emulator):
+    """More jobs than one whole-answer search returns (200 pages of 50): the listing goes on a page at a time."""
+    tag = {"many": uuid.uuid4().hex[:8]}
+    emulator.add_jobs([{"name": "many-{n:05d}", "count": 10001, "created_ago": "1h", "stagger": "200s", "phase": "Completed", "tags": tag}])
+    live = emulator.add_job(name="many-live", created_ago="10d", tags=tag, timeline=[{"phase": "Running", "polls": 2}, "Completed"])
+    args = dict(connection_args(emulator), tags=tag, interval=0.3, startup="changes")
+    events = run(source_events(src, args, bool, wait=240), limit=300)
+    assert transitions(events) == [(live, "Running", "Completed")]

@@ -1,0 +1,187 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The watch (module_utils/watch.py, watch_state.py) without ansible-rulebook: startup, state_file, event_id.
+
+The door is real (no request is sent: the tests call the watcher's decisions with items, as the rounds would).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import uuid
+
+import pytest
+
+from ansible_collections.modelarts.training.plugins.module_utils import watch
+from ansible_collections.modelarts.training.plugins.module_utils.watch_state import StateFile, StateFileError, event_id
+
+CONNECTION = {
+    "region": "cn-north-4",
+    "project_id": "0123456789abcdef0123456789abcdef",
+    "endpoint": "https://127.0.0.1:9",
+    "access_key": "AK-UNIT",
+    "secret_key": "Unit-Secret",
+}
+A, B = "a1000000-0000-4000-8000-000000000001", "b2000000-0000-4000-8000-000000000002"
+
+
+def item(key, phase, create_time="2026-01-01T00:00:00Z"):
+    terminal = phase in ("Completed", "Failed", "Terminated", "Abnormal")
+    return {"id": key, "name": "job-" + key, "phase": phase, "terminal": terminal, "schema_errors": [], "create_time": create_time}
+
+
+def built(tmp_path=None, **args):
+    arguments = dict(CONNECTION, training_job_ids=[A, B], interval=2)
+    arguments.update(args)
+    watcher, query = watch.build_watcher(arguments, environ={})
+    query.close()
+    if watcher.state is not None:
+        watcher.state.check_project(CONNECTION["project_id"])
+    return watcher
+
+
+def phases(events):
+    return [(e["modelarts"]["training_job"]["id"], e["modelarts"]["previous_phase"], e["modelarts"]["phase"]) for e in events]
+
+
+def test_event_id_is_the_same_for_the_same_job_and_transition_in_every_run():
+    first = built().observe(A, item(A, "Running"))
+    again = built().observe(A, item(A, "Running"))
+    assert first["modelarts"]["event_id"] == again["modelarts"]["event_id"] == event_id(A, None, "Running")
+    w = built()
+    w.observe(A, item(A, "Running"))
+    done = w.observe(A, item(A, "Completed"))["modelarts"]["event_id"]
+    assert done == event_id(A, "Running", "Completed") and done != first["modelarts"]["event_id"]
+    assert event_id(B, "Running", "Completed") != done
+    assert uuid.UUID(done).version == 5
+
+
+def test_startup_changes_takes_the_first_observations_as_the_starting_point():
+    w = built(startup="changes")
+    assert w.observe(A, item(A, "Completed")) is None and A in w.finished
+    assert w.observe(B, item(B, "Running")) is None and B in w.jobs
+    assert phases([w.observe(B, item(B, "Completed"))]) == [(B, "Running", "Completed")]
+
+
+def test_a_search_watch_with_startup_changes_reports_jobs_that_appear_later():
+    w = built(training_job_ids=None, tags={"team": "x"}, startup="changes")
+    assert w.searched([A], {A: item(A, "Completed")}) == [] and A in w.finished
+    w.first_round = False
+    assert phases(w.searched([B], {B: item(B, "Completed")})) == [(B, None, "Completed")]
+
+
+def test_the_state_file_is_written_after_delivery_with_mode_0600_and_read_at_the_next_start(tmp_path):
+    path = str(tmp_path / "state.json")
+    w = built(state_file=path)
+    events = [w.observe(A, item(A, "Running")), w.observe(B, item(B, "Completed"))]
+    assert not os.path.exists(path), "nothing is written before the events are handed over"
+    w.delivered(events)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    data = json.loads(open(path).read())
+    assert data["jobs"] == {A: "Running", B: "Completed"}
+    assert os.path.getsize(path) < 400 * 2 + 400
+    # A restart: the recorded phases give nothing; a change while down gives one event from the recorded phase.
+    again = built(state_file=path)
+    assert again.observe(B, item(B, "Completed")) is None and B in again.finished
+    assert phases([again.observe(A, item(A, "Completed"))]) == [(A, "Running", "Completed")]
+    assert A in again.finished
+
+
+def test_a_kill_before_delivery_repeats_the_event_with_the_same_id(tmp_path):
+    path = str(tmp_path / "state.json")
+    w = built(state_file=path)
+    w.delivered([w.observe(A, item(A, "Running"))])
+    in_flight = w.observe(A, item(A, "Completed"))  # made, put on the queue, then the process is killed: never delivered()
+    again = built(state_file=path)
+    repeat = again.observe(A, item(A, "Completed"))
+    assert repeat["modelarts"]["event_id"] == in_flight["modelarts"]["event_id"]
+
+
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        ({"training_job_ids": [A]}, "training_job_ids is %s here, %s, %s in the file" % (A, A, B)),
+        ({"endpoint": "https://127.0.0.1:10"}, "endpoint is https://127.0.0.1:10 here, https://127.0.0.1:9 in the file"),
+    ],
+)
+def test_a_file_for_another_selection_stops_the_source_and_is_left_as_it_was(tmp_path, change, words):
+    path = str(tmp_path / "state.json")
+    w = built(state_file=path)
+    w.delivered([w.observe(A, item(A, "Running"))])
+    before = open(path, "rb").read()
+    with pytest.raises(watch.SourceConfigError) as caught:
+        built(state_file=path, **change)
+    text = str(caught.value)
+    assert path in text and "another selection" in text and words in text and "Traceback" not in text
+    assert open(path, "rb").read() == before
+
+
+def test_a_file_for_another_project_stops_the_source_once_the_project_is_known(tmp_path):
+    path = str(tmp_path / "state.json")
+    w = built(state_file=path)
+    w.delivered([w.observe(A, item(A, "Running"))])
+    state = StateFile(path, built().arguments.selection("https://127.0.0.1:9"))
+    with pytest.raises(StateFileError, match="project_id is ffff here, %s in the file" % CONNECTION["project_id"]):
+        state.check_project("ffff")
+
+
+@pytest.mark.parametrize("content", [b"{not json", b"[]", b'{"version": 1, "selection": {}, "jobs": []}', b"\xff\xfe"])
+def test_a_corrupt_file_stops_the_source_naming_it(tmp_path, content):
+    path = tmp_path / "state.json"
+    path.write_bytes(content)
+    with pytest.raises(watch.SourceConfigError) as caught:
+        built(state_file=str(path))
+    assert str(path) in str(caught.value) and "cannot be read" in str(caught.value)
+    assert path.read_bytes() == content
+
+
+def test_a_directory_others_can_write_is_refused(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    with pytest.raises(watch.SourceConfigError, match="can be written by other users"):
+        built(state_file=str(shared / "state.json"))
+    with pytest.raises(watch.SourceConfigError, match="its directory cannot be used"):
+        built(state_file=str(tmp_path / "missing" / "state.json"))
+
+
+def test_the_state_keeps_no_job_the_search_no_longer_returns(tmp_path):
+    path = str(tmp_path / "state.json")
+    w = built(training_job_ids=None, tags={"team": "x"}, state_file=path)
+    w.delivered(w.searched([A, B], {A: item(A, "Completed"), B: item(B, "Running")}))
+    assert set(json.loads(open(path).read())["jobs"]) == {A, B}
+    again = built(training_job_ids=None, tags={"team": "x"}, state_file=path)
+    # The first listing of the next run no longer returns A (untagged, deleted): the file forgets it.
+    again.query.search_pages = lambda search, pages=None: iter([([B], {B: item(B, "Running")}, None, True)])
+    again.query.settle = lambda found, deadline=None: found
+    assert again.round(again.clock()) == [] and again.listed  # the one page, the last
+    again.delivered([])
+    assert json.loads(open(path).read())["jobs"] == {B: "Running"}
+
+
+def test_startup_changes_confirms_no_finished_job_by_get(tmp_path):
+    w = built(training_job_ids=None, tags={"team": "x"}, startup="changes")
+    listing = dict(("f%02d" % index, item("f%02d" % index, "Completed")) for index in range(20))
+    listing[A] = item(A, "Running")
+    first, second = dict(list(listing.items())[:10]), dict(list(listing.items())[10:])
+    w.query.search_pages = lambda search, pages=None: iter([(list(first), first, None, False), (list(second), second, None, True)])
+    settled = []
+    w.query.settle = lambda found, deadline=None: settled.append(dict(found)) or found
+    assert w.round(w.clock()) == [] and w.next_due() <= w.clock() and not w.listed, "a page a round, the next one at once"
+    assert w.round(w.clock()) == [] and w.listed
+    assert settled == [{}, {}], "no GET for a starting point"
+    assert list(w.jobs) == [A] and len(w.finished) == 20
+
+
+def test_a_job_created_since_the_state_was_saved_is_new_whatever_startup_says(tmp_path):
+    path = str(tmp_path / "state.json")
+    w = built(training_job_ids=None, tags={"team": "x"}, startup="changes", state_file=path)
+    w.newest = 1767225600000  # 2026-01-01T00:00:00Z
+    w.delivered(w.searched([A], {A: item(A, "Running")}))
+    again = built(training_job_ids=None, tags={"team": "x"}, startup="changes", state_file=path)
+    late = item(B, "Completed", create_time="2026-01-01T01:00:00Z")
+    old = item("c", "Completed", create_time="2025-12-01T00:00:00Z")
+    events = again.searched([A, B, "c"], {A: item(A, "Completed"), B: late, "c": old})
+    assert phases(events) == [(A, "Running", "Completed"), (B, None, "Completed")]
