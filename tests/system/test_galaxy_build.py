@@ -46,7 +46,7 @@ DEBRIS = [
 ]
 # The directories of DEBRIS that no tarball holds at all.
 TOP_LEVEL_DEBRIS = tuple(
-    sorted(set(name.split("/")[0] + "/" for name in DEBRIS if "/" in name) - {"plugins/", "tests/", "docs/", "emulator/", "changelogs/", "benchmarks/"})
+    sorted(set(name.split("/", maxsplit=1)[0] + "/" for name in DEBRIS if "/" in name) - {"plugins/", "tests/", "docs/", "emulator/", "changelogs/", "benchmarks/"})
 )
 with open(os.path.join(ROOT, "galaxy.yml"), encoding="utf-8") as _galaxy:
     VERSION = yaml.safe_load(_galaxy)["version"]
