@@ -45,9 +45,8 @@ DEBRIS = [
     "modelarts-training-0.9.0.tar.gz",
 ]
 # The directories of DEBRIS that no tarball holds at all.
-TOP_LEVEL_DEBRIS = tuple(
-    sorted(set(name.split("/", maxsplit=1)[0] + "/" for name in DEBRIS if "/" in name) - {"plugins/", "tests/", "docs/", "emulator/", "changelogs/", "benchmarks/"})
-)
+SHIPPED_DIRECTORIES = {"plugins/", "tests/", "docs/", "emulator/", "changelogs/", "benchmarks/"}
+TOP_LEVEL_DEBRIS = tuple(sorted(set(name.split("/", maxsplit=1)[0] + "/" for name in DEBRIS if "/" in name) - SHIPPED_DIRECTORIES))
 with open(os.path.join(ROOT, "galaxy.yml"), encoding="utf-8") as _galaxy:
     VERSION = yaml.safe_load(_galaxy)["version"]
 
