@@ -22,18 +22,49 @@ NEWEST_ABSENT := no Python 3.13 found (looked in PYENV_ROOT, pyenv root, pyenv w
 VENV_NEWEST := $(CURDIR)/.venv-newest
 BIN_NEWEST := $(VENV_NEWEST)/bin
 STAMP_NEWEST := $(VENV_NEWEST)/.installed
+# Every ansible-core the collection supports (meta/runtime.yml: >=2.16.0), oldest first, each on one Python it
+# supports as a controller (docs: README.md, "Support"). 2.19 is .venv's (the toolchain, on TEST_PYTHON), the newest is
+# .venv-newest's (above); each other one has .venv-core-<core>, made from requirements/core-<core>.txt with the
+# interpreter hacking/find_python.sh finds; PYTHON310=/path/to/python3.10 (PYTHON312, PYTHON313: PYTHON_NEWEST) chooses
+# one. `make test` runs sanity, units and integration on the oldest and the newest; `make test-cores` on each core,
+# with the in-process parity suite. Without the interpreter a core's suites are skipped in one line (failed under CI).
+CORES := 2.16 2.17 2.18 2.19 2.20 2.21
+OLDEST := 2.16
+CORE_PYTHON_2.16 := 3.10
+CORE_PYTHON_2.17 := 3.12
+CORE_PYTHON_2.18 := 3.13
+CORE_PYTHON_2.19 := $(TEST_PYTHON)
+CORE_PYTHON_2.20 := 3.12
+CORE_PYTHON_2.21 := 3.13
+ifeq ($(origin PYTHON310),undefined)
+PYTHON310 := $(shell hacking/find_python.sh 3.10)
+endif
+ifeq ($(origin PYTHON312),undefined)
+PYTHON312 := $(shell hacking/find_python.sh 3.12)
+endif
+PYTHON313 := $(PYTHON_NEWEST)
+# The in-process parity suite (the action plugin against the module, and the gate role), run with a core's venv.
+PARITY := tests/system/test_in_process_parity.py
+# The cores with a venv of their own, and the suites of every core.
+OWN_VENV_CORES := $(filter-out 2.19 $(lastword $(CORES)),$(CORES))
+CORE_SUITES := $(foreach suite,sanity parity integration units,$(foreach core,$(CORES),$(suite)-$(core)))
+# `make importer`: galaxy-importer in a venv of its own (requirements/importer.txt).
+VENV_IMPORTER := $(CURDIR)/.venv-importer
+STAMP_IMPORTER := $(VENV_IMPORTER)/.installed
 # `make demo` has its own small venv (requirements/demo.txt: ansible-core, the plugins' libraries and
 # cryptography), so a first demo does not install the whole test toolchain.
 VENV_DEMO := $(CURDIR)/.venv-demo
 STAMP_DEMO := $(VENV_DEMO)/.installed
 export PATH := $(BIN):$(PATH)
 
+.PHONY: test-cores test-cores-prepare importer sanity-oldest units-oldest integration-oldest $(CORE_SUITES) $(foreach core,$(OWN_VENV_CORES),get-pip-$(core))
 .PHONY: help venv test-prepare docs bench bench-quick get-pip get-pip-newest sanity-newest units-newest integration-newest demo test test-quick sanity units emulator-tests system-tests molecule integration lint docs-lint changelog-lint ee clean ruff
 
 help:
 	@echo "make demo        run the deployment-gate demo against the ModelArts emulator"
 	@echo "make test        run every test suite (what CI runs)"
 	@echo "make test-quick  unit and emulator tests only, for the inner loop"
+	@echo "make test-cores  sanity, units, integration and in-process parity on every ansible-core from $(OLDEST)"
 	@echo "make docs        render the docsite into docs/build/html"
 	@echo "make bench       the benchmarks behind docs/performance.md and docs/reliability.md"
 
@@ -95,7 +126,69 @@ units-newest: get-pip-newest
 
 integration-newest: get-pip-newest
 	$(IN_COPY) -- $(BIN_NEWEST)/python tests/integration/run.py --python 3.13
+
+parity-$(lastword $(CORES)): $(STAMP_NEWEST)
+	$(BIN_NEWEST)/python -m pytest -q -p no:cacheprovider $(PARITY)
 endif
+sanity-$(lastword $(CORES)): sanity-newest
+units-$(lastword $(CORES)): units-newest
+integration-$(lastword $(CORES)): integration-newest
+
+# A core's suites when its Python is missing: one line, a failure under CI=true.
+# $(call absent,SUITE,WHY)
+absent = case "$${CI:-}" in [Tt][Rr][Uu][Ee]|1) echo "$(1): failed: $(2)" >&2; exit 1 ;; *) echo "$(1): skipped: $(2) to run it" ;; esac
+
+# $(call core_suites,CORE): .venv-core-CORE and the suites sanity-CORE, units-CORE, integration-CORE, parity-CORE.
+define core_suites
+CORE_INTERPRETER_$(1) := $$(PYTHON$$(subst .,,$$(CORE_PYTHON_$(1))))
+CORE_ABSENT_$(1) := no Python $$(CORE_PYTHON_$(1)) found for ansible-core $(1) (looked in PYENV_ROOT, pyenv root, pyenv which, PATH); set PYTHON$$(subst .,,$$(CORE_PYTHON_$(1)))=/path/to/python$$(CORE_PYTHON_$(1))
+
+$(CURDIR)/.venv-core-$(1)/.installed: requirements/core-$(1).txt requirements/runtime.txt emulator/pyproject.toml
+	@test -n "$$(CORE_INTERPRETER_$(1))" || { echo "$$(CORE_ABSENT_$(1))" >&2; exit 1; }
+	test -x $(CURDIR)/.venv-core-$(1)/bin/python || $$(CORE_INTERPRETER_$(1)) -m venv $(CURDIR)/.venv-core-$(1)
+	$(CURDIR)/.venv-core-$(1)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements/core-$(1).txt
+	touch $$@
+
+ifeq ($$(strip $$(CORE_INTERPRETER_$(1))),)
+sanity-$(1) units-$(1) integration-$(1) parity-$(1) get-pip-$(1):
+	@$$(call absent,$$@,$$(CORE_ABSENT_$(1)))
+else
+get-pip-$(1): $(CURDIR)/.venv-core-$(1)/.installed
+	@hacking/provide_get_pip.sh $(CURDIR)/.venv-core-$(1)/bin/python
+
+sanity-$(1): get-pip-$(1)
+	$$(IN_COPY) -- $(CURDIR)/.venv-core-$(1)/bin/ansible-test sanity --venv --python $$(CORE_PYTHON_$(1)) --color no
+
+units-$(1): get-pip-$(1)
+	$$(IN_COPY) -- $(CURDIR)/.venv-core-$(1)/bin/ansible-test units --venv --python $$(CORE_PYTHON_$(1)) --color no --requirements
+
+integration-$(1): get-pip-$(1)
+	$$(IN_COPY) -- $(CURDIR)/.venv-core-$(1)/bin/python tests/integration/run.py --python $$(CORE_PYTHON_$(1))
+
+parity-$(1): $(CURDIR)/.venv-core-$(1)/.installed
+	$(CURDIR)/.venv-core-$(1)/bin/python -m pytest -q -p no:cacheprovider $$(PARITY)
+endif
+endef
+$(foreach core,$(OWN_VENV_CORES),$(eval $(call core_suites,$(core))))
+
+# 2.19 is the toolchain's own core.
+sanity-2.19: sanity
+units-2.19: units
+integration-2.19: integration
+parity-2.19: venv
+	$(BIN)/python -m pytest -q -p no:cacheprovider $(PARITY)
+
+sanity-oldest: sanity-$(OLDEST)
+units-oldest: units-$(OLDEST)
+integration-oldest: integration-$(OLDEST)
+
+# What the suites of every core share, made once before they run side by side: their venvs and pip bootstraps.
+test-cores-prepare: venv get-pip $(if $(strip $(PYTHON_NEWEST)),get-pip-newest) $(foreach core,$(OWN_VENV_CORES),get-pip-$(core))
+
+# Sanity, units, the integration targets and the in-process parity suite on every supported ansible-core (not part
+# of `make test`, which runs the oldest and the newest): README.md's support table records what it found.
+test-cores: venv
+	@hacking/run_suites.sh --setup test-cores-prepare --jobs $(SUITE_JOBS) $(CORE_SUITES)
 
 # ansible-test bootstraps pip in its venvs from a cached get-pip script; provide one that works offline.
 get-pip: $(STAMP)
@@ -111,15 +204,17 @@ demo: $(STAMP_DEMO)
 
 # What the suites share, made once before they run side by side: the venvs (.venv with the EE tools,
 # .venv-newest when Python 3.13 is there) and ansible-test's offline pip bootstrap.
-test-prepare: venv get-pip $(VENV)/.installed-ee $(if $(strip $(PYTHON_NEWEST)),get-pip-newest)
+test-prepare: venv get-pip $(VENV)/.installed-ee $(VENV)/.installed-docs $(STAMP_IMPORTER) $(if $(strip $(PYTHON_NEWEST)),get-pip-newest) \
+	get-pip-$(OLDEST)
 
 # Three suites at a time on two cores, longest first (times measured in docs/architecture.md, "Which command
 # for which change"): the system tests (mostly waiting on processes and the emulator, spread over
 # SYSTEM_WORKERS) beside the others, each next one starting as soon as one ends.
 SUITE_JOBS ?= 3
 test: venv
-	@hacking/run_suites.sh --setup test-prepare --jobs $(SUITE_JOBS) system-tests ee sanity-newest units sanity \
-		integration molecule units-newest emulator-tests integration-newest lint docs-lint changelog-lint ruff
+	@hacking/run_suites.sh --setup test-prepare --jobs $(SUITE_JOBS) system-tests ee sanity-newest sanity-oldest units sanity \
+		integration molecule importer units-newest units-oldest emulator-tests integration-newest integration-oldest docs \
+		lint docs-lint changelog-lint ruff
 
 test-quick: venv
 	@hacking/run_suites.sh --setup get-pip --jobs 2 units emulator-tests
@@ -165,6 +260,15 @@ lint: venv
 
 docs-lint: venv
 	$(IN_COPY) -- sh -c '$(BIN)/antsibull-docs lint-collection-docs --plugin-docs "$$PWD"' 
+
+# Galaxy's and Automation Hub's import checks over the tarball built from a staged copy (hacking/check_importer.sh).
+$(STAMP_IMPORTER): requirements/importer.txt
+	test -x $(VENV_IMPORTER)/bin/python || $(PYTHON) -m venv $(VENV_IMPORTER)
+	$(VENV_IMPORTER)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements/importer.txt
+	touch $@
+
+importer: $(STAMP_IMPORTER)
+	$(IN_COPY) -- $(CURDIR)/hacking/check_importer.sh $(VENV_IMPORTER)/bin
 
 changelog-lint: venv
 	$(BIN)/antsibull-changelog lint

@@ -46,7 +46,7 @@ except ImportError:  # ansible-core 2.16-2.18: AnsibleJSONEncoder there, json.lo
 try:
     # ansible-core 2.19+ turns a module's failure into an error summary as it parses the module's answer.
     from ansible._internal._errors._captured import AnsibleModuleCapturedError
-except ImportError:  # ansible-core 2.18
+except ImportError:  # ansible-core 2.16 to 2.18
     AnsibleModuleCapturedError = None
 
 IN_PROCESS_VARIABLE = "modelarts_training_in_process"

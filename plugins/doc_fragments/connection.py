@@ -224,6 +224,7 @@ notes:
     or tokens obtained from IAM, STS or the metadata service) never appear in results, error messages or logs.
 requirements:
   - requests
+  - jsonschema
 """
 
     # Plugin flavour: lookups read options from keywords, environment variables and inventory variables.
@@ -512,4 +513,5 @@ notes:
   - Secrets never appear in results, error messages or logs.
 requirements:
   - requests
+  - jsonschema
 """

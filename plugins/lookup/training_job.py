@@ -184,4 +184,4 @@ class LookupModule(LookupBase):
 
 def _plain(value):
     # A vaulted value is a str-like object; the door wants plain str for strings.
-    return to_text(value) if hasattr(value, "_ciphertext") or type(value).__name__ in ("EncryptedString", "AnsibleVaultEncryptedUnicode") else value
+    return to_text(value) if hasattr(value, "_ciphertext") or value.__class__.__name__ in ("EncryptedString", "AnsibleVaultEncryptedUnicode") else value

@@ -189,3 +189,32 @@ def test_make_takes_python_newest_as_given(env):
     env["PYTHON_NEWEST"] = "/custom/python3.13"
     result = make(env, "--eval", 'print-newest: ; @echo "PYTHON_NEWEST=$(PYTHON_NEWEST)"', "print-newest")
     assert result.stdout.strip() == "PYTHON_NEWEST=/custom/python3.13", result.stderr
+
+
+OLDEST = ("sanity-oldest", "units-oldest", "integration-oldest")
+
+
+def test_make_skips_the_oldest_cores_suites_in_one_line_each(env):
+    """No Python 3.10 on the machine: `make test`'s suites on ansible-core 2.16 say so and what to set, and pass."""
+    result = make(env, *OLDEST)
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert [line.split(":")[0] for line in lines] == ["sanity-2.16", "units-2.16", "integration-2.16"], result.stdout
+    for line in lines:
+        assert ": skipped: no Python 3.10 found for ansible-core 2.16" in line and "PYTHON310=" in line, line
+
+
+@pytest.mark.parametrize("suite", ["sanity-2.17", "parity-2.18", "integration-2.20"])
+def test_make_fails_a_cores_suites_under_ci_without_its_python(env, suite):
+    env["CI"] = "true"
+    result = make(env, suite)
+    assert result.returncode != 0
+    assert "%s: failed: no Python" % suite in result.stderr
+
+
+def test_make_uses_the_interpreter_given_for_a_core(env, tmp_path):
+    given = interpreter(tmp_path / "elsewhere" / "python3.10", version="3.10")
+    env["PYTHON310"] = given
+    result = make(env, "--eval", 'print-2.16: ; @echo "2.16 $(CORE_INTERPRETER_2.16) $(CORE_PYTHON_2.16)"', "print-2.16")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "2.16 %s 3.10" % given, result.stdout

@@ -61,7 +61,7 @@ class Templar(object):
 
 def plugin(args=None, transport="local", environment=None, async_val=0, become=False):
     task = Task(dict(BASE) if args is None else args, environment, async_val)
-    return action.ActionModule(task, Connection(transport), PlayContext(become), None, Templar())
+    return action.ActionModule(task, Connection(transport), PlayContext(become), None, Templar(), None)  # shared_loader_obj: required before 2.19
 
 
 def test_a_local_connection_runs_in_process_with_the_task_environment_over_the_controllers():

@@ -4,12 +4,27 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import uuid
 
 import pytest
 
-from ansible.module_utils.testing import patch_module_args
+try:
+    from ansible.module_utils.testing import patch_module_args
+except ImportError:  # ansible-core 2.16 to 2.18: AnsibleModule reads its arguments from basic._ANSIBLE_ARGS
+    from ansible.module_utils import basic
+
+    @contextlib.contextmanager
+    def patch_module_args(args):
+        """The arguments ``AnsibleModule`` reads, for the ``with`` block, as ansible-core 2.19's helper of that name sets them."""
+        saved = basic._ANSIBLE_ARGS
+        basic._ANSIBLE_ARGS = json.dumps({"ANSIBLE_MODULE_ARGS": args}).encode("utf-8")
+        try:
+            yield
+        finally:
+            basic._ANSIBLE_ARGS = saved
+
 
 from ansible_collections.modelarts.training.plugins.module_utils import job_info
 from ansible_collections.modelarts.training.plugins.module_utils.query import QueryResult
