@@ -753,6 +753,7 @@ class ModelArtsClient(object):
             if not error.transient or attempt >= retries:
                 if attempt:
                     error.args = ("%s (gave up after %d attempts)" % (error.args[0], attempt + 1),)
+                    error.not_sent = False  # earlier attempts were sent
                 raise error
             delay = self._backoff(attempt, retry_after)
             limit = max(RETRY_AFTER_LIMIT, float(self.params["backoff_max_delay"]))
@@ -785,7 +786,9 @@ class ModelArtsClient(object):
         """One HTTP exchange, ended by the call's deadline. Returns ``(Response, None)`` or ``(ModelArtsError, retry_after)``."""
         operation, deadline = call.operation, call.deadline
         if self._clock() >= deadline:
-            return ModelArtsError("%s: the deadline passed before the request could be sent" % operation, operation=operation, transient=True), None
+            error = ModelArtsError("%s: the deadline passed before the request could be sent" % operation, operation=operation, transient=True)
+            error.not_sent = True
+            return error, None
         send_url, send_headers = self._auth_headers(call)
         started = self._clock()
         watch = None

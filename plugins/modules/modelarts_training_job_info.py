@@ -365,10 +365,19 @@ from ansible_collections.modelarts.training.plugins.module_utils import job_info
 from ansible_collections.modelarts.training.plugins.module_utils.query import MissingLibraryError
 
 
+class _Module(AnsibleModule):
+    """``AnsibleModule`` whose message on an unknown option names the closest option (``job_info.unsupported_message``)."""
+
+    def fail_json(self, msg, **kwargs):  # pylint: disable=arguments-differ
+        if isinstance(msg, str) and msg.startswith("Unsupported parameters for"):
+            msg = job_info.unsupported_message(msg, getattr(self, "params", None) or {})
+        super(_Module, self).fail_json(msg=msg, **kwargs)
+
+
 def main():
     # The argument spec, its rules and the result are job_info's: the action plugin of the same name runs the same
     # task in the controller's process when the connection is local (plugins/action/modelarts_training_job_info.py).
-    module = AnsibleModule(supports_check_mode=True, **job_info.spec_keywords())
+    module = _Module(supports_check_mode=True, **job_info.spec_keywords())
     try:
         outcome = job_info.run(module.params)
     except MissingLibraryError as error:
