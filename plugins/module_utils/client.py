@@ -42,6 +42,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.options import 
     ca_bundle_problem,
     check_credentials,
     describe,
+    where as option_origin,
     proxy_secrets,
 )
 from ansible_collections.modelarts.training.plugins.module_utils.text import excerpt, label, redact
@@ -535,8 +536,11 @@ class ModelArtsClient(object):
         trace=None,
         environ=None,
         watchdog=None,
+        origins=None,
     ):
         # pylint: disable=too-many-arguments
+        # Where each option came from (options.Settings.origins), for messages that name a value's source.
+        self._origins = dict(origins or {})
         # An empty string (a blank environment variable or AWX credential field)
         # means "not set", as it does for the credential rules.
         self.params = dict((name, None if params.get(name) == "" else params.get(name)) for name in CONNECTION_OPTIONS)
@@ -717,6 +721,29 @@ class ModelArtsClient(object):
         self._succeeded = True
         return response
 
+    def _named(self, name):
+        return option_origin(name, self._origins[name]) if self._origins.get(name) else describe(name)
+
+    def _source_of(self, url):
+        """Which option the host of ``url`` came from, for a connection refused or a name that does not resolve:
+        ``127.0.0.1:9 is the host of endpoint (environment variable HUAWEICLOUD_MODELARTS_ENDPOINT)``; '' for another host."""
+        origin = _origin(url)
+        for name, base, service in (("endpoint", self.endpoint, "ModelArts"), ("iam_endpoint", self.iam_endpoint, "IAM"), ("sts_endpoint", self.sts_endpoint, "STS")):
+            if not base or _origin(base) != origin:
+                continue
+            host = label(origin[1], 200)
+            if self.params.get(name):
+                return "%s is the host of %s: check it" % (host, self._named(name))
+            if name != "sts_endpoint" and self.params.get("region"):
+                return "%s is the %s endpoint of %s %s: check the region, or set %s" % (
+                    host,
+                    service,
+                    self._named("region"),
+                    label(self.params["region"], 60),
+                    describe(name),
+                )
+        return ""
+
     def _iam_base(self, deadline):
         # Without iam_endpoint or region, the credentials may name IAM (a credentials file's iam_endpoint).
         if self.iam_endpoint:
@@ -727,7 +754,11 @@ class ModelArtsClient(object):
         return hint
 
     def _refusal(self, error, used):
-        """The error for a 401 that renewal could not cure: temporary credentials given by the user expire, and say so."""
+        """The error for a 401 that renewal could not cure: temporary credentials given by the user expire, and say so;
+        credentials read from a credentials file name the file."""
+        source = getattr(used, "source", None) or ""
+        if source.startswith("credentials file ") and used.access_key:
+            error.args = ("%s (the access key and secret key were read from %s, ak and sk of its [basic] section: check them there)" % (error.args[0], source),)
         if self._succeeded and used.security_token and not self.credentials.provider.refreshable:
             # Judged by the refusal after success, not by the gateway's wording; the code's own hint (check the clock,
             # renew auth_token) would contradict this one, so it goes.
@@ -806,6 +837,10 @@ class ModelArtsClient(object):
             # proxy) is reported by type and a redacted message, never a traceback.
             error = transport_error(exc, operation, self._secrets, send_headers, call.url, self.params["ca_bundle"])
             error.connected = connected_before_failing(exc, getattr(watch, "stage", None))
+            if no_connection(exc) and not isinstance(exc, (requests.exceptions.SSLError, requests.exceptions.ProxyError)):
+                source = self._source_of(call.url)
+                if source:
+                    error.args = ("%s (%s)" % (error.args[0], source),)
             return self._unreached(exc, error, call), None
         finally:
             self._note(call.method, call.url, started)

@@ -538,6 +538,7 @@ class Query(object):
         self.clock = clock
         self.sleeper = sleeper
         client_kwargs.setdefault("pool_size", self.settings.max_concurrency)
+        client_kwargs.setdefault("origins", self.settings.origins)
         self.client = ModelArtsClient(self.settings.connection, clock=clock, environ=environ, **client_kwargs)
         self.warnings = []
         # Endpoint tokens of the jobs read so far, each once (a dict as an ordered set): masked in diagnostics whatever
