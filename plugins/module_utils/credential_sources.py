@@ -51,7 +51,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.text import jso
 # What to check when IAM refuses the password flow (HTTP 401): the three values, with their variables.
 PASSWORD_REFUSED_HINT = (
     "IAM refused the password flow: check domain_name (HUAWEICLOUD_DOMAIN_NAME), the account name; username (HUAWEICLOUD_USERNAME),"
-    " an IAM user of that account; and password (HUAWEICLOUD_PASSWORD); a user locked after failed logins is refused the same way"
+    " an IAM user of that account; password (HUAWEICLOUD_PASSWORD); and that the user may use the project of region or project_id"
 )
 # IAM's assume_role accepts 15 minutes to 24 hours.
 AGENCY_DURATION = 3600
