@@ -265,6 +265,13 @@ def transport_error(exc, operation, secrets, headers=None, url=None, ca_bundle=N
     return ModelArtsError("%s: %s: %s" % (operation, name, text), operation=operation, transient=name not in PERMANENT_TRANSPORT_ERRORS)
 
 
+def _name_the_file(error, used):
+    """A refusal of an access key read from a credentials file names the file (the options hold no key to check)."""
+    source = getattr(used, "source", None) or ""
+    if source.startswith("credentials file ") and used.access_key:
+        error.args = ("%s (the access key and secret key were read from %s, ak and sk of its [basic] section: check them there)" % (error.args[0], source),)
+
+
 def _origin(url):
     parts = urlsplit(url)
     return parts.scheme, parts.netloc
@@ -717,7 +724,12 @@ class ModelArtsClient(object):
                 raise
             if self.credentials.refused(self.transport, used, deadline) is used:
                 raise self._refusal(error, used)
-            response = self._with_retries(call)
+            try:
+                response = self._with_retries(call)
+            except ModelArtsError as again:
+                if again.status == 401 and call.signer is not None:
+                    _name_the_file(again, call.signer)
+                raise
         self._succeeded = True
         return response
 
@@ -756,9 +768,7 @@ class ModelArtsClient(object):
     def _refusal(self, error, used):
         """The error for a 401 that renewal could not cure: temporary credentials given by the user expire, and say so;
         credentials read from a credentials file name the file."""
-        source = getattr(used, "source", None) or ""
-        if source.startswith("credentials file ") and used.access_key:
-            error.args = ("%s (the access key and secret key were read from %s, ak and sk of its [basic] section: check them there)" % (error.args[0], source),)
+        _name_the_file(error, used)
         if self._succeeded and used.security_token and not self.credentials.provider.refreshable:
             # Judged by the refusal after success, not by the gateway's wording; the code's own hint (check the clock,
             # renew auth_token) would contradict this one, so it goes.
