@@ -57,7 +57,7 @@ def task_headers(text):
     return re.findall(r"^TASK \[(.*?)\]", text, re.M)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def reused(emulator):
     """A name reused by two runs: yesterday's Failed, today's Completed."""
     name = unique("i38-nightly")
@@ -71,7 +71,7 @@ def reused(emulator):
     return name, old, new
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def completed_job(emulator):
     job = str(uuid.uuid4())
     emulator.add_jobs([{"id": job, "name": unique("i38-done"), "phase": "Completed"}])
