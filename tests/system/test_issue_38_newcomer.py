@@ -307,3 +307,40 @@ def test_the_roles_refusals_come_before_any_request(emulator, run_playbook, comp
     both = run_playbook(gate_play(emulator, training_job_gate_ids=[completed_job], training_job_gate_name="x"))
     assert both.returncode != 0
     assert "training_job_gate_name and/or training_job_gate_tags, not both" in output(both)
+
+
+# -- item 10: a short CI log, the contract kept ----------------------------------------------------------------
+
+
+def test_the_documented_recipe_keeps_a_failed_tasks_log_short_and_its_result_whole(emulator, run_playbook):
+    with open(os.path.join(ROOT, "docs", "module.md")) as handle:
+        module_page = handle.read()
+    with open(os.path.join(ROOT, "docs", "getting_started.md")) as handle:
+        getting_started = handle.read()
+    section = module_page.partition("### Keeping a CI log short")[2].partition("\n## ")[0]
+    for recipe in ("details_paths: []", "gate role", "ANSIBLE_CALLBACK_RESULT_FORMAT=yaml"):
+        assert recipe in section, recipe
+    assert getting_started.count("ANSIBLE_CALLBACK_RESULT_FORMAT=yaml ansible-playbook") == 1
+    job = str(uuid.uuid4())
+    emulator.add_jobs([{"id": job, "name": unique("i38-oom"), "phase": "Failed", "failure": {"exit_code": 137, "message": "OOMKilled"}}])
+
+    def run(**options):
+        task = dict(emulator.connection("aksk"), training_job_id=job, wait=True, wait_timeout=5, **options)
+        play = [
+            {
+                "hosts": "localhost",
+                "gather_facts": False,
+                "tasks": [
+                    {"name": "wait", "modelarts.training.modelarts_training_job_info": task, "register": "job", "ignore_errors": True},
+                    {"name": "kept", "ansible.builtin.debug": {"msg": "KEPT={{ job.training_jobs[0].phase }} {{ job.training_job.failure_reason }}"}},
+                ],
+            }
+        ]
+        return run_playbook(play, env={"ANSIBLE_CALLBACK_RESULT_FORMAT": "yaml"} if options else None)
+
+    plain, short = run(), run(details_paths=[])
+    assert plain.returncode == 0 and short.returncode == 0
+    for result in (plain, short):
+        assert "KEPT=Failed task worker-0 exited with code 137: OOMKilled" in result.stdout, result.stdout[-2000:]
+    assert len(short.stdout) * 5 < len(plain.stdout) * 3, (len(short.stdout), len(plain.stdout))
+    assert max(len(line) for line in short.stdout.splitlines()) < 1000
