@@ -121,9 +121,7 @@ def test_certificates_the_emulator_did_not_create_are_never_reused(tmp_path):
 def test_a_scenario_whose_failing_task_does_not_exist_is_refused_in_one_line(tmp_path):
     """Issue 38, item 7: ``worker-3`` in a one-node job is a typo the emulator names, as it names an unknown key."""
     scenario = tmp_path / "typo.json"
-    scenario.write_text(
-        '{"jobs": [{"name": "oom-train", "phase": "Failed", "failure": {"task": "worker-3", "exit_code": 137, "message": "OOMKilled"}}]}'
-    )
+    scenario.write_text('{"jobs": [{"name": "oom-train", "phase": "Failed", "failure": {"task": "worker-3", "exit_code": 137, "message": "OOMKilled"}}]}')
     result = run_command("--scenario", str(scenario))
     assert result.returncode == 2, result
     assert result.stderr.strip().splitlines() == [

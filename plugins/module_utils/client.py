@@ -740,7 +740,11 @@ class ModelArtsClient(object):
         """Which option the host of ``url`` came from, for a connection refused or a name that does not resolve:
         ``127.0.0.1:9 is the host of endpoint (environment variable HUAWEICLOUD_MODELARTS_ENDPOINT)``; '' for another host."""
         origin = _origin(url)
-        for name, base, service in (("endpoint", self.endpoint, "ModelArts"), ("iam_endpoint", self.iam_endpoint, "IAM"), ("sts_endpoint", self.sts_endpoint, "STS")):
+        for name, base, service in (
+            ("endpoint", self.endpoint, "ModelArts"),
+            ("iam_endpoint", self.iam_endpoint, "IAM"),
+            ("sts_endpoint", self.sts_endpoint, "STS"),
+        ):
             if not base or _origin(base) != origin:
                 continue
             host = label(origin[1], 200)

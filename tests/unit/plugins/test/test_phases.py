@@ -41,7 +41,10 @@ def test_unseen_item_is_nothing():
         (3, "got a number"),
         (None, r"got none \(an undefined or null value\)"),
         (["Completed"], r"got a list of 1, not one job; test one item \(jobs\[0\] is modelarts.training.\w+\), or pick the items with select"),
-        ({"training_job": {"phase": "Completed"}, "training_jobs": []}, r"got the registered result of modelarts_training_job_info, not a job; test its .training_job"),
+        (
+            {"training_job": {"phase": "Completed"}, "training_jobs": []},
+            r"got the registered result of modelarts_training_job_info, not a job; test its .training_job",
+        ),
     ],
 )
 def test_bad_input_is_an_error(value, fragment):
