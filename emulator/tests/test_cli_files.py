@@ -116,3 +116,14 @@ def test_certificates_the_emulator_did_not_create_are_never_reused(tmp_path):
     with running_emulator(tls_dir=str(source)) as emu:
         assert (source / "ca.pem").read_bytes() == planted_ca
         assert requests.get(emu.url + "/_emulator/health", timeout=5, verify=emu.ca_file).status_code == 200
+
+
+def test_a_scenario_whose_failing_task_does_not_exist_is_refused_in_one_line(tmp_path):
+    """Issue 38, item 7: ``worker-3`` in a one-node job is a typo the emulator names, as it names an unknown key."""
+    scenario = tmp_path / "typo.json"
+    scenario.write_text('{"jobs": [{"name": "oom-train", "phase": "Failed", "failure": {"task": "worker-3", "exit_code": 137, "message": "OOMKilled"}}]}')
+    result = run_command("--scenario", str(scenario))
+    assert result.returncode == 2, result
+    assert result.stderr.strip().splitlines() == [
+        "modelarts-emulator: cannot start: job 'oom-train': failure task 'worker-3' does not exist: a job of node_count 1 has the tasks worker-0"
+    ], result.stderr

@@ -145,7 +145,7 @@ class ActionModule(ActionBase):
         if validation.error_messages:
             msg = validation.errors.msg
             if isinstance(validation.errors[0], UnsupportedError):
-                msg = "Unsupported parameters for (%s) module: %s" % (self._task.action, msg)
+                msg = job_info.unsupported_message("Unsupported parameters for (%s) module: %s" % (self._task.action, msg), args)
             return _formatted(dict(failed=True, msg=msg), params, no_log_values, (), _invocation_wanted(task_vars))
         outcome = job_info.run(validation.validated_parameters, environ)
         no_log_values.update(outcome.secrets)

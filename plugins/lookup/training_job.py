@@ -47,17 +47,19 @@ seealso:
 """
 
 EXAMPLES = r"""
+# job_id is the id of a v2 job, such as 6a0c7f9e-3d2b-4c18-9e5a-1f2d3c4b5a60 (a demo job of the emulator: each example
+# runs against modelarts-emulator without --scenario).
 - name: Phase of one job (credentials from HUAWEICLOUD_SDK_* environment variables)
   ansible.builtin.debug:
     msg: "{{ lookup('modelarts.training.training_job', job_id, field='phase', region='cn-north-4') }}"
 
 - name: Several jobs at once, as a list
   ansible.builtin.set_fact:
-    jobs: "{{ query('modelarts.training.training_job', 'job-a-id', 'job-b-id') }}"
+    jobs: "{{ query('modelarts.training.training_job', '6a0c7f9e-3d2b-4c18-9e5a-1f2d3c4b5a60', '9d3f1a2b-4c5d-4e6f-8a9b-0c1d2e3f4a81') }}"
 
 - name: A legacy v1 job version
   ansible.builtin.debug:
-    msg: "{{ lookup('modelarts.training.training_job', {'job_id': 10, 'version_id': 2}) }}"
+    msg: "{{ lookup('modelarts.training.training_job', {'job_id': 10, 'version_id': 12}) }}"
 
 - name: Wait for a job and read its output path
   ansible.builtin.set_fact:

@@ -42,6 +42,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.options import 
     ca_bundle_problem,
     check_credentials,
     describe,
+    where as option_origin,
     proxy_secrets,
 )
 from ansible_collections.modelarts.training.plugins.module_utils.text import excerpt, label, redact
@@ -291,6 +292,13 @@ def transport_error(exc, operation, secrets, headers=None, url=None, ca_bundle=N
         where = urlsplit(url or "").netloc or "the endpoint"
         text += " (the server at %s does not answer in TLS: if it serves plain HTTP, use http://%s)" % (label(where, 200), label(where, 200))
     return ModelArtsError("%s: %s: %s" % (operation, name, text), operation=operation, transient=name not in PERMANENT_TRANSPORT_ERRORS)
+
+
+def _name_the_file(error, used):
+    """A refusal of an access key read from a credentials file names the file (the options hold no key to check)."""
+    source = getattr(used, "source", None) or ""
+    if source.startswith("credentials file ") and used.access_key:
+        error.args = ("%s (the access key and secret key were read from %s, ak and sk of its [basic] section: check them there)" % (error.args[0], source),)
 
 
 def _origin(url):
@@ -564,8 +572,11 @@ class ModelArtsClient(object):
         trace=None,
         environ=None,
         watchdog=None,
+        origins=None,
     ):
         # pylint: disable=too-many-arguments
+        # Where each option came from (options.Settings.origins), for messages that name a value's source.
+        self._origins = dict(origins or {})
         # An empty string (a blank environment variable or AWX credential field)
         # means "not set", as it does for the credential rules.
         self.params = dict((name, None if params.get(name) == "" else params.get(name)) for name in CONNECTION_OPTIONS)
@@ -756,9 +767,41 @@ class ModelArtsClient(object):
                 raise
             if self.credentials.refused(self.transport, used, deadline) is used:
                 raise self._refusal(error, used)
-            response = self._with_retries(call)
+            try:
+                response = self._with_retries(call)
+            except ModelArtsError as again:
+                if again.status == 401 and call.signer is not None:
+                    _name_the_file(again, call.signer)
+                raise
         self._succeeded = True
         return response
+
+    def _named(self, name):
+        return option_origin(name, self._origins[name]) if self._origins.get(name) else describe(name)
+
+    def _source_of(self, url):
+        """Which option the host of ``url`` came from, for a connection refused or a name that does not resolve:
+        ``127.0.0.1:9 is the host of endpoint (environment variable HUAWEICLOUD_MODELARTS_ENDPOINT)``; '' for another host."""
+        origin = _origin(url)
+        for name, base, service in (
+            ("endpoint", self.endpoint, "ModelArts"),
+            ("iam_endpoint", self.iam_endpoint, "IAM"),
+            ("sts_endpoint", self.sts_endpoint, "STS"),
+        ):
+            if not base or _origin(base) != origin:
+                continue
+            host = label(origin[1], 200)
+            if self.params.get(name):
+                return "%s is the host of %s: check it" % (host, self._named(name))
+            if name != "sts_endpoint" and self.params.get("region"):
+                return "%s is the %s endpoint of %s %s: check the region, or set %s" % (
+                    host,
+                    service,
+                    self._named("region"),
+                    label(self.params["region"], 60),
+                    describe(name),
+                )
+        return ""
 
     def _iam_base(self, deadline):
         # Without iam_endpoint or region, the credentials may name IAM (a credentials file's iam_endpoint).
@@ -770,7 +813,9 @@ class ModelArtsClient(object):
         return hint
 
     def _refusal(self, error, used):
-        """The error for a 401 that renewal could not cure: temporary credentials given by the user expire, and say so."""
+        """The error for a 401 that renewal could not cure: temporary credentials given by the user expire, and say so;
+        credentials read from a credentials file name the file."""
+        _name_the_file(error, used)
         if self._succeeded and used.security_token and not self.credentials.provider.refreshable:
             # Judged by the refusal after success, not by the gateway's wording; the code's own hint (check the clock,
             # renew auth_token) would contradict this one, so it goes.
@@ -796,6 +841,7 @@ class ModelArtsClient(object):
             if not error.transient or attempt >= retries or self._abandoned:
                 if attempt:
                     error.args = ("%s (gave up after %d attempts)" % (error.args[0], attempt + 1),)
+                    error.not_sent = False  # earlier attempts were sent
                 raise error
             delay = self._backoff(attempt, retry_after)
             limit = max(RETRY_AFTER_LIMIT, float(self.params["backoff_max_delay"]))
@@ -830,7 +876,9 @@ class ModelArtsClient(object):
         if self._abandoned:
             return ModelArtsError("%s: not sent, the task was interrupted" % operation, operation=operation), None
         if self._clock() >= deadline:
-            return ModelArtsError("%s: the deadline passed before the request could be sent" % operation, operation=operation, transient=True), None
+            error = ModelArtsError("%s: the deadline passed before the request could be sent" % operation, operation=operation, transient=True)
+            error.not_sent = True
+            return error, None
         send_url, send_headers = self._auth_headers(call)
         started = self._clock()
         watch = None
@@ -848,6 +896,10 @@ class ModelArtsClient(object):
             # proxy) is reported by type and a redacted message, never a traceback.
             error = transport_error(exc, operation, self._secrets, send_headers, call.url, self.params["ca_bundle"])
             error.connected = connected_before_failing(exc, getattr(watch, "stage", None))
+            if no_connection(exc) and not isinstance(exc, (requests.exceptions.SSLError, requests.exceptions.ProxyError)):
+                source = self._source_of(call.url)
+                if source:
+                    error.args = ("%s (%s)" % (error.args[0], source),)
             return self._unreached(exc, error, call), None
         finally:
             self._note(call.method, call.url, started)

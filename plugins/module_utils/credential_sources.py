@@ -48,6 +48,11 @@ from ansible_collections.modelarts.training.plugins.module_utils.iam import pars
 from ansible_collections.modelarts.training.plugins.module_utils.options import CONTROL_CHARACTERS, ConnectionConfigError, describe, expand_user, to_bool
 from ansible_collections.modelarts.training.plugins.module_utils.text import json_type_name, label
 
+# What to check when IAM refuses the password flow (HTTP 401): the three values, with their variables.
+PASSWORD_REFUSED_HINT = (
+    "IAM refused the password flow: check domain_name (HUAWEICLOUD_DOMAIN_NAME), the account name; username (HUAWEICLOUD_USERNAME),"
+    " an IAM user of that account; password (HUAWEICLOUD_PASSWORD); and that the user may use the project of region or project_id"
+)
 # IAM's assume_role accepts 15 minutes to 24 hours.
 AGENCY_DURATION = 3600
 AGENCY_DURATION_RANGE = (900, 86400)
@@ -274,7 +279,12 @@ class Password(Provider):
         body = {"auth": {"identity": {"methods": ["password"], "password": {"user": user}}, "scope": {"project": scope}}}
         operation = "get an IAM token for user %s" % label(self.username)
         url = _iam(transport) + "/v3/auth/tokens"
-        response = transport.call("POST", url, headers={"Content-Type": JSON_TYPE}, body=body, operation=operation, deadline=deadline)
+        try:
+            response = transport.call("POST", url, headers={"Content-Type": JSON_TYPE}, body=body, operation=operation, deadline=deadline)
+        except ModelArtsError as error:
+            if error.status == 401:
+                error.args = ("%s (%s)" % (error.args[0], PASSWORD_REFUSED_HINT),)
+            raise
         token = _header(response.headers, "X-Subject-Token")
         if not token:
             raise _answer_error(operation, response, "has no X-Subject-Token header")

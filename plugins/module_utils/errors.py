@@ -58,6 +58,8 @@ class ModelArtsError(Exception):
         self.request_id = request_id
         self.transient = transient
         self.unreached = False
+        # True when the deadline had passed before the request could be sent: no request, no answer, nothing failed.
+        self.not_sent = False
         # The start of a credential exchange's error body that was not JSON: for recognising it, never for a message.
         self.unshown_body = None
 

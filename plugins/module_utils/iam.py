@@ -17,6 +17,10 @@ import threading
 
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError, describe
+from ansible_collections.modelarts.training.plugins.module_utils.text import label
+
+# How many project names a message lists when the region names none of them.
+VISIBLE_PROJECTS_SHOWN = 10
 
 
 def parse_iso8601(value):
@@ -58,6 +62,21 @@ class IamSession(object):
                     self.known_project = self._look_up_project(deadline)
         return self.known_project
 
+    def _visible_projects(self, deadline):
+        """`` (they see cn-north-4, cn-south-1)``: the names of the projects the credentials see, for a region that
+        names none of them ('' when they cannot be listed)."""
+        try:
+            response = self._request("GET", "/v3/projects", operation="list the projects in IAM", service="iam", deadline=deadline)
+        except (ModelArtsError, ConnectionConfigError):
+            return ""
+        projects = response.data.get("projects") if isinstance(response.data, dict) else None
+        names = sorted(set(label(p.get("name"), 60) for p in projects or [] if isinstance(p, dict) and isinstance(p.get("name"), str)))
+        if not names:
+            return " (they see no project)" if isinstance(projects, list) else ""
+        shown = names[:VISIBLE_PROJECTS_SHOWN]
+        more = " and %d more" % (len(names) - len(shown)) if len(names) > len(shown) else ""
+        return " (they see %s%s)" % (", ".join(shown), more)
+
     def _look_up_project(self, deadline):
         # The credentials' own answer often names the project: no second call then.
         hint = self._credentials(deadline).project_id
@@ -76,7 +95,8 @@ class IamSession(object):
         ids = [p.get("id") for p in projects if isinstance(p, dict) and p.get("name") == region and p.get("id")]
         if not ids:
             raise ModelArtsError(
-                "%s: no project named %r is visible to these credentials; set %s" % (operation, region, describe("project_id")),
+                "%s: no project named %r is visible to these credentials%s; check %s, or set %s"
+                % (operation, region, self._visible_projects(deadline), describe("region"), describe("project_id")),
                 operation=operation,
                 request_id=response.request_id,
             )

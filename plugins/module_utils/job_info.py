@@ -19,6 +19,8 @@ from ansible_collections.modelarts.training.plugins.module_utils.options import 
     connection_argument_spec,
     expand_path,
     proxy_secrets,
+    unknown_names,
+    unknown_text,
     query_argument_spec,
     search_argument_spec,
 )
@@ -86,6 +88,37 @@ def _paths_from(spec, checker):
             option["elements"] = checker
         if isinstance(option.get("options"), dict):
             _paths_from(option["options"], checker)
+
+
+def option_names():
+    """Every option name of the task, aliases included."""
+    names = []
+    for name, spec in argument_spec().items():
+        names.append(name)
+        names.extend(spec.get("aliases") or ())
+    return names
+
+
+def unknown_options(names, taken=None):
+    """``unknown option regoin (did you mean region?)`` for the names of ``names`` that are not options of the task ('' when
+    every one is); ``taken`` (option -> hint) marks options a caller sets itself, reported with that hint instead."""
+    taken = taken or {}
+    found = unknown_names(names, [name for name in option_names() if name not in taken], hints=taken)
+    return unknown_text(found, "option") if found else ""
+
+
+def unsupported_message(msg, params):
+    """``Unsupported parameters for (...) module: regoin (did you mean region?). Supported parameters include: ...``:
+    ansible-core's message on unknown top-level options with the closest option after each (the rule of the lookup's
+    keywords, ``options.unknown_names``); any other message as it is."""
+    head, sep, rest = msg.partition(" module: ")
+    names, dot, tail = rest.partition(". Supported parameters include")
+    if not sep or not dot:
+        return msg
+    hints = dict(unknown_names([name for name in params if not str(name).startswith("_ansible_")], option_names()))
+    given = names.split(", ")
+    shown = ["%s (%s)" % (name, hints[name]) if hints.get(name) else name for name in given]
+    return head + sep + ", ".join(shown) + dot + tail
 
 
 class Outcome(object):

@@ -551,6 +551,7 @@ class Query(object):
         self.clock = clock
         self.sleeper = sleeper
         client_kwargs.setdefault("pool_size", self.settings.max_concurrency)
+        client_kwargs.setdefault("origins", self.settings.origins)
         self.client = ModelArtsClient(self.settings.connection, clock=clock, environ=environ, **client_kwargs)
         self.warnings = []
         # Endpoint tokens of the jobs read so far, each once (a dict as an ordered set): masked in diagnostics whatever
@@ -736,14 +737,19 @@ class Query(object):
             except ModelArtsError as error:
                 if not error.transient or error.unreached:
                     raise
-                keys, found, failure = [], {}, error
+                if error.not_sent:
+                    # The deadline passed before this search could be sent: no search was made, and none failed.
+                    searches -= 1
+                    keys, found = [], {}
+                else:
+                    keys, found, failure = [], {}, error
             if keys:
                 return keys, found
             now = self.clock()
             remaining = deadline - now
             if last or remaining <= 0:
                 text = "no training job %s was found after waiting %.1fs (wait_timeout %s, %d search%s)" % (
-                    name.describe() if isinstance(name, Search) else "named '%s'" % label(name),
+                    name.describe(window=True) if isinstance(name, Search) else "named '%s'" % label(name),
                     now - start,
                     settings.wait_timeout,
                     searches,
@@ -801,6 +807,13 @@ class Query(object):
             by_key = dict((key, notes[id(item)]) for key, item in zip(keys, result.items) if notes.get(id(item)))
             result.msg = result.wait.message(limit=MESSAGE_JOBS_SHOWN, notes=by_key)
             result.job_messages = [result.wait.job_message(key, by_key.get(key)) for key in result.wait.unsatisfied_keys()]
+        search = selection.search
+        if search is not None and not search.latest and len(keys) > 1 and settings.wait and not result.ok and result.msg:
+            # A reused name (or tags every run carries): every match was waited on, an older failed run included.
+            result.msg += "; the search %s matched %d jobs and each was waited on: set latest: true to wait on the newest only" % (
+                search.describe(),
+                len(keys),
+            )
         result.warnings = warnings
         if settings.details_paths is not None:
             for item in result.items:

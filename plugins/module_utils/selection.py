@@ -171,8 +171,9 @@ class Search(object):
         metadata = document.get("metadata") if isinstance(document, dict) else None
         return isinstance(metadata, dict) and metadata.get("name") == self.name
 
-    def describe(self):
-        """How messages name the search: ``named 'nightly' tagged team=vision in workspace 0123...``."""
+    def describe(self, window=False):
+        """How messages name the search: ``named 'nightly' tagged team=vision in workspace 0123...``; with ``window``, a tag
+        search adds the creation window it looks in (``created in the last 31 days``)."""
         parts = []
         if self.name is not None:
             parts.append("named '%s'" % label(self.name))
@@ -184,6 +185,8 @@ class Search(object):
             parts.append("in workspace %s" % self.workspace_id)
         if self.phases is not None:
             parts.append("in phase %s" % "|".join(self.phases))
+        if window and self.tags:
+            parts.append("created in the last %d days" % (TAG_WINDOW_MS // (24 * 3600 * 1000)))
         return " ".join(parts)
 
     def coverage(self):

@@ -116,17 +116,18 @@ notes:
 """
 
 EXAMPLES = r"""
+# The ids and names are the emulator's demo jobs (modelarts-emulator without --scenario): each example runs against it.
 - name: Get one training job
   modelarts.training.modelarts_training_job_info:
     region: cn-north-4
-    training_job_id: 3f7a1c2e-9b4d-4e8a-a1b2-c3d4e5f60718
+    training_job_id: 6a0c7f9e-3d2b-4c18-9e5a-1f2d3c4b5a60
   register: job
 
 - name: Wait until two jobs are Completed, failing fast on Failed, Abnormal or Terminated
   modelarts.training.modelarts_training_job_info:
     training_job_ids:
-      - 3f7a1c2e-9b4d-4e8a-a1b2-c3d4e5f60718
-      - 6b2d9e0f-1a2b-4c3d-8e9f-0a1b2c3d4e5f
+      - 6a0c7f9e-3d2b-4c18-9e5a-1f2d3c4b5a60
+      - 9d3f1a2b-4c5d-4e6f-8a9b-0c1d2e3f4a81
     wait: true
     wait_timeout: 7200
   register: jobs
@@ -138,9 +139,9 @@ EXAMPLES = r"""
       access_key: "{{ vault_huaweicloud_ak }}"
       secret_key: "{{ vault_huaweicloud_sk }}"
   block:
-    - name: Find the jobs called nightly-resnet50
+    - name: Find the jobs called resnet-nightly
       modelarts.training.modelarts_training_job_info:
-        name: nightly-resnet50
+        name: resnet-nightly
       register: nightly
 
     - name: Show their phases
@@ -167,13 +168,19 @@ EXAMPLES = r"""
 - name: A legacy v1 job version
   modelarts.training.modelarts_training_job_info:
     job_id: 10
-    version_id: 2
+    version_id: 12
   register: legacy
 
 - name: Accept responses that drifted from the documented schema, with warnings
   modelarts.training.modelarts_training_job_info:
-    training_job_id: 3f7a1c2e-9b4d-4e8a-a1b2-c3d4e5f60718
+    training_job_id: 6a0c7f9e-3d2b-4c18-9e5a-1f2d3c4b5a60
     validate: warn
+
+- name: Keep a CI log short - only the paths the play reads stay under details
+  modelarts.training.modelarts_training_job_info:
+    training_job_id: 6a0c7f9e-3d2b-4c18-9e5a-1f2d3c4b5a60
+    wait: true
+    details_paths: []
 """
 
 RETURN = r"""
@@ -368,10 +375,19 @@ from ansible_collections.modelarts.training.plugins.module_utils import job_info
 from ansible_collections.modelarts.training.plugins.module_utils.query import MissingLibraryError
 
 
+class _Module(AnsibleModule):
+    """``AnsibleModule`` whose message on an unknown option names the closest option (``job_info.unsupported_message``)."""
+
+    def fail_json(self, msg, **kwargs):  # pylint: disable=arguments-differ
+        if isinstance(msg, str) and msg.startswith("Unsupported parameters for"):
+            msg = job_info.unsupported_message(msg, getattr(self, "params", None) or {})
+        super(_Module, self).fail_json(msg=msg, **kwargs)
+
+
 def main():
     # The argument spec, its rules and the result are job_info's: the action plugin of the same name runs the same
     # task in the controller's process when the connection is local (plugins/action/modelarts_training_job_info.py).
-    module = AnsibleModule(supports_check_mode=True, **job_info.spec_keywords())
+    module = _Module(supports_check_mode=True, **job_info.spec_keywords())
     try:
         outcome = job_info.run(module.params)
     except MissingLibraryError as error:

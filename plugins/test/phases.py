@@ -10,20 +10,49 @@ mistaken for a decision.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.modelarts.training.plugins.module_utils.phases import DEFAULT_FAIL_ON, PHASES, TERMINAL_PHASES
 
 
+def _kind(value):
+    """How a message names what a test was given: the public kind, never an internal class such as
+    ``_AnsibleLazyTemplateList``."""
+    if value is None:
+        return "none (an undefined or null value)"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, Sequence) or isinstance(value, (set, frozenset)):
+        return "a list"
+    public = [cls.__name__ for cls in type(value).__mro__ if not cls.__name__.startswith("_")]
+    return "a %s" % (public[0] if public else "value")
+
+
 def _phase(value, test):
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):
         if "phase" not in value:
+            if "training_job" in value or "training_jobs" in value:
+                raise AnsibleFilterError(
+                    "modelarts.training.%s: got the registered result of modelarts_training_job_info, not a job; test its .training_job"
+                    " (result.training_job is modelarts.training.%s), or one of its .training_jobs" % (test, test)
+                )
             raise AnsibleFilterError("modelarts.training.%s: the item has no 'phase' key; pass an item of the training_job lookup or module" % test)
         phase = value["phase"]
     elif isinstance(value, str):
         phase = value
+    elif isinstance(value, Sequence) or isinstance(value, (set, frozenset)):
+        raise AnsibleFilterError(
+            "modelarts.training.%s: got a list of %d, not one job; test one item (jobs[0] is modelarts.training.%s), or pick the items with"
+            " select (jobs | select('modelarts.training.%s') | list)" % (test, len(value), test, test)
+        )
     else:
-        raise AnsibleFilterError("modelarts.training.%s: expected a training job item or a phase string, got %s" % (test, type(value).__name__))
+        raise AnsibleFilterError("modelarts.training.%s: expected a training job item or a phase string, got %s" % (test, _kind(value)))
     if phase is not None and phase not in PHASES:
         raise AnsibleFilterError("modelarts.training.%s: unknown phase %r; expected one of %s" % (test, phase, ", ".join(PHASES)))
     return phase

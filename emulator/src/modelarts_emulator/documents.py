@@ -114,7 +114,7 @@ def failure_info(job, phase, ran=True):
     return info
 
 
-def _tasks(job):
+def task_names(job):
     return ["worker-%d" % i for i in range(job.node_count)]
 
 
@@ -175,7 +175,7 @@ def _task_statuses(job, snapshot):
         return []
     failure = failure_info(job, phase, _run_window(snapshot)[0] is not None)
     statuses = []
-    for task in _tasks(job):
+    for task in task_names(job):
         if phase == "Completed":
             statuses.append({"task": task, "exit_code": 0, "message": ""})
         elif task == failure["task"] or phase == "Terminated":
@@ -402,7 +402,7 @@ def _endpoints(job):
     return {
         "ssh": {
             "key_pair_names": ["KeyPair-ml-team"],
-            "task_urls": [{"task": t, "url": "ssh://ma-user@%s:%d" % (host, 30022 + i)} for i, t in enumerate(_tasks(job))],
+            "task_urls": [{"task": t, "url": "ssh://ma-user@%s:%d" % (host, 30022 + i)} for i, t in enumerate(task_names(job))],
         },
         "jupyter_lab": {"url": "https://authoring-%s.%s.example.invalid/lab" % (job.uid[:8], job.region), "token": job.uid_b[:24]},
         "tensorboard": {"url": "https://authoring-%s.%s.example.invalid/tensorboard" % (job.uid[:8], job.region), "token": job.uid_b[8:32]},
@@ -413,7 +413,7 @@ def _endpoints(job):
 def v2_status(job, snapshot):
     """Return the v2 ``status`` object for a snapshot."""
     start, end = _run_window(snapshot)
-    tasks = _tasks(job)
+    tasks = task_names(job)
     duration = 0
     if start is not None:
         duration = (end if end is not None else snapshot.now_ms) - start

@@ -23,7 +23,7 @@ and ``events_fault`` (``forbidden``: 403 on the events call).
 
 import datetime
 
-from . import errors
+from . import documents, errors
 
 PREVIEW_LIMIT = 5 * 1024 * 1024
 AOM_MAX_LINES = 500
@@ -199,7 +199,7 @@ def events_body(job, snapshot, failure, params):
 
 
 def _task_lines(job, snapshot, task, failure):
-    if task not in ["worker-%d" % index for index in range(job.node_count)]:
+    if task not in documents.task_names(job):
         raise errors.ApiError(404, "ModelArts.2778", "Task %s does not exist in this training job." % task)
     if job.log["fault"] == "not_ready":
         return None

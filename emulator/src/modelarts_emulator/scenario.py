@@ -351,6 +351,11 @@ def build_job(spec, directory, origin, ordinal):
     )
     if job.node_count < 1:
         raise ScenarioError("%s: node_count must be >= 1" % where)
+    tasks = documents.task_names(job)
+    if job.failure["task"] is not None and job.failure["task"] not in tasks:
+        raise ScenarioError(
+            "%s: failure task %r does not exist: a job of node_count %d has the tasks %s" % (where, job.failure["task"], job.node_count, ", ".join(tasks))
+        )
     for fault in job.job_faults:
         try:
             normalise_fault(fault, job.key)

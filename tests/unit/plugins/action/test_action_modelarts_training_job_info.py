@@ -108,7 +108,9 @@ def test_a_missing_library_hands_the_task_to_the_module(monkeypatch):
 def test_validation_fails_with_the_modules_words_and_masks_no_log_values():
     result = plugin(dict(BASE, wiat=True))._run_in_process(dict(os.environ), SHOW_INVOCATION)
     assert result["failed"] is True
-    assert result["msg"].startswith("Unsupported parameters for (modelarts.training.modelarts_training_job_info) module: wiat. Supported parameters include:")
+    assert result["msg"].startswith(
+        "Unsupported parameters for (modelarts.training.modelarts_training_job_info) module: wiat (did you mean wait?). Supported parameters include:"
+    )
     assert result["invocation"]["module_args"]["auth_token"] == "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER"
     result = plugin(dict(BASE, validate="sometimes"))._run_in_process(dict(os.environ))
     assert result["msg"] == "value of validate must be one of: strict, warn, off, got: sometimes"

@@ -456,3 +456,34 @@ def test_a_query_left_by_an_exception_abandons_its_client_and_a_clean_exit_does_
     with clean:
         clean.run()
     assert calls == ["abandon"]
+
+
+def test_a_search_the_deadline_left_unsent_is_not_a_failed_search():
+    """Issue 38, item 1: every search answered, none matched; a round whose sleep ended just past the deadline (a
+    sleeper overshoots) sent nothing, and the message must not say the last search failed."""
+    session = FakeSession(*[search_page() for _round in range(20)])
+    query = make_query(session, Selection(name="nightly-typo"), wait=True, wait_timeout=2, wait_sleep=1.5)
+    sleep = query.sleeper
+
+    def overshooting(seconds):
+        # The first nap (1.5 s) ends 0.6 s late, past the deadline: the round's search cannot be sent.
+        sleep(seconds + 0.6)
+
+    query.sleeper = overshooting
+    result = query.run()
+    assert not result.ok and result.items == []
+    assert "no training job named 'nightly-typo' was found after waiting" in result.msg
+    assert "failed" not in result.msg and "deadline passed" not in result.msg, result.msg
+    assert "(wait_timeout 2, 1 search)" in result.msg and len(session.calls) == 1, "a search never sent is not counted"
+
+
+def test_a_reused_name_that_closes_a_wait_says_how_many_jobs_matched_and_points_to_latest():
+    """Issue 38, item 2."""
+    session = FakeSession(
+        search_page(document("j1", "Failed", "nightly"), document("j2", "Completed", "nightly")),
+        FakeResponse(200, document("j1", "Failed", "nightly")),
+        FakeResponse(200, document("j2", "Completed", "nightly")),
+    )
+    result = make_query(session, Selection(name="nightly"), wait=True, wait_timeout=0, diagnostics=False).run()
+    assert not result.ok
+    assert result.msg.endswith("; the search named 'nightly' matched 2 jobs and each was waited on: set latest: true to wait on the newest only"), result.msg

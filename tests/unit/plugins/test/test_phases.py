@@ -38,8 +38,13 @@ def test_unseen_item_is_nothing():
     [
         ("Complete", "unknown phase 'Complete'"),
         ({"id": "j"}, "no 'phase' key"),
-        (3, "got int"),
-        (None, "got NoneType"),
+        (3, "got a number"),
+        (None, r"got none \(an undefined or null value\)"),
+        (["Completed"], r"got a list of 1, not one job; test one item \(jobs\[0\] is modelarts.training.\w+\), or pick the items with select"),
+        (
+            {"training_job": {"phase": "Completed"}, "training_jobs": []},
+            r"got the registered result of modelarts_training_job_info, not a job; test its .training_job",
+        ),
     ],
 )
 def test_bad_input_is_an_error(value, fragment):
