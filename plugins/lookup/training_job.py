@@ -6,7 +6,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 name: training_job
 short_description: Get Huawei Cloud ModelArts training jobs, validated and normalised
-version_added: 0.1.0
+version_added: 1.0.0
 author:
   - modelarts.training contributors (@modelarts-training)
 description:

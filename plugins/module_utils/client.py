@@ -58,7 +58,7 @@ except ImportError:
     REQUESTS_IMPORT_ERROR = traceback.format_exc()
 
 # The collection version; galaxy.yml is where it is set (tests/unit/.../test_version.py keeps this copy equal).
-COLLECTION_VERSION = "0.1.0"
+COLLECTION_VERSION = "1.0.0"
 USER_AGENT = "modelarts.training/%s (Ansible collection; +https://github.com/modelarts-training/modelarts.training)" % COLLECTION_VERSION
 # The longest Retry-After honoured (unless backoff_max_delay is longer); a deadline may cut it shorter.
 RETRY_AFTER_LIMIT = 300.0

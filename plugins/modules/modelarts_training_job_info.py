@@ -7,7 +7,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 module: modelarts_training_job_info
 short_description: Get Huawei Cloud ModelArts training jobs, validated and normalised, and optionally wait for them
-version_added: 0.1.0
+version_added: 1.0.0
 description:
   - Returns the details of ModelArts training jobs from the v2 API (C(GET /v2/{project_id}/training-jobs/{id})) or of a
     legacy v1 job version (C(GET /v1/{project_id}/training-jobs/{job_id}/versions/{version_id})).

@@ -207,7 +207,7 @@ def test_pip_installs_from_an_installed_collections_directory(venv, collection_r
     assert built.returncode == 0, built.stdout + built.stderr
     target = tmp_path / "collections"
     installed = subprocess.run(
-        [os.path.join(BIN, "ansible-galaxy"), "collection", "install", "--offline", "-p", str(target), str(tmp_path / "modelarts-training-0.1.0.tar.gz")],
+        [os.path.join(BIN, "ansible-galaxy"), "collection", "install", "--offline", "-p", str(target), str(tmp_path / "modelarts-training-1.0.0.tar.gz")],
         env=dict(ansible_env, ANSIBLE_COLLECTIONS_PATH=str(target)),
         capture_output=True,
         text=True,
