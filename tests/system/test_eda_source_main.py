@@ -172,7 +172,7 @@ def test_main_name_search_picks_up_jobs_created_later(src, modelarts_emulator):
 
 def test_main_name_search_survives_a_503_burst(src, modelarts_emulator, caplog):
     emulator = modelarts_emulator
-    caplog.set_level(logging.WARNING, LOGGER)
+    caplog.set_level(logging.INFO, LOGGER)
     name = unique_id("logic-search-503")
     job = unique_id("logic-search-503-job")
     emulator.add_jobs([{"id": job, "name": name, "timeline": [{"phase": "Running", "seconds": STEP}, "Completed"]}])
@@ -198,6 +198,8 @@ def test_main_name_search_survives_a_503_burst(src, modelarts_emulator, caplog):
         timeout=120,
     )
     assert phases(events) == [(job, None, "Running"), (job, "Running", "Completed")]
+    # Each 503 is logged once, whichever of a round's searches it answered (the search for new jobs warns, the search for
+    # the unfinished ones says at INFO that it failed this round): count them at INFO.
     assert caplog.text.count("HTTP 503") == 3
 
 
