@@ -54,34 +54,49 @@ def changelog(args, cwd, env):
     return result
 
 
-def test_a_release_writes_changelog_rst_at_the_root_from_every_fragment(tmp_path):
+def next_version(released):
+    """The version the next release takes: galaxy.yml's, or (once that was released) the patch release after it."""
+    current = version()
+    if current not in released:
+        return current
+    major, minor, patch = (int(part) for part in current.split("."))
+    return "%d.%d.%d" % (major, minor, patch + 1)
+
+
+def test_the_next_release_writes_changelog_rst_at_the_root_from_every_fragment(tmp_path):
+    """The release as the maintainers run it: every fragment collected into changelogs/changelog.yaml and none left,
+    CHANGELOG.rst at the root listing every release, each plugin under the release that brought it."""
     target, env = staged_copy(tmp_path)
     fragments_dir = os.path.join(target, "changelogs", "fragments")
     fragments = sorted(name for name in os.listdir(fragments_dir) if name.endswith((".yml", ".yaml")))
-    assert fragments, "no changelog fragments to release"
-    summaries = [name for name in fragments if "release_summary" in (load("changelogs", "fragments", name) or {})]
-    assert summaries, "the release has no release_summary fragment"
-    changelog(["release"], target, env)
+    released = load("changelogs", "changelog.yaml").get("releases") or {}
+    if not released:
+        assert fragments, "no changelog fragments for the first release"
+        summaries = [name for name in fragments if "release_summary" in (load("changelogs", "fragments", name) or {})]
+        assert summaries, "the first release has no release_summary fragment"
+    upcoming = next_version(released)
+    changelog(["release", "--version", upcoming], target, env)
 
     rst = os.path.join(target, "CHANGELOG.rst")
     assert os.path.isfile(rst), os.listdir(target)
     with open(rst, encoding="utf-8") as handle:
-        released = handle.read()
-    assert released.startswith("=" * 32 + "\nmodelarts.training Release Notes\n"), released[:200]
-    assert "\nv%s\n" % version() in released
+        written = handle.read()
+    assert written.startswith("=" * 32 + "\nmodelarts.training Release Notes\n"), written[:200]
+    for listed in sorted(set(released) | {upcoming}):
+        assert "\nv%s\n" % listed in written, listed
     # The first release lists what it brings, plugin by plugin, from the collection's own ansible-doc.
     for name in ("modelarts_training_job_info", "training_job", "completed", "training_job_gate"):
-        assert name in released, name
+        assert name in written, name
     with open(os.path.join(target, "changelogs", "changelog.yaml"), encoding="utf-8") as handle:
         releases = yaml.safe_load(handle)["releases"]
-    assert sorted(releases[version()]["fragments"]) == fragments
+    assert sorted(releases[upcoming].get("fragments") or []) == fragments
     assert not [name for name in os.listdir(fragments_dir) if name.endswith((".yml", ".yaml"))], "fragments left after the release"
     changelog(["lint-changelog-yaml", "changelogs/changelog.yaml"], target, env)
     # What the release wrote is what generate makes of changelog.yaml: the check below holds after a release.
     os.rename(rst, rst + ".released")
     changelog(["generate"], target, env)
     with open(rst, encoding="utf-8") as handle:
-        assert handle.read() == released
+        assert handle.read() == written
 
 
 def test_changelog_rst_is_generated_from_changelog_yaml(tmp_path):
