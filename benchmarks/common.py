@@ -55,6 +55,27 @@ _DESCRIPTION = (
 )
 
 
+def calls_since(emu, since):
+    """``(searches, searches by id, GETs)`` of training jobs the emulator answered after log sequence ``since``: what a
+    watch's rounds cost (a search is by id when its filters name ``id``)."""
+    searches = by_id = gets = 0
+    last = since
+    while True:
+        entries = emu.requests(since=last, path="/training-job", limit=5000)
+        if not entries:
+            return searches, by_id, gets
+        last = entries[-1]["seq"]
+        for entry in entries:
+            if entry["method"] == "POST" and entry["path"].endswith("/training-job-searches"):
+                body = entry.get("body") or {}
+                if any(spec.get("key") == "id" for spec in body.get("filters") or []):
+                    by_id += 1
+                else:
+                    searches += 1
+            elif entry["method"] == "GET":
+                gets += 1
+
+
 def full_jobs():
     """The full-size jobs in the emulator's scenario syntax (for ``emu.add_jobs``)."""
     base = {

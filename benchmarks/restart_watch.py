@@ -31,30 +31,10 @@ import time
 from modelarts_emulator.client import ControlClient
 from modelarts_emulator.launcher import running_emulator
 
-from common import RESULTS_DIR, ROOT, emu_mark, machine_facts, stage_collection
+from common import RESULTS_DIR, ROOT, calls_since, emu_mark, machine_facts, stage_collection
 
 SOURCE = ("extensions", "eda", "plugins", "event_source", "training_job_phase.py")
 TAGS = {"bench": "restart"}
-
-
-def searches_since(emu, since):
-    """``(listing, by_id, gets)`` requests since the mark ``since``."""
-    listing = by_id = gets = 0
-    last = since
-    while True:
-        entries = emu.requests(since=last, path="/training-job", limit=5000)
-        if not entries:
-            return listing, by_id, gets
-        last = entries[-1]["seq"]
-        for entry in entries:
-            if entry["method"] == "POST" and entry["path"].endswith("/training-job-searches"):
-                body = entry.get("body") or {}
-                if any(spec.get("key") == "id" for spec in body.get("filters") or []):
-                    by_id += 1
-                else:
-                    listing += 1
-            elif entry["method"] == "GET":
-                gets += 1
 
 
 def child(options):
@@ -78,7 +58,7 @@ def child(options):
             events += len(handed)
             watcher.delivered(handed)
         listed = time.monotonic() - started
-        listing = searches_since(emu, mark)
+        listing = calls_since(emu, mark)
         mark = emu_mark(emu)
         later_events = []
         rounds = 0
@@ -91,7 +71,7 @@ def child(options):
             later_events += handed
             watcher.delivered(handed)
             rounds += 1
-        later = searches_since(emu, mark)
+        later = calls_since(emu, mark)
     finally:
         query.close()
     print(

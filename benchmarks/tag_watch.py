@@ -27,31 +27,11 @@ import time
 
 from modelarts_emulator.launcher import running_emulator
 
-from common import RESULTS_DIR, ROOT, emu_mark, import_staged, machine_facts, stage_collection
+from common import RESULTS_DIR, ROOT, calls_since, emu_mark, import_staged, machine_facts, stage_collection
 
 
 SOURCE = os.path.join(ROOT, "extensions", "eda", "plugins", "event_source", "training_job_phase.py")
 TAGS = {"pipeline": "nightly", "team": "vision"}
-
-
-def calls_since(emu, since):
-    """``(tag searches, searches by id, GETs)`` answered after log sequence ``since``."""
-    tags = by_id = gets = 0
-    last = since
-    while True:
-        entries = emu.requests(since=last, path="/training-job", limit=5000)
-        if not entries:
-            return tags, by_id, gets
-        last = entries[-1]["seq"]
-        for entry in entries:
-            if entry["method"] == "POST" and entry["path"].endswith("/training-job-searches"):
-                body = entry.get("body") or {}
-                if any(spec.get("key") == "id" for spec in body.get("filters") or []):
-                    by_id += 1
-                else:
-                    tags += 1
-            elif entry["method"] == "GET":
-                gets += 1
 
 
 def run(source, jobs, rounds, add_at):

@@ -36,8 +36,8 @@ def connection_args(emu):
     return emu.connection("aksk")
 
 
-def run_rulebook(ansible_env, workdir, rulebook, variables=None, env=None, shutdown_delay=2, timeout=60, verbosity=0):
-    """Run ansible-rulebook with ``rulebook`` (a path) and ``variables`` (written to a vars file); return the process."""
+def rulebook_inputs(workdir, variables=None):
+    """``(inventory, vars file)`` for ansible-rulebook, written in ``workdir``: localhost on this Python, ``variables``."""
     workdir = str(workdir)
     inventory = os.path.join(workdir, "inventory.yml")
     with open(inventory, "w") as handle:
@@ -45,6 +45,13 @@ def run_rulebook(ansible_env, workdir, rulebook, variables=None, env=None, shutd
     vars_file = os.path.join(workdir, "vars.yml")
     with open(vars_file, "w") as handle:
         yaml.safe_dump(variables or {}, handle)
+    return inventory, vars_file
+
+
+def run_rulebook(ansible_env, workdir, rulebook, variables=None, env=None, shutdown_delay=2, timeout=60, verbosity=0):
+    """Run ansible-rulebook with ``rulebook`` (a path) and ``variables`` (written to a vars file); return the process."""
+    workdir = str(workdir)
+    inventory, vars_file = rulebook_inputs(workdir, variables)
     command = [os.path.join(BIN, "ansible-rulebook"), "--rulebook", rulebook, "-i", inventory, "--vars", vars_file, "--shutdown-delay", str(shutdown_delay)]
     if verbosity:
         command.append("-" + "v" * verbosity)

@@ -14,13 +14,11 @@ import re
 import signal
 import stat
 import subprocess
-import sys
 import uuid
 
 import pytest
-import yaml
 
-from eda_helpers import BIN, connection_args, event_lines, load_source, run_rulebook, source_events, unique_id
+from eda_helpers import BIN, connection_args, event_lines, load_source, rulebook_inputs, run_rulebook, source_events, unique_id
 
 
 @pytest.fixture
@@ -154,12 +152,7 @@ EVENT_ID = re.compile(r"'event_id': '([0-9a-f-]{36})'")
 def start_rulebook(env, workdir, variables, number):
     """ansible-rulebook in its own process group (so a kill takes its JVM and workers too), output to files."""
     workdir = str(workdir)
-    inventory = os.path.join(workdir, "inventory.yml")
-    with open(inventory, "w") as handle:
-        handle.write("all:\n  hosts:\n    localhost:\n      ansible_connection: local\n      ansible_python_interpreter: %s\n" % sys.executable)
-    vars_file = os.path.join(workdir, "vars.yml")
-    with open(vars_file, "w") as handle:
-        yaml.safe_dump(variables, handle)
+    inventory, vars_file = rulebook_inputs(workdir, variables)
     out = open(os.path.join(workdir, "run-%d.out" % number), "w")
     command = [os.path.join(BIN, "ansible-rulebook"), "--rulebook", RESTARTS, "-i", inventory, "--vars", vars_file, "--print-events"]
     command += ["--shutdown-delay", "1"]
@@ -167,19 +160,30 @@ def start_rulebook(env, workdir, variables, number):
     return process, out
 
 
-def test_sigkill_at_random_moments_loses_no_final_transition_and_repeats_only_what_was_in_flight(emulator, ansible_env, tmp_path):
+# One step of the emulator's clock: the jobs of the SIGKILL test move only when the test moves that clock.
+STEP = 3600
+
+
+def test_sigkill_at_random_moments_loses_no_final_transition_and_repeats_only_what_was_in_flight(modelarts_emulator, ansible_env, tmp_path):
     """ansible-rulebook's whole process group is killed (SIGKILL) at random moments, six times, while ten jobs finish at
-    staggered poll counts and three were finished before the start; each restart uses the same state_file.
+    staggered times and three were finished before the start; each restart uses the same state_file.
+
+    The jobs live on the emulator's clock, which the test moves one step at a random moment of each killed run, before
+    its kill: two jobs reach their final phase at each step from the second to the sixth, so every killed run sees
+    transitions (or misses them while it is down) and the source cannot finish before its sixth kill, however fast or
+    slow the machine runs.
 
     What reached the rules is read from ``--print-events`` (ansible-rulebook prints an event when its rule set takes it off
     the source's queue, before the source saves it as reported) and from the rule's own line."""
+    emulator = modelarts_emulator
     randomness = random.Random(os.environ.get("RESTART_SEED", "37"))
     before = [unique_id("kill-before") for _number in range(3)]
     live = [unique_id("kill-live") for _number in range(10)]
     jobs = [{"id": job, "name": "kill-before", "phase": "Completed"} for job in before]
     for index, job in enumerate(live):
         final = "Failed" if index % 4 == 3 else "Completed"
-        jobs.append({"id": job, "name": "kill-live", "timeline": [{"phase": "Pending", "polls": 1}, {"phase": "Running", "polls": 3 + 4 * index}, final]})
+        running = {"phase": "Running", "seconds": STEP * (1 + index // 2)}
+        jobs.append({"id": job, "name": "kill-live", "timeline": [{"phase": "Pending", "seconds": STEP}, running, final]})
     emulator.add_jobs(jobs)
     finals = dict((job, "Completed") for job in before)
     finals.update((job, "Failed" if index % 4 == 3 else "Completed") for index, job in enumerate(live))
@@ -195,9 +199,17 @@ def test_sigkill_at_random_moments_loses_no_final_transition_and_repeats_only_wh
         killed = False
         try:
             if kills < 6:
-                # A random moment of this run: the JVM's start-up takes seconds, so some kills come before any event.
+                # Random moments of this run: the clock's step, then the kill. The JVM's start-up takes seconds, so some
+                # steps and kills come before any event: the run after it then sees what changed while it was down.
+                kill_at = randomness.uniform(2.0, 12.0)
+                step_at = randomness.uniform(0.5, kill_at - 0.5)
                 try:
-                    process.wait(timeout=randomness.uniform(2.0, 12.0))
+                    process.wait(timeout=step_at)
+                except subprocess.TimeoutExpired:
+                    pass
+                emulator.advance_clock(STEP)
+                try:
+                    process.wait(timeout=kill_at - step_at)
                 except subprocess.TimeoutExpired:
                     os.killpg(process.pid, signal.SIGKILL)
                     process.wait(timeout=30)
@@ -226,7 +238,7 @@ def test_sigkill_at_random_moments_loses_no_final_transition_and_repeats_only_wh
         if not killed:
             assert process.returncode == 0, text[-3000:]
             break
-    assert kills >= 5, "only %d kills before the source finished: the jobs finish too soon" % kills
+    assert kills == 6, "only %d kills before the source finished" % kills
     transitions_by_id = {}
     for _killed, received, _text in runs:
         for identity, transition in received.items():
