@@ -75,7 +75,10 @@ def test_two_runs_without_a_state_file_give_the_same_event_id(src, emulator):
     assert first[0]["modelarts"]["event_id"] == second[0]["modelarts"]["event_id"]
 
 
-def test_the_state_file_resumes_from_what_was_reported(src, emulator, tmp_path):
+def test_the_state_file_resumes_from_what_was_reported(src, modelarts_emulator, tmp_path):
+    # modelarts_emulator: the test moves the clock, which that fixture sets back after the test (the session's emulator
+    # serves the worker's other tests).
+    emulator = modelarts_emulator
     done, live = unique_id("restart-done"), unique_id("restart-live")
     emulator.add_jobs(
         [
