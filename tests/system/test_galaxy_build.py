@@ -57,6 +57,7 @@ PLUGINS = [
     ("test", "modelarts.training.terminal"),
     ("test", "modelarts.training.failed"),
     ("filter", "modelarts.training.unknown_variables"),
+    ("filter", "modelarts.training.unknown_options"),
     ("role", "modelarts.training.training_job_gate"),
 ]
 
@@ -156,7 +157,7 @@ def test_ansible_doc_renders_from_the_installed_tarball(installed, kind, name):
 
 def test_ansible_doc_lists_every_plugin(installed):
     _tarball, _target, env = installed
-    for kind, expected in (("module", 1), ("lookup", 1), ("test", 3), ("filter", 1)):
+    for kind, expected in (("module", 1), ("lookup", 1), ("test", 3), ("filter", 2)):
         result = subprocess.run([os.path.join(BIN, "ansible-doc"), "-t", kind, "-l", "modelarts.training"], env=env, capture_output=True, text=True, check=True)
         listed = [line for line in result.stdout.splitlines() if line.startswith("modelarts.training.")]
         assert len(listed) == expected, result.stdout
