@@ -12,6 +12,7 @@ import pytest
 import requests
 
 from modelarts_emulator.launcher import running_emulator, server_command, server_env, wait_until
+from modelarts_emulator.scenario import load_file, resolve_scenario_path
 
 from .helpers import SignedClient
 
@@ -149,7 +150,16 @@ def test_without_scenario_it_serves_the_demo_jobs():
         names = sorted(job["name"] for job in emu.jobs())
         with SignedClient(emu.url, emu.ak, emu.sk, emu.project_id) as client:
             assert client.job(DEMO_JOB).json()["metadata"]["name"] == "resnet50-flowers-train"
-    assert names == ["bert-intent-train", "legacy-mnist-train", "resnet50-flowers-train", "resnet50-flowers-train-baseline", "yolo-detect-nightly"]
+    assert names == [
+        "bert-intent-train",
+        "finetune-llm",
+        "legacy-mnist-train",
+        "resnet-nightly",
+        "resnet-nightly",
+        "resnet50-flowers-train",
+        "resnet50-flowers-train-baseline",
+        "yolo-detect-nightly",
+    ]
 
 
 def test_scenario_empty_serves_no_job():
@@ -183,7 +193,8 @@ def test_without_cryptography_tls_is_refused_with_the_extra_to_install(tmp_path)
 def test_without_pyyaml_the_default_demo_still_starts_and_yaml_scenarios_say_why_not(tmp_path):
     env = _without(tmp_path, "yaml")
     with running_emulator(env=env) as emu:
-        assert len(emu.jobs()) == 5
+        # Every job of the shipped demo scenario (JSON: it needs no PyYAML).
+        assert len(emu.jobs()) == len(load_file(resolve_scenario_path("demo"))["jobs"])
     result = subprocess.run(server_command() + ["--scenario", "integration"], capture_output=True, text=True, timeout=20, check=False, env=env)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "PyYAML is needed to read" in result.stderr and 'pip install "modelarts-emulator[yaml]"' in result.stderr
