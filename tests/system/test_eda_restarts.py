@@ -423,3 +423,22 @@ def test_with_feedback_the_state_file_records_a_transition_only_once_ansible_rul
     # live's first event): a repeat with its event_id, which a playbook drops (gate_deployment does).
     assert {line[3] for line in event_lines(text)} <= first | {withheld[0][3]}
     assert recorded() == {done: "Completed", live: "Completed"}
+
+
+def test_a_job_tagged_after_it_finished_is_reported_at_the_next_start_with_startup_all(src, emulator, tmp_path):
+    """docs/event_source.md, "A finished job that starts to match": a later round does not find it (no search tells it
+    from a job that always matched, short of listing every match); the next start's listing does, and with
+    ``startup: all`` a job the state file does not know gives its first observation - once."""
+    tag = {"late-finished": uuid.uuid4().hex[:8]}
+    emulator.add_jobs([{"name": "late-newer-{n:02d}", "count": 60, "created_ago": "2h", "stagger": "1m", "phase": "Completed", "tags": tag}])
+    old = emulator.add_job(name="late-old", created_ago="5h", phase="Completed")
+    state = tmp_path / "state" / "watch.json"
+    state.parent.mkdir(mode=0o700)
+    args = dict(connection_args(emulator), tags=tag, interval=0.3, state_file=str(state))
+    first = run(source_events(src, args, lambda events: len(events) >= 60 and len(json.loads(state.read_text())["jobs"]) == 60 if state.exists() else False))
+    assert len(first) == 60 and old not in {job for job, _previous, _phase in transitions(first)}
+    emulator.update_job(old, tags=tag)
+    second = run(source_events(src, args, lambda events: len(events) >= 1 and json.loads(state.read_text())["jobs"].get(old) == "Completed", wait=10))
+    assert transitions(second) == [(old, None, "Completed")]
+    third = run(source_events(src, args, lambda events: False, wait=3))
+    assert third == []
