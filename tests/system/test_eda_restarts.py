@@ -14,6 +14,7 @@ import re
 import signal
 import stat
 import subprocess
+import time
 import uuid
 
 import pytest
@@ -308,3 +309,136 @@ def test_a_watch_over_10001_matching_jobs_starts_and_emits(src, emulator):
     args = dict(connection_args(emulator), tags=tag, interval=0.3, startup="changes")
     events = run(source_events(src, args, bool, wait=240), limit=300)
     assert transitions(events) == [(live, "Running", "Completed")]
+
+
+FEEDBACK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rulebooks", "observe_feedback.yml")
+FILTERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "event_filters")
+
+
+def start_feedback_rulebook(env, workdir, variables, number):
+    """ansible-rulebook with persistence (``--persistence-id`` and an H2 database file, ``drools_db_file_path``), which is
+    what gives a ``feedback: true`` source its feedback queue; the test's event filters in ``--filter-dir``."""
+    workdir = str(workdir)
+    inventory, vars_file = rulebook_inputs(workdir, variables)
+    out = open(os.path.join(workdir, "feedback-%d.out" % number), "w")
+    command = [os.path.join(BIN, "ansible-rulebook"), "--rulebook", FEEDBACK, "-i", inventory, "--vars", vars_file, "--print-events"]
+    command += ["--shutdown-delay", "1", "--persistence-id", "modelarts-feedback-test", "--filter-dir", FILTERS]
+    process = subprocess.Popen(command, env=env, cwd=workdir, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    return process, out
+
+
+def wait_for(process, output, condition, what, limit=240):
+    """Wait (polling files, not timing anything) until ``condition()`` holds; fail with the output if ``process`` ended
+    first or ``limit`` seconds went by."""
+    for _tick in range(int(limit / 0.1)):
+        if condition():
+            return
+        if process.poll() is not None and not condition():
+            break
+        time.sleep(0.1)
+    raise AssertionError("%s did not happen; ansible-rulebook's output:\n%s" % (what, output.read_text()[-4000:]))
+
+
+def test_with_feedback_the_state_file_records_a_transition_only_once_ansible_rulebook_acknowledged_it(src, modelarts_emulator, ansible_env, tmp_path):
+    """``feedback: true`` under ansible-rulebook with persistence: the state file records what the rules engine
+    acknowledged on the feedback queue, not what was put on the source's queue.
+
+    The test's ``withhold_ack`` filter lets the rules receive one job's ``Completed`` event but keeps ansible-rulebook's
+    acknowledgement of it from the source (so the moment between the two lasts as long as the test needs, whatever the
+    machine's speed).  The rules print that event, the state file still holds the job at ``Running``; the whole process
+    group is killed (SIGKILL); the restart with the same state file reports the transition again, with the same
+    ``event_id``, and records it once acknowledged."""
+    emulator = modelarts_emulator
+    # The collection's own event_id (watch.py's), through the staged source.
+    event_id_of = src["build_watcher"].__globals__["event_id"]
+    done, live = unique_id("feedback-done"), unique_id("feedback-live")
+    emulator.add_jobs(
+        [
+            {"id": done, "name": "feedback", "phase": "Completed"},
+            # Running for an hour of the emulator's clock: it completes when the test moves the clock.
+            {"id": live, "name": "feedback", "timeline": [{"phase": "Running", "seconds": STEP}, "Completed"]},
+        ]
+    )
+    state = tmp_path / "state" / "watch.json"
+    state.parent.mkdir(mode=0o700)
+    variables = {
+        "training_job_ids": [done, live],
+        "interval": 0.3,
+        "state_file": str(state),
+        # ansible-rulebook's persistence on an embedded H2 database file (its rules engine's state across restarts).
+        "drools_db_file_path": str(tmp_path / "drools" / "eda"),
+    }
+    env = dict(ansible_env, PYTHONUNBUFFERED="1", WITHHOLD_ACK_JOB=live, WITHHOLD_ACK_PHASE="Completed", **emulator.env())
+
+    def recorded():
+        try:
+            return json.loads(state.read_text())["jobs"]
+        except (OSError, ValueError, KeyError):
+            return {}
+
+    process, out = start_feedback_rulebook(env, tmp_path, variables, 0)
+    output = tmp_path / "feedback-0.out"
+    try:
+        # The first round's two events are acknowledged, then recorded.
+        wait_for(process, output, lambda: recorded() == {done: "Completed", live: "Running"}, "the first round's record")
+        # ansible-rulebook prints an event (--print-events) before its rules engine takes it and acknowledges it: what the
+        # state file records was printed before.
+        first = set(EVENT_ID.findall(output.read_text()))
+        assert {event_id_of(done, None, "Completed"), event_id_of(live, None, "Running")} <= first, output.read_text()[-3000:]
+        emulator.advance_clock(STEP)
+
+        def completed_reached_the_rules():
+            return any(line[:3] == (live, "Running", "Completed") for line in event_lines(output.read_text()))
+
+        wait_for(process, output, completed_reached_the_rules, "the rules' line for %s Running -> Completed" % live)
+        # The rules have the event; ansible-rulebook's acknowledgement never reaches the source: not recorded.
+        assert recorded() == {done: "Completed", live: "Running"}
+        withheld = [line for line in event_lines(output.read_text()) if line[:3] == (live, "Running", "Completed")]
+        assert len(withheld) == 1 and withheld[0][3] not in first
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)
+        out.close()
+    assert recorded() == {done: "Completed", live: "Running"}, "the kill lost or recorded nothing more"
+    # The restart, acknowledging everything: the transition the rules had without acknowledging it comes again, with the
+    # same event_id; the job finished before it is not reported; the source ends (stop_when_done) once it saved.
+    env.pop("WITHHOLD_ACK_JOB")
+    process, out = start_feedback_rulebook(env, tmp_path, variables, 1)
+    try:
+        process.wait(timeout=240)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=30)
+        out.close()
+    text = (tmp_path / "feedback-1.out").read_text()
+    assert process.returncode == 0, text[-3000:]
+    assert not re.search(r"^Traceback \(most recent call last\):$", text, re.M), text[-3000:]
+    # What the source put on the queue this run (--print-events prints each event its rules engine receives): that
+    # transition alone, with the same event_id.
+    assert EVENT_ID.findall(text) == [withheld[0][3]], text[-3000:]
+    assert tuple(withheld[0][:3]) in [tuple(line[:3]) for line in event_lines(text)]
+    # ansible-rulebook's own persistence may run again, after the restart, an action of the killed run (seen: the rule of
+    # live's first event): a repeat with its event_id, which a playbook drops (gate_deployment does).
+    assert {line[3] for line in event_lines(text)} <= first | {withheld[0][3]}
+    assert recorded() == {done: "Completed", live: "Completed"}
+
+
+def test_a_job_tagged_after_it_finished_is_reported_at_the_next_start_with_startup_all(src, emulator, tmp_path):
+    """docs/event_source.md, "A finished job that starts to match": a later round does not find it (no search tells it
+    from a job that always matched, short of listing every match); the next start's listing does, and with
+    ``startup: all`` a job the state file does not know gives its first observation - once."""
+    tag = {"late-finished": uuid.uuid4().hex[:8]}
+    emulator.add_jobs([{"name": "late-newer-{n:02d}", "count": 60, "created_ago": "2h", "stagger": "1m", "phase": "Completed", "tags": tag}])
+    old = emulator.add_job(name="late-old", created_ago="5h", phase="Completed")
+    state = tmp_path / "state" / "watch.json"
+    state.parent.mkdir(mode=0o700)
+    args = dict(connection_args(emulator), tags=tag, interval=0.3, state_file=str(state))
+    first = run(source_events(src, args, lambda events: len(events) >= 60 and len(json.loads(state.read_text())["jobs"]) == 60 if state.exists() else False))
+    assert len(first) == 60 and old not in {job for job, _previous, _phase in transitions(first)}
+    emulator.update_job(old, tags=tag)
+    second = run(source_events(src, args, lambda events: len(events) >= 1 and json.loads(state.read_text())["jobs"].get(old) == "Completed", wait=10))
+    assert transitions(second) == [(old, None, "Completed")]
+    third = run(source_events(src, args, lambda events: False, wait=3))
+    assert third == []

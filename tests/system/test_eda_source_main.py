@@ -15,6 +15,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -234,6 +235,38 @@ def test_main_never_blocks_the_event_loop(src, emulator):
     answered_before_the_loop_turned, event = run(scenario(), timeout=60)
     assert not answered_before_the_loop_turned
     assert event["modelarts"]["phase"] == "Running"  # ... and the stalled request did give its event
+
+
+def test_a_cancelled_source_abandons_the_request_in_flight(src, emulator):
+    """ansible-rulebook cancels its sources at shutdown.  A request a worker thread has in flight then is abandoned (its
+    socket shut, no retry): neither the thread nor ``asyncio.run``'s shutdown of the default executor waits for the
+    answer, which the emulator stalls far longer than the test waits."""
+    job = unique_id("logic-cancel")
+    emulator.add_jobs([{"id": job, "name": "logic-cancel", "phase": "Running"}])
+    fault = emulator.add_fault(type="delay", seconds=600, count=1, job=job)
+
+    def stalled():
+        while not [entry for entry in emulator.faults() if entry["id"] == fault and entry["hits"]]:
+            time.sleep(0.02)
+
+    async def scenario():
+        queue = asyncio.Queue()
+        args = dict(connection_args(emulator), training_job_ids=[job], interval=0.2, request_timeout=900, backoff_retries=0)
+        task = asyncio.ensure_future(src["main"](queue, args))
+        await asyncio.wait_for(asyncio.to_thread(stalled), 30)
+        task.cancel()
+        outcome = await asyncio.gather(task, return_exceptions=True)
+        return queue.empty(), outcome
+
+    ended = []
+    # asyncio.run waits for the default executor's threads as it ends: it returns only once the worker thread that ran
+    # the stalled round has returned too.
+    runner = threading.Thread(target=lambda: ended.append(asyncio.run(scenario())), name="cancelled-source", daemon=True)
+    runner.start()
+    runner.join(120)
+    assert not runner.is_alive(), "the cancelled source's worker thread still waits for the answer the emulator stalls for 600 s"
+    empty, outcome = ended[0]
+    assert empty and isinstance(outcome[0], asyncio.CancelledError), outcome
 
 
 def test_no_secret_in_events_or_logs_with_password_auth_and_errors(src, emulator, caplog):

@@ -296,7 +296,10 @@ async def main(queue, args):
     """ansible-rulebook entry point: watch the jobs ``args`` select and put phase-change events on ``queue``."""
     args = dict(args or {})
     watcher, query = build_watcher(args)
-    try:
+    # The door as a context: when the source leaves by an exception - ansible-rulebook cancelling it at shutdown
+    # (asyncio.CancelledError) above all - the requests a worker thread still has in flight are abandoned (their sockets
+    # shut, no retry), so neither that thread nor the executor's shutdown at the end of asyncio.run waits for them.
+    with query:
         for warning in query.warnings:
             logger.warning("%s", warning)
         arguments = watcher.arguments
@@ -307,8 +310,6 @@ async def main(queue, args):
         )
         logger.info("watching %s every %ss at %s", what, arguments.interval, query.client.endpoint)
         await run(watcher, queue, args.get("eda_feedback_queue"))
-    finally:
-        query.close()
 
 
 if __name__ == "__main__":
