@@ -242,12 +242,11 @@ def index(found):
     for piece in found:
         # A quoted value is read with its quotes: the piece around it also reads without them.
         variants.update({piece, piece.strip(), piece.strip("'"), piece.strip().strip("'")})
-    for piece in variants:
-        for text in {piece}:
-            if re.fullmatch(r"\w+", text):
-                words.add(text)
-            elif text:
-                by_start.setdefault(text[:2], []).append(text)
+    for text in variants:
+        if re.fullmatch(r"\w+", text):
+            words.add(text)
+        elif text:
+            by_start.setdefault(text[:2], []).append(text)
     return by_start, words, "\0" + "\0".join(variants) + "\0"
 
 
