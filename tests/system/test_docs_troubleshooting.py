@@ -66,7 +66,8 @@ NOT_MESSAGES = {
     "worker-<node_count - 1>",
 }
 
-# Texts no Python source holds: the operating system's error strings and OpenSSL's reasons, passed on as they come.
+# Texts no source of the collection, the emulator or the libraries holds: the operating system's error strings,
+# OpenSSL's reasons and a service text the emulator does not serve, passed on as they come.
 FOREIGN = {
     "[Errno 111] Connection refused": "strerror(ECONNREFUSED), in the text of urllib3's NewConnectionError",
     "Connection reset by peer": "strerror(ECONNRESET)",
@@ -74,6 +75,7 @@ FOREIGN = {
     "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: unable to get local issuer certificate": "OpenSSL's reason",
     "self-signed certificate in certificate chain": "OpenSSL's reason",
     "No such file or directory": "strerror(ENOENT), in an OSError the message quotes",
+    "The job does not exist.": "the v1 service's error_message of ModelArts.0103 (the emulator serves no v1 error on HTTP 200)",
 }
 
 # Words the examples' users wrote (a misspelt option or value), quoted unquoted by the messages that echo them.
