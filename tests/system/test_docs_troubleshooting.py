@@ -16,8 +16,10 @@ a message the page invents, a value written twice (``HTTP 401 401`` reads ``HTTP
 the code has: the test knows that a status is followed by an error code, see :data:`VALUE`). The messages that come from
 the operating system or OpenSSL, which no Python source holds, are listed in :data:`FOREIGN`, each with its origin.
 
-Triggered checks of the same messages (the messages of issues 29 and 38, the role's, the emulator's) are in
-test_issue_38_newcomer.py, test_issue_29_messages.py and the other system tests; this one covers every quotation.
+Where the code's path is at hand without a request (the selection's and the wait options' checks, :data:`TRIGGERED`),
+the test also makes the code print the message and compares it with the quotation. The messages of issues 29 and 38
+(the role's, the emulator's, the connection errors') are triggered against the emulator in test_issue_38_newcomer.py
+and test_issue_29_messages.py; this test covers every quotation.
 """
 
 import ast
@@ -25,6 +27,7 @@ import glob
 import json
 import os
 import re
+import sys
 
 import ansible
 import pytest
@@ -330,3 +333,60 @@ def test_every_quoted_message_is_printed_by_the_code(pieces):
 def test_a_message_the_code_does_not_print_is_found(invented, pieces):
     """The check can fail: a repeated status, a reworded or a made-up message does not read as the code's strings."""
     assert unread(invented, pieces)
+
+
+def _selection(collection_root):
+    if collection_root not in sys.path:
+        sys.path.insert(0, collection_root)
+    # pylint: disable=import-outside-toplevel,import-error
+    from ansible_collections.modelarts.training.plugins.module_utils import options, selection
+
+    return selection, options
+
+
+def _raised(call, *args):
+    try:
+        call(*args)
+    except Exception as error:  # pylint: disable=broad-exception-caught
+        return str(error)
+    raise AssertionError("%s%r raised nothing" % (call.__name__, args))
+
+
+# The quotations the code's own paths print, each with how to make the code print it (module_utils, no request).
+TRIGGERED = {
+    "training_job_id, tags are mutually exclusive (name and tags may be combined)": lambda s, o: _raised(
+        s.select, {"training_job_id": "a", "tags": {"team": "x"}}
+    ),
+    "training_job_ids[1]: '..' is not a training job id (ModelArts ids look like 3f7a1c2e-9b4d-4e8a-a1b2-c3d4e5f60718: letters, "
+    "digits, '-', '_' and '.', starting with a letter or digit, at most 128 characters)": lambda s, o: _raised(s.select, {"training_job_ids": ["a", ".."]}),
+    "latest needs name or tags: it keeps the newest of the jobs they match": lambda s, o: _raised(s.select, {"training_job_id": "a", "latest": True}),
+    "tags.release: 'a#b' is not a tag value the search takes (0-255 letters, digits, spaces and _ . : / = + - @)": lambda s, o: _raised(
+        s.parse_tags, {"release": "a#b"}
+    ),
+    "tags: 'team/x' is not a tag key the search takes (...)": lambda s, o: _raised(s.parse_tags, {"team/x": None}),
+    "tags: at most 10 tag keys, got 11": lambda s, o: _raised(s.parse_tags, dict(("k%d" % n, None) for n in range(11))),
+    "tags.release: at most 10 values a tag key, got 11": lambda s, o: _raised(s.parse_tags, {"release": [str(n) for n in range(11)]}),
+    "tags.release: a value is given twice": lambda s, o: _raised(s.parse_tags, {"release": ["a", "a"]}),
+    "tags.release: an empty value means any value; give it alone (or null, or [])": lambda s, o: _raised(s.parse_tags, {"release": ["", "a"]}),
+    "tags.release: a tag value must be a string, got 1.1 (quote numbers such as 1.10 in YAML)": lambda s, o: _raised(s.parse_tags, {"release": 1.1}),
+    "workspace_id: 'ws-1' is not a workspace id (0, the default workspace, or the 32 letters and digits of a workspace's id)": lambda s, o: _raised(
+        s.check_workspace_id, "ws-1"
+    ),
+    "wait_for and fail_on must not share phases, both contain: Failed": lambda s, o: o.wait_option_problems(["Completed", "Failed"], ["Failed"], 60, 5, 60)[0],
+    "wait_for must name at least one phase": lambda s, o: o.wait_option_problems([], ["Failed"], 60, 5, 60)[0],
+    "wait_timeout must be 0 or more seconds, got -1": lambda s, o: o.wait_option_problems(["Completed"], ["Failed"], -1, 5, 60)[0],
+}
+
+
+def quoted_pattern(quoted):
+    """A quotation as a regular expression of the whole message: ``...`` and ``<placeholder>`` stand for any text."""
+    parts = re.split(r"(\.\.\.|<[a-z0-9 ]+>)", quoted)
+    return re.compile("".join(".*?" if index % 2 else re.escape(part) for index, part in enumerate(parts)))
+
+
+@pytest.mark.parametrize("quoted", sorted(TRIGGERED))
+def test_the_code_prints_the_quotation(quoted, collection_root):
+    """Where the code's own path is at hand, the quotation is compared with what it prints, not only with its strings."""
+    assert quoted in [message for _number, message in messages()[0]], "docs/troubleshooting.md no longer quotes: %s" % quoted
+    printed = TRIGGERED[quoted](*_selection(collection_root))
+    assert quoted_pattern(quoted).fullmatch(printed), "the code prints:\n%s\nthe page quotes:\n%s" % (printed, quoted)
