@@ -425,6 +425,40 @@ class Call(object):
         self.signer = None
 
 
+def read_answer(call, raw, content, secrets):
+    """The 2xx answer ``raw`` (its body ``content``) to ``call``: ``(Response, None)``, or ``(ModelArtsError, None)`` for a
+    body that cannot be read (a read-only call can safely try again) or a v1 error on HTTP 200.  A credential answer's
+    error names the call and what is wrong with its body - never a byte of it: the secrets it holds may not be known
+    as such (a truncated answer)."""
+    operation, status = call.operation, raw.status_code
+    request_id = raw.headers.get("X-Request-Id")
+    if call.service == CREDENTIALS_SERVICE:
+        try:
+            data = content.decode("utf-8", "replace") if call.expect == "text" else credentials_mod.parse_answer(content)
+        except credentials_mod.UnreadableAnswer as problem:
+            message = redact("%s: the answer of %s (HTTP %s) %s" % (operation, _call_name(call), status, problem), secrets)
+            if request_id:
+                message += " [request id %s]" % label(request_id, 80)
+            return ModelArtsError(message, operation=operation, status=status, request_id=request_id, transient=True), None
+        return Response(data, status, request_id, raw.headers, call=redact(_call_name(call), secrets)), None
+    if isinstance(content, _Consumed):
+        return Response(content.data, status, request_id, raw.headers, call=redact(_call_name(call), secrets)), None
+    try:
+        text = content.decode("utf-8") if content else ""
+        data = text if call.expect == "text" else json.loads(text) if text else None
+    except (ValueError, RecursionError, UnicodeDecodeError):
+        # A complete 2xx with an unreadable body is what a gateway or a cut
+        # connection produces; a read-only call can safely try again.
+        message = "%s: HTTP %s but the body is not valid JSON (%d bytes): %r" % (operation, status, len(content), excerpt(content, secrets))
+        if request_id:
+            message += " [request id %s]" % request_id
+        return ModelArtsError(message, operation=operation, status=status, request_id=request_id, transient=True), None
+    if isinstance(data, dict) and data.get("is_success") is False:
+        # The v1 API reports some errors on HTTP 200: the same error as on a 4xx.
+        return error_from_response(operation, status, raw.headers, content, secrets), None
+    return Response(data, status, request_id, raw.headers, len(content or b"")), None
+
+
 def _unsigned(call):
     return call.url, dict(call.headers)
 
@@ -642,7 +676,6 @@ class HttpTransport(object):
         status = raw.status_code
         with self._lock:
             self._answered.add(_origin(call.url))
-        request_id = raw.headers.get("X-Request-Id")
         if status == 429:
             with self._lock:
                 self._throttled += 1
@@ -650,24 +683,7 @@ class HttpTransport(object):
         if not 200 <= status < 300:
             retry_after = parse_retry_after(raw.headers.get("Retry-After"), self._utcnow()) if status in RETRYABLE_STATUS else None
             return error_from_response(operation, status, raw.headers, content, self._secrets, quote=not credential), retry_after
-        if credential:
-            return self._credential_answer(call, raw, status, content)
-        if isinstance(content, _Consumed):
-            return Response(content.data, status, request_id, raw.headers, call=self.redact(_call_name(call))), None
-        try:
-            text = content.decode("utf-8") if content else ""
-            data = text if call.expect == "text" else json.loads(text) if text else None
-        except (ValueError, RecursionError, UnicodeDecodeError):
-            # A complete 2xx with an unreadable body is what a gateway or a cut
-            # connection produces; a read-only call can safely try again.
-            message = "%s: HTTP %s but the body is not valid JSON (%d bytes): %r" % (operation, status, len(content), excerpt(content, self._secrets))
-            if request_id:
-                message += " [request id %s]" % request_id
-            return ModelArtsError(message, operation=operation, status=status, request_id=request_id, transient=True), None
-        if isinstance(data, dict) and data.get("is_success") is False:
-            # The v1 API reports some errors on HTTP 200: the same error as on a 4xx.
-            return error_from_response(operation, status, raw.headers, content, self._secrets), None
-        return Response(data, status, request_id, raw.headers, len(content or b"")), None
+        return read_answer(call, raw, content, self._secrets)
 
     def _unreached(self, exc, error, call):
         """``error`` marked ``unreached`` when no connection was made to a host that has never answered this client; a
@@ -689,19 +705,6 @@ class HttpTransport(object):
                 error.args = ("%s (the server at %s answered in TLS: use https://%s)" % (error.args[0], where, where),)
                 error.transient = False
         return error
-
-    def _credential_answer(self, call, raw, status, content):
-        """``(Response, None)`` for a 2xx credential answer, or ``(ModelArtsError, None)`` naming the call and what is wrong
-        with its body - never a byte of it: the secrets it holds may not be known as such (a truncated answer)."""
-        request_id = raw.headers.get("X-Request-Id")
-        try:
-            data = content.decode("utf-8", "replace") if call.expect == "text" else credentials_mod.parse_answer(content)
-        except credentials_mod.UnreadableAnswer as problem:
-            message = self.redact("%s: the answer of %s (HTTP %s) %s" % (call.operation, _call_name(call), status, problem))
-            if request_id:
-                message += " [request id %s]" % label(request_id, 80)
-            return ModelArtsError(message, operation=call.operation, status=status, request_id=request_id, transient=True), None
-        return Response(data, status, request_id, raw.headers, call=self.redact(_call_name(call))), None
 
     def _exchange(self, call, url, headers, watch):
         """Send the request and read the whole response: ``(raw response, body bytes)``."""
