@@ -29,7 +29,6 @@ import threading
 
 from ansible_collections.modelarts.training.plugins.module_utils.credentials import (
     ENV_CREDENTIALS_FILE,
-    KINDS,
     Credentials,
     CredentialsConfigError,
     RENEW_MARGIN,
@@ -761,7 +760,7 @@ def provider_for(kind, values, environ=None, home=None):
     environ = os.environ if environ is None else environ
     source = SOURCES.get(kind)
     if source is None:
-        raise CredentialsConfigError("unknown credential kind %r; expected one of %s" % (kind, ", ".join(KINDS)))
+        raise CredentialsConfigError("unknown credential kind %r; expected one of %s" % (kind, ", ".join(SOURCES)))
     base = source(values, environ, home)
     agency_name = option_value(values, "agency_name")
     if agency_name is None:

@@ -60,8 +60,6 @@ OBTAIN_RETRY_MAX = 300.0
 # default chain reads it, below every level.  The other options' variables live in that table.
 ENV_CREDENTIALS_FILE = "HUAWEICLOUD_SDK_CREDENTIALS_FILE"
 
-# The explicit kinds provider_for() builds; "default" is the chain.
-KINDS = ("aksk", "auth_token", "password", "credentials_file", "federated", "oidc", "default")
 
 MAX_FILE_BYTES = 1024 * 1024
 _UTC = datetime.timezone.utc
