@@ -29,8 +29,6 @@ import threading
 
 from ansible_collections.modelarts.training.plugins.module_utils.credentials import (
     ENV_CREDENTIALS_FILE,
-    KINDS,
-    STATIC_KINDS,
     Credentials,
     CredentialsConfigError,
     RENEW_MARGIN,
@@ -265,6 +263,12 @@ class Password(Provider):
         self.region = region
         self.name = "IAM user %s (username, password, domain_name)" % label(username)
 
+    @classmethod
+    def from_options(cls, values, environ=None, home=None):
+        """The provider of resolved option ``values`` (``username``, ``password``, ``domain_name``; ``project_id``, ``region``)."""
+        username, password, domain_name = required_options(values, "password", ("username", "password", "domain_name"))
+        return cls(username, password, domain_name, project_id=option_value(values, "project_id"), region=option_value(values, "region"))
+
     def obtain(self, transport, deadline):
         transport.remember_secret(self._password)
         if self.project_id:
@@ -314,6 +318,12 @@ class Federated(Provider):
         self.duration = duration
         self.name = "federated identity provider %s (idp_id)" % label(idp_id)
 
+    @classmethod
+    def from_options(cls, values, environ=None, home=None):
+        """The provider of resolved option ``values`` (``idp_id``, ``id_token_file``)."""
+        idp_id, token_file = required_options(values, "federated identity", ("idp_id", "id_token_file"))
+        return cls(idp_id, token_file)
+
     def obtain(self, transport, deadline):
         id_token = _token_from_file(transport, self.id_token_file, self.token_option, deadline)
         base = _iam(transport, self.iam_endpoint)
@@ -356,6 +366,23 @@ class OidcSts(Provider):
         self.duration = duration or OIDC_DURATION
         self.token_option = token_option or named_option("oidc_token_file")
         self.name = "OIDC agency %s through STS (oidc_agency_urn)" % label(agency_urn)
+
+    @classmethod
+    def from_options(cls, values, environ=None, home=None):
+        """The provider of resolved option ``values`` (``oidc_provider_urn``, ``oidc_agency_urn``, ``oidc_id_token`` or
+        ``oidc_token_file``, ``oidc_session_name``, ``oidc_duration_seconds``)."""
+        provider_urn, agency_urn = required_options(values, "OIDC", ("oidc_provider_urn", "oidc_agency_urn"))
+        # options.resolve has read the HUAWEICLOUD_OIDC_* variables below the user's levels, and paired the
+        # inline token with the token file by level; the inline token wins over a file of the same level.
+        duration = option_value(values, "oidc_duration_seconds")
+        return cls(
+            provider_urn,
+            agency_urn,
+            id_token=option_value(values, "oidc_id_token"),
+            token_file=option_value(values, "oidc_token_file"),
+            session_name=option_value(values, "oidc_session_name") or OIDC_SESSION_NAME,
+            duration=_positive_int(duration, describe("oidc_duration_seconds"), OIDC_DURATION_RANGE) if duration is not None else OIDC_DURATION,
+        )
 
     def obtain(self, transport, deadline):
         if self._id_token:
@@ -522,6 +549,12 @@ class CredentialsFile(Provider):
                     transport.remember_secret(value.strip())
                 profile[key] = _one_line(value, "%s: %s in [%s]" % (where, key, CREDENTIALS_SECTION))
         return profile
+
+    @classmethod
+    def from_options(cls, values, environ=None, home=None):
+        """The provider of resolved option ``values`` (``credentials_file``)."""
+        (path,) = required_options(values, "file", ("credentials_file",))
+        return cls(path)
 
     def obtain(self, transport, deadline):
         profile = self.read(transport, deadline)
@@ -700,41 +733,35 @@ def default_chain(environ=None, home=None):
     return Probing(InstanceMetadata(metadata_endpoint(environ)), skipped)
 
 
-def provider_for(kind, values, environ=None, home=None):
-    """The provider of credential ``kind`` (one of :data:`~credentials.KINDS`), wrapped in :class:`Agency` when ``agency_name`` is set.
+def _given(kind):
+    return lambda values, environ=None, home=None: static_provider(kind, values)
 
-    ``values`` and ``environ`` as for ``credentials.provider_for``, which calls this for every kind but given AK/SK or
-    token without an agency.
+
+# One entry per credential kind: the source that builds its provider from the resolved option values.
+SOURCES = {
+    "aksk": _given("aksk"),
+    "auth_token": _given("auth_token"),
+    "password": Password.from_options,
+    "credentials_file": CredentialsFile.from_options,
+    "federated": Federated.from_options,
+    "oidc": OidcSts.from_options,
+    "default": lambda values, environ=None, home=None: default_chain(environ, home),
+}
+
+
+def provider_for(kind, values, environ=None, home=None):
+    """The provider of credential ``kind`` (a key of :data:`SOURCES`), wrapped in :class:`Agency` when ``agency_name`` is set.
+
+    ``values`` holds option values by name (``access_key``, ``idp_id``, ``oidc_token_file``, ``oidc_id_token``,
+    ``agency_name``...), as ``options.resolve`` merged them with the environment; ``environ`` gives the default
+    chain's variables (the credentials file, pod identity, the metadata endpoint).  The client builds given AK/SK
+    or a token without an agency with ``credentials.static_provider`` alone, without importing this file.
     """
     environ = os.environ if environ is None else environ
-    if kind in STATIC_KINDS:
-        base = static_provider(kind, values)
-    elif kind == "password":
-        username, password, domain_name = required_options(values, "password", ("username", "password", "domain_name"))
-        base = Password(username, password, domain_name, project_id=option_value(values, "project_id"), region=option_value(values, "region"))
-    elif kind == "credentials_file":
-        (path,) = required_options(values, "file", ("credentials_file",))
-        base = CredentialsFile(path)
-    elif kind == "federated":
-        idp_id, token_file = required_options(values, "federated identity", ("idp_id", "id_token_file"))
-        base = Federated(idp_id, token_file)
-    elif kind == "oidc":
-        provider_urn, agency_urn = required_options(values, "OIDC", ("oidc_provider_urn", "oidc_agency_urn"))
-        # options.resolve has read the HUAWEICLOUD_OIDC_* variables below the user's levels, and paired the
-        # inline token with the token file by level; the inline token wins over a file of the same level.
-        duration = option_value(values, "oidc_duration_seconds")
-        base = OidcSts(
-            provider_urn,
-            agency_urn,
-            id_token=option_value(values, "oidc_id_token"),
-            token_file=option_value(values, "oidc_token_file"),
-            session_name=option_value(values, "oidc_session_name") or OIDC_SESSION_NAME,
-            duration=_positive_int(duration, describe("oidc_duration_seconds"), OIDC_DURATION_RANGE) if duration is not None else OIDC_DURATION,
-        )
-    elif kind == "default":
-        base = default_chain(environ, home)
-    else:
-        raise CredentialsConfigError("unknown credential kind %r; expected one of %s" % (kind, ", ".join(KINDS)))
+    source = SOURCES.get(kind)
+    if source is None:
+        raise CredentialsConfigError("unknown credential kind %r; expected one of %s" % (kind, ", ".join(SOURCES)))
+    base = source(values, environ, home)
     agency_name = option_value(values, "agency_name")
     if agency_name is None:
         stray = [name for name in ("agency_domain_name", "agency_duration") if option_value(values, name) is not None]

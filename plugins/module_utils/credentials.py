@@ -13,8 +13,9 @@ imports on each run (docs/performance.md).
 
 :class:`Renewing` keeps one provider's current credentials and renews them when less than five minutes
 or a third of their lifetime remains (whichever is shorter), and once when the service refuses them.
-:func:`provider_for` builds the provider of an explicit credential kind, or of the default chain when no
-credentials are given (the credentials file, then pod identity, then instance metadata).
+:func:`static_provider` builds the provider of credentials given as they are (:func:`given_as_is`); every
+other kind's source builds its own in ``credential_sources.py`` (``SOURCES``, one entry per kind), which
+imports this file and is never imported by it.
 
 A provider never speaks HTTP itself: it asks a :class:`Transport` (the client) for each call, so every
 exchange gets the client's retries, deadline, TLS, proxy and error model.  Every secret a provider reads
@@ -33,11 +34,10 @@ import re
 import stat
 import threading
 
-from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
+from ansible_collections.modelarts.training.plugins.module_utils.errors import HINTS, ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.options import (
     AGENCY_OPTIONS,
     KINDS_HELP,
-    REGION_PATTERN,
     ConnectionConfigError,
     describe,
     expand_user,
@@ -56,31 +56,10 @@ RENEW_RETRY = 30.0
 OBTAIN_RETRY = 5.0
 OBTAIN_RETRY_MAX = 300.0
 
-# Regions with their own STS endpoint in the SDK's region map; the others use cn-north-4's.
-STS_REGIONS = frozenset(
-    (
-        "cn-north-4",
-        "cn-south-1",
-        "cn-east-3",
-        "cn-southwest-2",
-        "ap-southeast-1",
-        "ap-southeast-2",
-        "ap-southeast-3",
-        "ap-southeast-4",
-        "sa-brazil-1",
-        "la-south-2",
-        "af-south-1",
-        "tr-west-1",
-    )
-)
-DEFAULT_STS_REGION = "cn-north-4"
-
 # The credentials file has no option-level environment variable (options.CONNECTION_OPTIONS): the
 # default chain reads it, below every level.  The other options' variables live in that table.
 ENV_CREDENTIALS_FILE = "HUAWEICLOUD_SDK_CREDENTIALS_FILE"
 
-# The explicit kinds provider_for() builds; "default" is the chain.
-KINDS = ("aksk", "auth_token", "password", "credentials_file", "federated", "oidc", "default")
 
 MAX_FILE_BYTES = 1024 * 1024
 _UTC = datetime.timezone.utc
@@ -396,45 +375,6 @@ def _decoded(data, path, option):
         raise CredentialsConfigError("%s: %s is not UTF-8 text" % (option, label(path, 300))) from None
 
 
-def sts_endpoint(region=None):
-    """The STS endpoint of a region, as the SDK's region map has it: its own for the regions listed there, cn-north-4's otherwise.
-
-    Raises :class:`CredentialsConfigError` for anything but a region name (a region never becomes a host otherwise).
-    """
-    if region is None or region == "":
-        return "https://sts.%s.myhuaweicloud.com" % DEFAULT_STS_REGION
-    if not isinstance(region, str) or not REGION_PATTERN.fullmatch(region):
-        raise CredentialsConfigError("%s must be a region name such as cn-north-4 to derive the STS endpoint" % describe("region"))
-    return "https://sts.%s.myhuaweicloud.com" % (region if region in STS_REGIONS else DEFAULT_STS_REGION)
-
-
-def sts_base(params):
-    """The STS an OIDC id token is sent to, from connection ``params``: ``sts_endpoint`` when set; else the STS of ``region``.
-
-    A region without an STS of its own in the SDK's region map falls back to cn-north-4's, as in the SDK, only
-    when every endpoint is the public default: with ``endpoint`` or ``iam_endpoint`` set (a private gateway, a
-    sovereign cloud), and with no region at all, the id token never goes to a host derived for another region:
-    :class:`CredentialsConfigError` asks for ``sts_endpoint``.
-    """
-    given = (params.get("sts_endpoint") or "").strip()
-    if given:
-        return given.rstrip("/")
-    region = params.get("region")
-    named = [name for name in ("endpoint", "iam_endpoint") if params.get(name)]
-    if not region:
-        raise CredentialsConfigError(
-            "OIDC through STS sends the id token to STS, and no region names one: set %s to the STS endpoint to use (or %s for the STS of that region)"
-            % (describe("sts_endpoint"), describe("region"))
-        )
-    if named and region not in STS_REGIONS:
-        given = " and ".join(named) + (" is" if len(named) == 1 else " are")
-        raise CredentialsConfigError(
-            "OIDC through STS: %s set and region %s has no STS endpoint of its own, so the id token would go to the public STS of %s; "
-            "set %s to the STS endpoint to use" % (given, region, DEFAULT_STS_REGION, describe("sts_endpoint"))
-        )
-    return sts_endpoint(region)
-
-
 def renew_time(expires_at, now):
     """When credentials obtained at ``now`` and expiring at ``expires_at`` are renewed; None: only when refused.
 
@@ -607,16 +547,34 @@ def static_provider(kind, values):
     return Static(auth_token=token)
 
 
-def provider_for(kind, values, environ=None, home=None):
-    """The provider of credential ``kind`` (one of :data:`KINDS`) from resolved option ``values``, wrapped in an agency when ``agency_name`` is set.
+def given_as_is(kind, values):
+    """Whether ``kind`` credentials are given as they are (AK/SK or a token, without an agency): :func:`static_provider`
+    builds them, with no source of ``credential_sources.py``."""
+    return kind in STATIC_KINDS and all(option_value(values, name) is None for name in AGENCY_OPTIONS)
 
-    ``values`` holds option values by name (``access_key``, ``idp_id``, ``oidc_token_file``, ``oidc_id_token``,
-    ``agency_name``...), as ``options.resolve`` merged them with the environment; ``environ`` gives the default
-    chain's variables (the credentials file, pod identity, the metadata endpoint).  Given AK/SK or a token
-    without an agency need nothing more; every other kind is built by ``credential_sources.provider_for``.
-    """
-    if kind in STATIC_KINDS and all(option_value(values, name) is None for name in AGENCY_OPTIONS):
-        return static_provider(kind, values)
-    from ansible_collections.modelarts.training.plugins.module_utils import credential_sources  # pylint: disable=import-outside-toplevel
 
-    return credential_sources.provider_for(kind, values, environ, home)
+def name_the_file(error, used):
+    """A refusal of an access key read from a credentials file names the file (the options hold no key to check)."""
+    source = getattr(used, "source", None) or ""
+    if source.startswith("credentials file ") and used.access_key:
+        error.args = ("%s (the access key and secret key were read from %s, ak and sk of its [basic] section: check them there)" % (error.args[0], source),)
+
+
+def refusal(error, used, succeeded, refreshable):
+    """The error for a 401 that renewal could not cure: temporary credentials given by the user expire, and say so
+    (``succeeded``: calls worked before; ``refreshable``: the provider renews); credentials read from a credentials
+    file name the file."""
+    name_the_file(error, used)
+    if succeeded and used.security_token and not refreshable:
+        # Judged by the refusal after success, not by the gateway's wording; the code's own hint (check the clock,
+        # renew auth_token) would contradict this one, so it goes.
+        hint = HINTS.get(error.error_code)
+        if hint:
+            error.args = (error.args[0].replace(" (%s)" % hint, "", 1),)
+        error.args = (
+            "%s (the temporary credentials given as access_key, secret_key and security_token worked earlier in this task and are now "
+            "refused: they have expired. Temporary credentials given as options are not renewed; let the collection obtain and renew "
+            "them instead: idp_id and id_token_file, oidc_provider_urn and oidc_agency_urn with an id token, a credentials file, "
+            "CCE pod identity or ECS instance metadata (docs/authentication.md))" % error.args[0],
+        )
+    return error

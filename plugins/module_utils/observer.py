@@ -43,8 +43,10 @@ import math
 import time
 
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
-from ansible_collections.modelarts.training.plugins.module_utils.fanout import DeadlineExceeded, fetch_concurrently
-from ansible_collections.modelarts.training.plugins.module_utils.search import MAX_IDS
+from ansible_collections.modelarts.training.plugins.module_utils.fanout import DEFAULT_MAX_CONCURRENCY, DeadlineExceeded, fetch_concurrently
+from ansible_collections.modelarts.training.plugins.module_utils.items import search_item
+from ansible_collections.modelarts.training.plugins.module_utils.phases import DEFAULT_FAIL_ON
+from ansible_collections.modelarts.training.plugins.module_utils.search import MAX_IDS, documents_by_id
 from ansible_collections.modelarts.training.plugins.module_utils.validation import SchemaValidationError
 
 # The fewest v2 jobs a bulk search is used for (see phase_source).
@@ -262,3 +264,61 @@ def phase_source(keys, fetch, search, build, acted, settled=(), max_concurrency=
     if len(v2) >= SEARCH_MIN_JOBS:
         return SearchPhases(search, build, fetch, acted, settled, len(v2), max_concurrency=max_concurrency, clock=clock, named=named, name_pages=name_pages)
     return GetPhases(fetch, settled, acted)
+
+
+def for_client(
+    client,
+    keys,
+    acted,
+    fetch,
+    settled=(),
+    validate="strict",
+    fail_on=DEFAULT_FAIL_ON,
+    max_concurrency=DEFAULT_MAX_CONCURRENCY,
+    clock=time.monotonic,
+    include_tokens=False,
+    tokens=None,
+    search=None,
+    name_pages=None,
+    workspace_id=None,
+):
+    """The ``observer`` phase source for watching ``keys`` through ``client``: how a wait or the event source learns
+    phases (bulk search or one GET per job).  ``acted`` are the phases whose item must be a GET's, ``settled`` those
+    whose GET may come in a later round (``observer``); ``fetch(keys, deadline)`` is the caller's GET of many jobs
+    (``{key: item or exception}``, as ``items.fetch_item`` builds them).  ``search``: the :class:`Search` the jobs were
+    selected by, which (``name_pages`` requests the last time) may read their phases in fewer requests than by id;
+    ``workspace_id``: the workspace the searches by id look in (the jobs' own, found there)."""
+
+    def build(document, key):
+        return search_item(document, key, validate=validate, fail_on=fail_on, include_tokens=include_tokens, tokens=tokens)
+
+    def named(deadline, pages):
+        return documents_by_id(client.search_training_jobs(search, deadline=deadline, pages=pages))
+
+    def by_id(ids, deadline):
+        return client.search_training_jobs_by_id(ids, deadline=deadline, workspace_id=workspace_id)
+
+    return phase_source(
+        keys,
+        fetch,
+        by_id,
+        build,
+        acted,
+        settled,
+        max_concurrency=max_concurrency,
+        clock=clock,
+        # The newest job alone is followed by its id: a search of every match would read more than it.
+        named=named if search is not None and not search.latest else None,
+        name_pages=name_pages,
+    )
+
+
+def settle(source, found, deadline=None):
+    """``found`` (``{key: item or exception}`` of a name search) with the rule of every round applied by ``source`` (a
+    :class:`GetPhases` with no jobs: its rule, :meth:`_Source.adopt`, and its GETs): a job the search shows in an acted
+    phase is answered by its own GET (an item, or the GET's error) instead - a search never decides what a job is.  A
+    document that broke the schema stays as it is."""
+    source.adopt(dict((key, item) for key, item in found.items() if isinstance(item, dict)))
+    due = [key for key in found if key in source.due]
+    answers = source.observe(due, deadline) if due else {}
+    return dict((key, answers.get(key, found[key])) for key in found)

@@ -323,6 +323,19 @@ KINDS_HELP = (
 )
 
 
+def connection_params(params):
+    """Every connection option of ``params``, as a client uses them: an empty string (a blank environment variable or
+    AWX credential field) is "not set", as it is for the credential rules; credential text stripped; defaults filled."""
+    values = dict((name, None if params.get(name) == "" else params.get(name)) for name in CONNECTION_OPTIONS)
+    for name in CREDENTIAL_TEXT_OPTIONS:
+        if isinstance(values[name], str):
+            values[name] = values[name].strip() or None
+    for name, (spec, _env) in CONNECTION_OPTIONS.items():
+        if values[name] is None and "default" in spec:
+            values[name] = spec["default"]
+    return values
+
+
 def check_credentials(params, level=None, origins=None):
     """Return the credential kind of ``params``: one of :data:`CREDENTIAL_KINDS`, or :data:`DEFAULT_KIND` when none is named.
 

@@ -21,7 +21,17 @@ import time
 from ansible_collections.modelarts.training.plugins.module_utils.client import HAS_REQUESTS, REQUESTS_IMPORT_ERROR, ModelArtsClient
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.fanout import DEFAULT_MAX_CONCURRENCY, fetch_concurrently
-from ansible_collections.modelarts.training.plugins.module_utils.jobs import ITEM_KEYS, build_item
+
+# UnidentifiedJobError and unseen_item stay importable from here (the event source's watch.py imports them).
+from ansible_collections.modelarts.training.plugins.module_utils.items import (  # noqa: F401  # pylint: disable=unused-import
+    UnidentifiedJobError,
+    _keyed,
+    fetch_item,
+    keep_paths,
+    keys_for_search,
+    schema_warnings,
+    unseen_item,
+)
 from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError, proxy_secret, resolve
 from ansible_collections.modelarts.training.plugins.module_utils.phases import DEFAULT_FAIL_ON, DEFAULT_WAIT_FOR, PHASES, TERMINAL_PHASES
 
@@ -37,7 +47,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.selection impor
     v1_selection_key,
     v2_key,
 )
-from ansible_collections.modelarts.training.plugins.module_utils.text import MASK, Secrets, label, name_key, redact
+from ansible_collections.modelarts.training.plugins.module_utils.text import Secrets, label, name_key
 from ansible_collections.modelarts.training.plugins.module_utils.validation import HAS_JSONSCHEMA, JSONSCHEMA_IMPORT_ERROR, SchemaValidationError
 
 MESSAGE_JOBS_SHOWN = 20
@@ -59,6 +69,13 @@ def _diagnostics():
     return diagnostics
 
 
+def _observer():
+    """How phases are learned (``observer.py``), imported when a call waits, watches or adopts a search's items."""
+    from ansible_collections.modelarts.training.plugins.module_utils import observer  # pylint: disable=import-outside-toplevel
+
+    return observer
+
+
 def _waiter():
     """The wait loop, imported when a call waits or judges: AnsiballZ compiles every module_utils file a
     module imports on each run, so a task that does not wait does not pay for it (docs/performance.md)."""
@@ -69,212 +86,6 @@ def _waiter():
 
 # How the door names a job by its key, for messages (text.name_key; the event source uses it too).
 describe = name_key
-
-
-# -- endpoint tokens ----------------------------------------------------------------------------
-
-
-def mask_endpoint_tokens(details):
-    """Mask, in place, every ``token`` inside ``details['endpoints']``; return the values masked.
-
-    ``jupyter_lab.token``, ``tensorboard.token`` and ``mindstudio_insight.token`` open the job's
-    notebook and dashboards: they are access credentials, so they leave the collection only when
-    the user asks for them (``include_endpoint_tokens``).
-    """
-    return _endpoint_tokens(details, mask=True)
-
-
-def endpoint_token_values(details):
-    """The endpoint tokens of ``details`` without masking them (they are masked in diagnostics all the same)."""
-    return _endpoint_tokens(details, mask=False)
-
-
-def _endpoint_tokens(details, mask):
-    found = []
-
-    def walk(node):
-        if isinstance(node, dict):
-            for key, value in node.items():
-                if key != "token":
-                    walk(value)
-                elif isinstance(value, str) and value and value != MASK:
-                    found.append(value)
-                    if mask:
-                        node[key] = MASK
-                elif mask and value is not None and not isinstance(value, str):
-                    node[key] = MASK
-        elif isinstance(node, list):
-            for entry in node:
-                walk(entry)
-
-    if isinstance(details, dict):
-        walk(details.get("endpoints"))
-    return found
-
-
-def _keep_tokens(tokens, found):
-    """Add ``found`` to ``tokens`` (a dict used as an ordered set): each distinct token once, however often the jobs
-    are read, so that what a long wait or a source that never ends keeps does not grow with its rounds."""
-    if tokens is not None:
-        for value in found:
-            tokens.setdefault(value, None)
-
-
-def _mask_item(item, include_tokens, tokens=None):
-    if not isinstance(item, dict):
-        return []
-    if include_tokens:
-        _keep_tokens(tokens, endpoint_token_values(item.get("details")))
-        return []
-    found = mask_endpoint_tokens(item.get("details"))
-    # Kept for diagnostics: a job's log may print its notebook token.
-    _keep_tokens(tokens, found)
-    if found:
-        if item.get("failure_reason"):
-            item["failure_reason"] = redact(item["failure_reason"], found)
-        item["schema_errors"] = [dict(error, message=redact(error.get("message"), found)) for error in item.get("schema_errors") or []]
-    return found
-
-
-def keep_paths(details, paths):
-    """Only the dotted ``paths`` of ``details`` (object keys; a path that is not there is skipped), nested as in the document.
-
-    ``[]`` keeps nothing. Large documents cost Ansible about 1 ms per KB of result, so a playbook that
-    only needs a few fields keeps only those (see docs/performance.md).
-    """
-    kept = {}
-    if not isinstance(details, dict):
-        return kept
-    for path in paths:
-        parts = [part for part in str(path).split(".") if part]
-        value = details
-        for part in parts:
-            value = value.get(part, _ABSENT) if isinstance(value, dict) else _ABSENT
-            if value is _ABSENT:
-                break
-        if value is _ABSENT or not parts:
-            continue
-        target = kept
-        for part in parts[:-1]:
-            target = target.setdefault(part, {})
-        target[parts[-1]] = value
-    return kept
-
-
-_ABSENT = object()
-
-
-def fetch_item(client, key, validate="strict", fail_on=DEFAULT_FAIL_ON, deadline=None, include_tokens=False, tokens=None):
-    """GET one job (v2 id or v1 key), validate the raw document, normalise it and mask its endpoint tokens.
-
-    Raises ``ModelArtsError`` for API failures (a ``jobs.WrongJobError`` when the answer is another job's document)
-    and ``SchemaValidationError`` under ``validate=strict`` (its item masked too).  ``tokens``, a dict used as an
-    ordered set, receives the endpoint tokens found.
-    """
-    try:
-        # The answer is checked against the question (expect): another job's document is never this job's item.
-        if isinstance(key, tuple):
-            response = client.get_job_version(key[1], key[2], deadline=deadline)
-            api, expect, operation = "v1", key[1:], "get training job %s version %s" % (label(key[1]), label(key[2]))
-        else:
-            response = client.get_training_job(key, deadline=deadline)
-            api, expect, operation = "v2", key, "get training job %s" % label(key)
-        item = build_item(
-            response.data, api, validate=validate, fail_on=fail_on, job_ref=name_key(key), expect=expect, operation=operation, request_id=response.request_id
-        )
-    except SchemaValidationError as error:
-        _mask_error(error, include_tokens, tokens)
-        raise
-    _mask_item(item, include_tokens, tokens)
-    return item
-
-
-def search_item(document, key, validate="strict", fail_on=DEFAULT_FAIL_ON, include_tokens=False, tokens=None):
-    """The item of one search document of the v2 job ``key``, validated, normalised and masked like a GET's.
-
-    Raises ``SchemaValidationError`` under ``validate=strict``, and ``jobs.WrongJobError`` for a document of another job
-    (the phase source then GETs the job).
-    """
-    item = build_item(document, "v2", validate=validate, fail_on=fail_on, job_ref=name_key(key), expect=key, operation="search training jobs by id")
-    _mask_item(item, include_tokens, tokens)
-    return item
-
-
-def phase_source(
-    client,
-    keys,
-    acted,
-    fetch,
-    settled=(),
-    validate="strict",
-    fail_on=DEFAULT_FAIL_ON,
-    max_concurrency=DEFAULT_MAX_CONCURRENCY,
-    clock=time.monotonic,
-    include_tokens=False,
-    tokens=None,
-    search=None,
-    name_pages=None,
-    workspace_id=None,
-):
-    """The ``observer`` phase source for watching ``keys`` through ``client``: how a wait or the event source learns
-    phases (bulk search or one GET per job).  ``acted`` are the phases whose item must be a GET's, ``settled`` those
-    whose GET may come in a later round (``observer``); ``fetch(keys, deadline)`` is the caller's GET of many jobs
-    (``{key: item or exception}``, as :func:`fetch_item` builds them).  ``search``: the :class:`Search` the jobs were
-    selected by, which (``name_pages`` requests the last time) may read their phases in fewer requests than by id;
-    ``workspace_id``: the workspace the searches by id look in (the jobs' own, found there)."""
-    from ansible_collections.modelarts.training.plugins.module_utils import observer  # pylint: disable=import-outside-toplevel
-
-    def build(document, key):
-        return search_item(document, key, validate=validate, fail_on=fail_on, include_tokens=include_tokens, tokens=tokens)
-
-    def named(deadline, pages):
-        from ansible_collections.modelarts.training.plugins.module_utils.search import documents_by_id  # pylint: disable=import-outside-toplevel
-
-        return documents_by_id(client.search_training_jobs(search, deadline=deadline, pages=pages))
-
-    def by_id(ids, deadline):
-        return client.search_training_jobs_by_id(ids, deadline=deadline, workspace_id=workspace_id)
-
-    return observer.phase_source(
-        keys,
-        fetch,
-        by_id,
-        build,
-        acted,
-        settled,
-        max_concurrency=max_concurrency,
-        clock=clock,
-        # The newest job alone is followed by its id: a search of every match would read more than it.
-        named=named if search is not None and not search.latest else None,
-        name_pages=name_pages,
-    )
-
-
-def _mask_error(error, include_tokens, tokens=None):
-    found = _mask_item(error.item, include_tokens, tokens)
-    if found:
-        error.errors = [dict(entry, message=redact(entry.get("message"), found)) for entry in error.errors]
-        error.args = (redact(str(error), found),)
-
-
-def unseen_item(key, error):
-    """The item of a job that could not be read: its last state where the error holds one, and the error.
-
-    A schema failure under ``validate=strict`` carries the normalised item (so the job's phase is
-    still shown); other errors leave identity only.
-    """
-    known = getattr(error, "item", None)
-    if isinstance(known, dict):
-        return dict(known, error=str(error))
-    item = dict((name, None) for name in ITEM_KEYS)
-    item.update(terminal=False, completed=False, failed=False, schema_errors=[], error=str(error), diagnostics=None)
-    if isinstance(key, tuple) and key[0] == "v1":
-        item.update(id=key[1], version_id=key[2], api_version="v1")
-    elif isinstance(key, tuple):
-        item.update(api_version="v2")
-    else:
-        item.update(id=key, api_version="v2")
-    return item
 
 
 class QueryResult(object):
@@ -373,7 +184,7 @@ def query_jobs(
             # acts on every phase: by the rule of every round (observer.adopt) each job the search found is left to its
             # own GET, sent here with the others' (max_concurrency at a time) - a search never reports a job's phase.
             every = set(PHASES) | set(item.get("phase") for item in initial.values() if isinstance(item, dict))
-            known = phase_source(client, [], every, poll).adopt(initial)
+            known = _observer().for_client(client, [], every, poll).adopt(initial)
         missing = [key for key in keys if key not in known]
         known.update(poll(missing, None) if missing else {})
         errors = dict((key, value) for key, value in known.items() if isinstance(value, BaseException))
@@ -383,7 +194,7 @@ def query_jobs(
     if grace is None:
         grace = float(client.params["request_timeout"])
     acted = set(wait_for) | set(fail_on or ()) | set(TERMINAL_PHASES)
-    source = phase_source(
+    source = _observer().for_client(
         client,
         keys,
         acted,
@@ -442,91 +253,6 @@ def query_jobs(
         return QueryResult(items, True, wait=outcome)
     lines = [outcome.job_message(key) for key in outcome.unsatisfied_keys()]
     return QueryResult(items, False, outcome.message(limit=MESSAGE_JOBS_SHOWN), errors, outcome, job_messages=lines)
-
-
-def keys_for_search(
-    client, search, validate="strict", fail_on=DEFAULT_FAIL_ON, deadline=None, include_tokens=False, tokens=None, pages=None, created_since=None, newest=None
-):
-    """Keys and items of the v2 jobs the :class:`Search` ``search`` selects (every page of the search API, or the newest
-    match alone with ``latest``); a name alone is searched as ``Search(name=...)``.
-
-    Returns ``(keys, found)``: ``found[key]`` is the job's item, or the ``SchemaValidationError`` of a
-    document that breaks the schema under ``validate=strict`` - one bad document never hides the
-    others.  A document without a readable id, or whose id is not a training job id (:data:`JOB_ID_PATTERN`: the
-    service's text never becomes a key, a URL or an event's id), cannot be keyed and is reported under
-    ``("search", n)``.  ``pages``, a list, receives how many requests the search took.  ``created_since`` (epoch ms):
-    only the jobs created since then, about (``search.jobs_matching``); ``newest``, a list, receives the latest
-    ``metadata.create_time`` the answers hold.
-    """
-    if not isinstance(search, Search):
-        search = Search(name=search)
-    documents = client.search_training_jobs(search, deadline=deadline, pages=pages, created_since=created_since)
-    return _keyed(documents, search, newest, validate=validate, fail_on=fail_on, include_tokens=include_tokens, tokens=tokens)
-
-
-def _keyed(documents, search, newest=None, first_index=0, validate="strict", fail_on=DEFAULT_FAIL_ON, include_tokens=False, tokens=None):
-    """``(keys, found)`` of search ``documents`` (see :func:`keys_for_search`); ``first_index`` numbers the first one."""
-    if newest is not None:
-        times = [document["metadata"].get("create_time") for document in documents if isinstance(document, dict) and isinstance(document.get("metadata"), dict)]
-        times = [value for value in times if isinstance(value, (int, float)) and not isinstance(value, bool)]
-        if times:
-            newest.append(max(times))
-    found = {}
-    for index, document in enumerate(documents, first_index):
-        ref = _document_ref(document, index)
-        try:
-            item = build_item(document, "v2", validate=validate, fail_on=fail_on, job_ref=ref)
-        except SchemaValidationError as error:
-            _mask_error(error, include_tokens, tokens)
-            known = error.item.get("id") if isinstance(error.item, dict) else None
-            if known is not None and not JOB_ID_PATTERN.fullmatch(known):
-                found[("search", index)] = UnidentifiedJobError(index, search, error.item, job_id=known)
-            else:
-                found[v2_key(known) if known is not None else ("search", index)] = error
-            continue
-        _mask_item(item, include_tokens, tokens)
-        if item["id"] is not None and JOB_ID_PATTERN.fullmatch(item["id"]):
-            found[v2_key(item["id"])] = item
-        else:
-            # Under validate warn or off the item is built all the same; without an id it can be neither
-            # keyed nor polled again, and dropping it could hide a Failed job from a gate.
-            found[("search", index)] = UnidentifiedJobError(index, search, item, job_id=item["id"])
-    return list(found), found
-
-
-keys_for_name = keys_for_search
-
-
-class UnidentifiedJobError(Exception):
-    """A name search returned a job whose document has no readable ``metadata.id``: it cannot be followed.
-
-    ``item`` is what the document says (its phase included), so the job still shows in the result.
-    Neither ``transient`` nor ``not_found``: it ends a wait as an error, and fails a call that does not wait.
-    """
-
-    transient = False
-    not_found = False
-
-    def __init__(self, index, search, item, job_id=None):
-        phase = item.get("phase") if isinstance(item, dict) else None
-        if isinstance(search, Search) and (search.tags or search.workspace_id is not None or search.name is None):
-            what = "the jobs %s" % search.describe()
-        else:
-            what = "the name '%s'" % label(search.name if isinstance(search, Search) else search)
-        problem = "no readable metadata.id" if job_id is None else "metadata.id %r, which is not a training job id" % label(job_id, 80)
-        super().__init__(
-            "search result %d for %s (phase %s) has %s, so the job cannot be identified or followed"
-            % (index, what, label(phase) if phase else "unknown", problem)
-        )
-        # What the document says of the job, its phase included, but never the id it cannot be followed by: no
-        # result, event or message carries the service's text as a job's id (nor the document that holds it).
-        self.item = dict(item, id=None, details=None) if isinstance(item, dict) and job_id is not None else item
-
-
-def _document_ref(document, index):
-    metadata = document.get("metadata") if isinstance(document, dict) else None
-    job_id = metadata.get("id") if isinstance(metadata, dict) else None
-    return name_key(job_id) if isinstance(job_id, str) else "search result %d" % index
 
 
 # -- the door -------------------------------------------------------------------------------------
@@ -675,7 +401,7 @@ class Query(object):
         settings = self.settings
         if workspace_id is None and self.selection is not None:
             workspace_id = self.selection.workspace_id
-        return phase_source(
+        return _observer().for_client(
             self.client,
             keys,
             self.acted() if acted is None else acted,
@@ -691,11 +417,7 @@ class Query(object):
         applied (``observer``): a job the search shows in an :meth:`acted` phase is answered by its own GET (an item, or
         the GET's error) instead - a search never decides what a job is.  A document that broke the schema stays as it
         is: the event source reports it and decides nothing on it."""
-        source = self.phase_source([])  # no jobs to search: GetPhases, for its rule (adopt) and its GETs
-        source.adopt(dict((key, item) for key, item in found.items() if isinstance(item, dict)))
-        due = [key for key in found if key in source.due]
-        answers = source.observe(due, deadline) if due else {}
-        return dict((key, answers.get(key, found[key])) for key in found)
+        return _observer().settle(self.phase_source([]), found, deadline)  # no jobs to search: GetPhases, for its rule and GETs
 
     def judge(self, observation, poll_number, not_found_tolerance=None):
         """The waiter's verdict on one observation (see ``waiter.judge``), with this query's phases.
@@ -820,9 +542,7 @@ class Query(object):
                 if "details" in item:
                     item["details"] = keep_paths(item["details"], settings.details_paths)
         if settings.validate == "warn":
-            for item in result.items:
-                for problem in item.get("schema_errors") or []:
-                    result.warnings.append("training job %s: %s: %s" % (label(item.get("id")), problem.get("path"), problem.get("message")))
+            result.warnings.extend(schema_warnings(result.items))
         return result
 
 

@@ -177,7 +177,7 @@ def pages_matching(post, search, page_size=50, max_pages=None, pages=None, creat
     (``offset`` 1) tells them apart - read as an item offset it repeats all but the first job of
     the first page - and the offsets that follow are page indexes or item offsets accordingly.
     Documents are de-duplicated by ``metadata.id`` (jobs created while paging shift the pages);
-    a document without a readable id is kept (``query.keys_for_search`` reports it), and under the
+    a document without a readable id is kept (``items.keys_for_search`` reports it), and under the
     item reading skipped where its position was seen already.  Paging stops at an empty or short page,
     once ``total`` documents were seen, or at a page that adds nothing new.  A page holding more documents than the
     ``limit`` asked is an error (a service that does not page as asked).

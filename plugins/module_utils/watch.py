@@ -281,70 +281,9 @@ class JobState(object):
         self.invalid = None  # (phase, problems) of the last invalid-document event
 
 
-class Watcher(object):
-    """Change detection over polls, with the waiter's verdicts (``query.judge``) as the error policy.
-
-    ``query`` is the door (``module_utils.query.Query``): the blocking ``observe(keys)`` of its phase
-    source (``query.phase_source``: a search per batch of jobs, or one GET per job - the source does not
-    know which), ``search(name)`` and ``client.resolve_project_id()`` run in a worker thread; ``judge``,
-    ``redact`` and ``settings`` are read here.  ``clock`` is monotonic seconds.
-    """
-
-    # pylint: disable=too-many-instance-attributes
-
-    def __init__(self, arguments, query, clock=time.monotonic, state=None):
-        self.arguments = arguments
-        self.query = query
-        self.clock = clock
-        # What was reported, on disk (state_file), or None; the jobs of the first round (startup: changes).
-        self.state = state
-        self.first_round = True
-        self.recorded = dict(state.jobs) if state is not None else {}
-        self.backoff_cap = float(query.settings.connection["backoff_max_delay"])
-        self.validate = query.settings.validate
-        now = clock()
-        self.jobs = dict((v2_key(job_id), JobState(now)) for job_id in arguments.ids)
-        for key, job in self.jobs.items():
-            self._resume(key, job)
-        # How phases are learned (one GET per job, or a search per batch of jobs): the door decides.
-        self.source = query.phase_source(list(self.jobs), workspace_id=arguments.workspace_id) if self.jobs else None
-        self._spread(now)
-        self.throttled = query.client.throttled
-        self.finished = {}
-        self.dropped = {}
-        self.search_state = JobState(now) if arguments.search is not None else None
-        # The newest create_time (epoch ms) a search returned: later rounds ask only for what is newer (None: list all).
-        self.newest = None
-        self.by_id = None  # the phase source of the jobs a search selected, after the first listing
-        self.unfinished_off = False  # the service refused the search for unfinished jobs for good
-        # The first listing of a search, a page a round: its pages (a generator), the ids it returned so far, and whether
-        # it is over.
-        self.listing = None
-        self.listed_keys = None
-        self.listed = False
-        self.said_empty = False  # whether the log said, once, that the search has found no job yet
-        self.last_save = None
-        self.prepare_state = JobState(now)
-        # A poll starts this much early so that its answer, not its start, lands within one interval.
-        self.lead = 0.0
-        self.round_trips = collections.deque(maxlen=ROUND_TRIPS_KEPT)
-
-    def _spread(self, now):
-        """Spread the jobs' first polls over one interval, a batch (what one request reads) at a time, so that the
-        requests of a round go out evenly rather than all at once; each job is still polled once an interval."""
-        batch = getattr(self.source, "batch", 1)
-        keys = list(self.jobs)
-        groups = (len(keys) + batch - 1) // batch
-        if groups < 2:
-            return
-        for index, key in enumerate(keys):
-            self.jobs[key].due = now + self.arguments.interval * (index // batch) / groups
-
-    def redact(self, text):
-        """``text`` with every secret the door knows masked (IAM tokens issued since start-up included)."""
-        return self.query.redact(text)
-
-    # -- what was reported (startup, state_file) -------------------------------
+class _Reporting(object):
+    """What was reported and where a watch starts (``startup``, ``state_file``): a :class:`Watcher`'s part that
+    resumes jobs from the state file, takes the first round's jobs as the starting point, and saves what was delivered."""
 
     def _resume(self, key, job):
         """Start ``job`` from the phase the state file recorded for it, when it did: no event while that phase holds."""
@@ -408,7 +347,19 @@ class Watcher(object):
     def _forget(self, key):
         self.recorded.pop(key, None)
 
-    # -- pure decisions --------------------------------------------------------
+    def _may_report(self, key, result):
+        """Whether the search's answer for ``key`` could give an event (else no GET is needed to confirm it)."""
+        if not isinstance(result, dict):
+            return True
+        job = self.jobs.get(key)
+        if job is not None and job.seen:
+            return result.get("phase") != job.phase
+        return not self._baseline(key, result)
+
+
+class _Verdicts(object):
+    """A :class:`Watcher`'s decisions on each answer: phase changes into events (confirmed by the door's verdicts,
+    ``query.judge``), schema problems warned once, errors tolerated with backoff or ending the job or the source."""
 
     def observe(self, key, item):
         """Record one readable answer for ``key``; return its event, or None when the phase did not change."""
@@ -566,79 +517,6 @@ class Watcher(object):
             self._forget(key)
         return events
 
-    def done(self):
-        """Whether no job is left to poll (never with a search: a matching job may appear later)."""
-        return self.arguments.search is None and not self.jobs
-
-    def next_due(self):
-        """Monotonic time of the next poll."""
-        if self.search_state is not None:
-            # With name, one search a round reads every job: the jobs' own states hold no schedule.
-            return self.search_state.due
-        dues = [state.due for state in self.jobs.values()]
-        return min(dues) if dues else self.clock() + self.arguments.interval
-
-    # -- the loop --------------------------------------------------------------
-
-    def round(self, started):
-        """One round of polls (blocking: the source runs it in a worker thread); the events it gives, in order."""
-        if self.arguments.search is not None:
-            return self._search_round(started)
-        return self._fetch_round(started)
-
-    def prepare(self):
-        """Resolve what every request needs (the project id) before the first poll, judging errors like a poll's.
-
-        Returns None once resolved, or the monotonic time to try again after a tolerated error; raises
-        :class:`SourceError` when it cannot succeed.
-        """
-        state = self.prepare_state
-        try:
-            project_id = self.query.client.resolve_project_id()
-        except (ModelArtsError, ConnectionConfigError) as error:  # a configuration error is never tolerated: a SourceError
-            return self._prepare_failed(state, error)
-        if self.state is not None:
-            try:
-                self.state.check_project(project_id)
-            except StateFileError as error:
-                raise SourceError("%s: %s" % (NAME, error)) from None
-        return None
-
-    def _prepare_failed(self, state, error):
-        state.polls += 1
-        message = _message(error, self.redact)
-        verdict, _reason = self.query.judge(error, state.polls)
-        if verdict != JOB_TOLERATED or getattr(error, "not_found", False):
-            raise SourceError("%s: %s" % (NAME, message)) from None
-        self._retry(state, message)
-        return state.due
-
-    def round_keys(self, started):
-        """The jobs to poll now: those due, and - when one request reads a batch of jobs - the soonest due of the
-        others to fill the last batch (polled early at no extra request)."""
-        keys = [key for key, state in self.jobs.items() if state.due <= started]
-        batch = getattr(self.source, "batch", 1)
-        short = -len(keys) % batch
-        if keys and short:
-            others = sorted((state.due, index) for index, (key, state) in enumerate(self.jobs.items()) if state.due > started and not state.failures)
-            ordered = list(self.jobs)
-            keys += [ordered[index] for _due, index in others[:short]]
-        return keys
-
-    def _fetch_round(self, started):
-        keys = self.round_keys(started)
-        if not keys:
-            return []
-        results = self.source.observe(keys)
-        self._schedule(started, keys)
-        events = []
-        for key in keys:
-            result = results.get(key)
-            event = self.record_error(key, result) if isinstance(result, BaseException) else self.observe(key, result)
-            if event:
-                events.append(event)
-        return self.diagnosed(events)
-
     def diagnosed(self, events):
         """The events, their jobs' ``diagnostics`` set by the door: the service's events and log tails for a job that
         reached a ``fail_on`` phase (read once, when its event is made), None for the others - and for the event of a
@@ -653,6 +531,23 @@ class Watcher(object):
         if items:
             self.query.diagnose(items)
         return events
+
+    def _polled(self, keys, results):
+        """Events for the jobs still watched, read by id this round (jobs that went meanwhile are skipped)."""
+        events = []
+        for key in keys:
+            if key not in self.jobs:
+                continue
+            result = results.get(key)
+            event = self.record_error(key, result) if isinstance(result, BaseException) else self.observe(key, result)
+            if event:
+                events.append(event)
+        return events
+
+
+class _SearchRounds(object):
+    """A :class:`Watcher`'s rounds with ``name``/``tags``: the first listing a page a round, then what is new, the
+    selection's unfinished jobs and the watched jobs by id."""
 
     def _listing_round(self, started):
         """One page of the first listing of a search: its events (the next page is due at once).  The listing reads a
@@ -785,15 +680,6 @@ class Watcher(object):
                 )
             return [], {}
 
-    def _may_report(self, key, result):
-        """Whether the search's answer for ``key`` could give an event (else no GET is needed to confirm it)."""
-        if not isinstance(result, dict):
-            return True
-        job = self.jobs.get(key)
-        if job is not None and job.seen:
-            return result.get("phase") != job.phase
-        return not self._baseline(key, result)
-
     def _by_id(self, watched):
         """The phase source reading the watched jobs of a search by id: kept from round to round (a search by id the
         service refused for good stays off), made again when one GET per job gave way to two jobs or more."""
@@ -802,17 +688,140 @@ class Watcher(object):
             source = self.by_id = self.query.phase_source(watched, workspace_id=self.arguments.workspace_id)
         return source
 
-    def _polled(self, keys, results):
-        """Events for the jobs still watched, read by id this round (jobs that went meanwhile are skipped)."""
+
+class Watcher(_Reporting, _Verdicts, _SearchRounds):
+    """Change detection over polls, with the waiter's verdicts (``query.judge``) as the error policy.
+
+    ``query`` is the door (``module_utils.query.Query``): the blocking ``observe(keys)`` of its phase
+    source (``query.phase_source``: a search per batch of jobs, or one GET per job - the source does not
+    know which), ``search(name)`` and ``client.resolve_project_id()`` run in a worker thread; ``judge``,
+    ``redact`` and ``settings`` are read here.  ``clock`` is monotonic seconds.
+    """
+
+    # pylint: disable=too-many-instance-attributes
+
+    def __init__(self, arguments, query, clock=time.monotonic, state=None):
+        self.arguments = arguments
+        self.query = query
+        self.clock = clock
+        # What was reported, on disk (state_file), or None; the jobs of the first round (startup: changes).
+        self.state = state
+        self.first_round = True
+        self.recorded = dict(state.jobs) if state is not None else {}
+        self.backoff_cap = float(query.settings.connection["backoff_max_delay"])
+        self.validate = query.settings.validate
+        now = clock()
+        self.jobs = dict((v2_key(job_id), JobState(now)) for job_id in arguments.ids)
+        for key, job in self.jobs.items():
+            self._resume(key, job)
+        # How phases are learned (one GET per job, or a search per batch of jobs): the door decides.
+        self.source = query.phase_source(list(self.jobs), workspace_id=arguments.workspace_id) if self.jobs else None
+        self._spread(now)
+        self.throttled = query.client.throttled
+        self.finished = {}
+        self.dropped = {}
+        self.search_state = JobState(now) if arguments.search is not None else None
+        # The newest create_time (epoch ms) a search returned: later rounds ask only for what is newer (None: list all).
+        self.newest = None
+        self.by_id = None  # the phase source of the jobs a search selected, after the first listing
+        self.unfinished_off = False  # the service refused the search for unfinished jobs for good
+        # The first listing of a search, a page a round: its pages (a generator), the ids it returned so far, and whether
+        # it is over.
+        self.listing = None
+        self.listed_keys = None
+        self.listed = False
+        self.said_empty = False  # whether the log said, once, that the search has found no job yet
+        self.last_save = None
+        self.prepare_state = JobState(now)
+        # A poll starts this much early so that its answer, not its start, lands within one interval.
+        self.lead = 0.0
+        self.round_trips = collections.deque(maxlen=ROUND_TRIPS_KEPT)
+
+    def _spread(self, now):
+        """Spread the jobs' first polls over one interval, a batch (what one request reads) at a time, so that the
+        requests of a round go out evenly rather than all at once; each job is still polled once an interval."""
+        batch = getattr(self.source, "batch", 1)
+        keys = list(self.jobs)
+        groups = (len(keys) + batch - 1) // batch
+        if groups < 2:
+            return
+        for index, key in enumerate(keys):
+            self.jobs[key].due = now + self.arguments.interval * (index // batch) / groups
+
+    def redact(self, text):
+        """``text`` with every secret the door knows masked (IAM tokens issued since start-up included)."""
+        return self.query.redact(text)
+
+    def done(self):
+        """Whether no job is left to poll (never with a search: a matching job may appear later)."""
+        return self.arguments.search is None and not self.jobs
+
+    def next_due(self):
+        """Monotonic time of the next poll."""
+        if self.search_state is not None:
+            # With name, one search a round reads every job: the jobs' own states hold no schedule.
+            return self.search_state.due
+        dues = [state.due for state in self.jobs.values()]
+        return min(dues) if dues else self.clock() + self.arguments.interval
+
+    def round(self, started):
+        """One round of polls (blocking: the source runs it in a worker thread); the events it gives, in order."""
+        if self.arguments.search is not None:
+            return self._search_round(started)
+        return self._fetch_round(started)
+
+    def prepare(self):
+        """Resolve what every request needs (the project id) before the first poll, judging errors like a poll's.
+
+        Returns None once resolved, or the monotonic time to try again after a tolerated error; raises
+        :class:`SourceError` when it cannot succeed.
+        """
+        state = self.prepare_state
+        try:
+            project_id = self.query.client.resolve_project_id()
+        except (ModelArtsError, ConnectionConfigError) as error:  # a configuration error is never tolerated: a SourceError
+            return self._prepare_failed(state, error)
+        if self.state is not None:
+            try:
+                self.state.check_project(project_id)
+            except StateFileError as error:
+                raise SourceError("%s: %s" % (NAME, error)) from None
+        return None
+
+    def _prepare_failed(self, state, error):
+        state.polls += 1
+        message = _message(error, self.redact)
+        verdict, _reason = self.query.judge(error, state.polls)
+        if verdict != JOB_TOLERATED or getattr(error, "not_found", False):
+            raise SourceError("%s: %s" % (NAME, message)) from None
+        self._retry(state, message)
+        return state.due
+
+    def round_keys(self, started):
+        """The jobs to poll now: those due, and - when one request reads a batch of jobs - the soonest due of the
+        others to fill the last batch (polled early at no extra request)."""
+        keys = [key for key, state in self.jobs.items() if state.due <= started]
+        batch = getattr(self.source, "batch", 1)
+        short = -len(keys) % batch
+        if keys and short:
+            others = sorted((state.due, index) for index, (key, state) in enumerate(self.jobs.items()) if state.due > started and not state.failures)
+            ordered = list(self.jobs)
+            keys += [ordered[index] for _due, index in others[:short]]
+        return keys
+
+    def _fetch_round(self, started):
+        keys = self.round_keys(started)
+        if not keys:
+            return []
+        results = self.source.observe(keys)
+        self._schedule(started, keys)
         events = []
         for key in keys:
-            if key not in self.jobs:
-                continue
             result = results.get(key)
             event = self.record_error(key, result) if isinstance(result, BaseException) else self.observe(key, result)
             if event:
                 events.append(event)
-        return events
+        return self.diagnosed(events)
 
     def _throttled_delay(self, jobs):
         """One ``interval`` when the service throttled requests (HTTP 429) since the last round, else 0: the next

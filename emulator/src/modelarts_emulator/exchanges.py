@@ -26,6 +26,7 @@ import secrets
 from . import errors
 from .gateway import authenticate
 from .iam import iso8601
+from .responses import Response, json_bytes
 
 IDP_ID = "emulator-idp"
 POD_TOKEN = "emulator-pod-identity-token"
@@ -107,8 +108,6 @@ def _primary(state):
 
 def federated_token(state, exchange):
     """POST /v3.0/OS-AUTH/id-token/tokens: an IAM token for an id token of the trusted identity provider."""
-    from .routes import Response, json_bytes  # pylint: disable=import-outside-toplevel
-
     idp = (exchange.headers.get("x-idp-id") or "").strip()
     if idp != state.settings["idp_id"]:
         raise _iam(404, "The identity provider %s does not exist." % idp[:64])
@@ -124,8 +123,6 @@ def federated_token(state, exchange):
 
 def security_tokens(state, exchange):
     """POST /v3.0/OS-CREDENTIAL/securitytokens: temporary AK/SK for a token, or for an assumed agency."""
-    from .routes import Response, json_bytes  # pylint: disable=import-outside-toplevel
-
     identity = (_json(exchange).get("auth") or {}).get("identity") or {}
     methods = identity.get("methods") or []
     if methods == ["token"]:
@@ -151,8 +148,6 @@ def security_tokens(state, exchange):
 
 def assume_with_oidc(state, exchange):
     """POST /v5/agencies/assume-with-oidc (STS v5): temporary AK/SK for an id token."""
-    from .routes import Response, json_bytes  # pylint: disable=import-outside-toplevel
-
     payload = _json(exchange)
     for name in ("provider_urn", "agency_urn", "agency_session_name", "id_token"):
         if not isinstance(payload.get(name), str) or not payload[name]:
@@ -176,8 +171,6 @@ def assume_with_oidc(state, exchange):
 
 def pod_credentials(state, exchange):
     """POST /pod-identity/credentials: the pod's temporary AK/SK; ``Authorization`` is the pod's token."""
-    from .routes import Response, json_bytes  # pylint: disable=import-outside-toplevel
-
     if not hmac.compare_digest((exchange.headers.get("authorization") or "").strip().encode(), state.settings["pod_token"].encode()):
         raise _iam(401, "The pod identity token is invalid.")
     key = _issue(state, exchange, _primary(state), "pod identity")
@@ -186,8 +179,6 @@ def pod_credentials(state, exchange):
 
 def metadata_token(state, exchange):
     """PUT /meta-data/latest/api/token: a session token as text (404 when the setting turns the token API off)."""
-    from .routes import Response  # pylint: disable=import-outside-toplevel
-
     if not state.settings["metadata_token_api"]:
         raise errors.ApiError(404, "NOT_FOUND", "Not Found", errors.IAM)
     token = secrets.token_urlsafe(32)
@@ -197,8 +188,6 @@ def metadata_token(state, exchange):
 
 def metadata_security_key(state, exchange):
     """GET /openstack/latest/securitykey: the instance agency's temporary AK/SK (IAM's shape)."""
-    from .routes import Response, json_bytes  # pylint: disable=import-outside-toplevel
-
     if state.settings["metadata_token_api"] and (exchange.headers.get("x-metadata-token") or "").strip() not in state.metadata_tokens:
         raise _iam(401, "The metadata session token is missing or invalid.")
     key = _issue(state, exchange, _primary(state), "instance metadata")

@@ -19,7 +19,7 @@ from . import errors, routes
 from .control import handle_control
 from .gateway import Exchange
 from .requestlog import redact_body, redact_headers
-from .routes import Response, error_response, json_bytes
+from .responses import Response, error_response, json_bytes
 
 MAX_BODY = 1024 * 1024
 

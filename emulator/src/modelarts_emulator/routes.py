@@ -14,6 +14,7 @@ from urllib.parse import parse_qsl, unquote
 
 from . import documents, errors, exchanges, faults as faults_mod, iam, logs, tags as tags_mod
 from .gateway import Caller, authenticate, check_project
+from .responses import Response, json_bytes
 
 _V2_JOB = re.compile(r"^/v2/(?P<project>[^/]+)/training-jobs/(?P<job>[^/]+)/?$")
 _V2_SEARCH = re.compile(r"^/v2/(?P<project>[^/]+)/training-job-searches/?$")
@@ -28,32 +29,6 @@ SEARCH_OPERATORS = ("like", "in", "not", "between")
 # The most values one id filter takes (the Terraform provider's documentation of the search: at most 10 ids).
 MAX_ID_VALUES = 10
 HTTP_REASONS = {200: "OK", 500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout"}
-
-
-class Response:
-    """A response about to be sent; faults may rewrite it."""
-
-    # pylint: disable=too-few-public-methods
-    __slots__ = ("status", "body", "content_type", "headers", "document", "api")
-
-    def __init__(self, status, body=None, content_type="application/json;charset=UTF-8", headers=None, document=None, api=None):
-        # pylint: disable=too-many-arguments
-        self.status = status
-        self.body = body
-        self.content_type = content_type
-        self.headers = dict(headers or {})
-        self.document = document  # the JSON object behind body (drift rewrites it)
-        self.api = api  # v2, v1 or search, for drift defaults
-
-
-def json_bytes(obj):
-    """Serialise compactly, as the service does."""
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-
-
-def error_response(exc, request_id):
-    """Turn an ApiError into a Response."""
-    return Response(exc.status, json_bytes(exc.body(request_id)), headers=exc.headers)
 
 
 def dispatch(state, exchange):

@@ -11,8 +11,10 @@ import pytest
 import requests
 import urllib3
 
-from ansible_collections.modelarts.training.plugins.module_utils import client as client_mod
-from ansible_collections.modelarts.training.plugins.module_utils.client import ModelArtsClient, escape, iam_endpoint, modelarts_endpoint, parse_retry_after
+from ansible_collections.modelarts.training.plugins.module_utils import transport as client_mod
+from ansible_collections.modelarts.training.plugins.module_utils.client import ModelArtsClient
+from ansible_collections.modelarts.training.plugins.module_utils.endpoints import escape, iam_endpoint, modelarts_endpoint
+from ansible_collections.modelarts.training.plugins.module_utils.transport import parse_retry_after
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError
 from ansible_collections.modelarts.training.tests.unit.plugins.module_utils.fakes import FakeClock, FakeResponse, FakeSession
@@ -715,9 +717,9 @@ def test_blank_project_id_is_resolved_not_used():
 
 
 def test_region_endpoints():
-    assert client_mod.modelarts_endpoint("cn-north-4") == "https://modelarts.cn-north-4.myhuaweicloud.com"
-    assert client_mod.modelarts_endpoint("ap-southeast-1") == "https://modelarts.ap-southeast-1.myhuaweicloud.cn"
-    assert client_mod.iam_endpoint("ap-southeast-1") == "https://iam.ap-southeast-1.myhuaweicloud.com"
+    assert modelarts_endpoint("cn-north-4") == "https://modelarts.cn-north-4.myhuaweicloud.com"
+    assert modelarts_endpoint("ap-southeast-1") == "https://modelarts.ap-southeast-1.myhuaweicloud.cn"
+    assert iam_endpoint("ap-southeast-1") == "https://iam.ap-southeast-1.myhuaweicloud.com"
 
 
 def test_retry_after_longer_than_backoff_max_delay_is_still_honoured():

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 import requests
 
-from ansible_collections.modelarts.training.plugins.module_utils.client import ModelArtsClient, proxy_problem
+from ansible_collections.modelarts.training.plugins.module_utils.client import ModelArtsClient
+from ansible_collections.modelarts.training.plugins.module_utils.transport import proxy_problem
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.text import label
 from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError

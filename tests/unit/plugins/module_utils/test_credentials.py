@@ -32,6 +32,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.credential_sour
     PodIdentity,
     Probing,
     default_chain,
+    provider_for,
 )
 from ansible_collections.modelarts.training.plugins.module_utils.credentials import (
     Credentials,
@@ -41,11 +42,11 @@ from ansible_collections.modelarts.training.plugins.module_utils.credentials imp
     Renewing,
     Static,
     Transport,
-    provider_for,
     read_text_file,
     renew_time,
-    sts_endpoint,
 )
+from ansible_collections.modelarts.training.plugins.module_utils import endpoints
+from ansible_collections.modelarts.training.plugins.module_utils.endpoints import sts_endpoint
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError, error_from_response
 
 from ansible_collections.modelarts.training.plugins.module_utils.options import LEVEL_OPTION, ConnectionConfigError, resolve
@@ -224,7 +225,7 @@ def test_sts_endpoint_refuses_anything_but_a_region_name(region):
 
 def test_sts_endpoint_follows_the_sdk_region_map():
     endpoint = pytest.importorskip("huaweicloudsdkcore.auth.endpoint")
-    for region in sorted(cred.STS_REGIONS) + ["cn-north-1", "ru-moscow-1"]:
+    for region in sorted(endpoints.STS_REGIONS) + ["cn-north-1", "ru-moscow-1"]:
         assert sts_endpoint(region) == endpoint.get_sts_endpoint_by_id(region, "https://sts.cn-north-4.myhuaweicloud.com")
 
 
@@ -1190,10 +1191,10 @@ def test_parse_answer_reads_json_and_empty():
 )
 def test_sts_base_sends_the_id_token_only_where_the_user_points(params, expected):
     if expected.startswith("https://"):
-        assert cred.sts_base(params) == expected
+        assert endpoints.sts_base(params) == expected
     else:
         with pytest.raises(CredentialsConfigError, match=r"set sts_endpoint \(HUAWEICLOUD_SDK_STS_ENDPOINT\)"):
-            cred.sts_base(params)
+            endpoints.sts_base(params)
 
 
 class _Failing(cred.Provider):

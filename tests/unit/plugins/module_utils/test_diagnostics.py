@@ -10,7 +10,7 @@ import threading
 import pytest
 
 from ansible_collections.modelarts.training.plugins.module_utils import diagnostics
-from ansible_collections.modelarts.training.plugins.module_utils.client import Response
+from ansible_collections.modelarts.training.plugins.module_utils.transport import Response
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 
 JOB = "3f7a1c2e-9b4d-4e8a-a1b2-c3d4e5f60718"

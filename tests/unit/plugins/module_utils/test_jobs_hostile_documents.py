@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.modelarts.training.plugins.module_utils.client import ModelArtsClient, escape
+from ansible_collections.modelarts.training.plugins.module_utils.client import ModelArtsClient
+from ansible_collections.modelarts.training.plugins.module_utils.endpoints import escape
 from ansible_collections.modelarts.training.plugins.module_utils.jobs import ITEM_KEYS, V1_ITEM_KEYS, build_item
 from ansible_collections.modelarts.training.plugins.module_utils.phases import PHASES, TERMINAL_PHASES, V1_STATUS_PHASES
 from ansible_collections.modelarts.training.plugins.module_utils.schemas import V1_JOB_VERSION_SCHEMA, V2_TRAINING_JOB_SCHEMA

@@ -10,11 +10,11 @@ import pytest
 
 from ansible_collections.modelarts.training.plugins.module_utils.text import MASK
 from ansible_collections.modelarts.training.plugins.module_utils.options import LEVEL_KEYWORD, LEVEL_OPTION, ConnectionConfigError
+from ansible_collections.modelarts.training.plugins.module_utils.items import mask_endpoint_tokens
 from ansible_collections.modelarts.training.plugins.module_utils.query import (
     MissingLibraryError,
     Query,
     Selection,
-    mask_endpoint_tokens,
     query_jobs,
     select,
     v1_key,
@@ -281,7 +281,7 @@ def test_v1_keys_fetch_the_v1_route():
 
 
 def test_keep_paths_keeps_only_the_asked_paths_nested_as_in_the_document():
-    from ansible_collections.modelarts.training.plugins.module_utils.query import keep_paths  # pylint: disable=import-outside-toplevel
+    from ansible_collections.modelarts.training.plugins.module_utils.items import keep_paths  # pylint: disable=import-outside-toplevel
 
     doc = {"status": {"duration": 5, "phase": "Completed"}, "algorithm": {"outputs": [{"name": "m"}]}, "spec": {}}
     assert keep_paths(doc, ["status.duration", "algorithm.outputs", "missing.path", "spec.resource"]) == {

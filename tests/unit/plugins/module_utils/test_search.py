@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from ansible_collections.modelarts.training.plugins.module_utils.client import Response
+from ansible_collections.modelarts.training.plugins.module_utils.transport import Response
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.search import jobs_matching, jobs_named, pages_matching
 from ansible_collections.modelarts.training.plugins.module_utils.selection import Search

@@ -8,7 +8,7 @@ import os
 
 import yaml
 
-from ansible_collections.modelarts.training.plugins.module_utils import client
+from ansible_collections.modelarts.training.plugins.module_utils import transport as client
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 
