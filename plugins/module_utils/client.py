@@ -332,16 +332,17 @@ class ModelArtsClient(object):
             return search.jobs_named(post, name, page_size=page_size, max_pages=max_pages, pages=pages, max_bytes=budget)
         return search.jobs_matching(post, name, page_size=page_size, max_pages=max_pages, pages=pages, created_since=created_since, max_bytes=budget)
 
-    def search_pages(self, search, page_size=50, pages=None, counts=None):
+    def search_pages(self, search, page_size=50, pages=None, counts=None, resume_on=()):
         """The v2 jobs of the ``selection.Search`` ``search``, a page at a time (``search.pages_matching``: a list of documents
         per page, no limit on the pages, each page within ``max_response_bytes``): how the event source lists every match
-        of a watch, however many, holding one page.  Each request has its own budget."""
+        of a watch, however many, holding one page.  Each request has its own budget; ``resume_on``: see
+        ``search.pages_matching``."""
 
         def post(body, operation):
             path = "/v2/%s/training-job-searches" % escape(self.resolve_project_id())
             return self.request("POST", path, body=body, operation=operation)
 
-        return _search().pages_matching(post, search, page_size=page_size, pages=pages, counts=counts)
+        return _search().pages_matching(post, search, page_size=page_size, pages=pages, counts=counts, resume_on=resume_on)
 
     def search_training_jobs_by_id(self, ids, deadline=None, workspace_id=None):
         """``{id: document}`` of the v2 jobs among ``ids`` (at most ``search.MAX_IDS``) the search API returns, in the

@@ -344,14 +344,18 @@ class Query(object):
         ``newest``: what is new since a listing, see :func:`keys_for_search`)."""
         return keys_for_search(self.client, search, deadline=deadline, pages=pages, created_since=created_since, newest=newest, **self._item_options())
 
-    def search_pages(self, search, pages=None):
+    def search_pages(self, search, pages=None, resume_on=()):
         """``(keys, found, newest, last)`` of the v2 jobs of ``search`` a page at a time (a generator; ``keys`` and ``found``
         as :meth:`search` gives them, ``newest`` the latest ``create_time`` of the page or None, ``last`` whether it is the
         last page): every match however many, one page held at a time (``pages``, a list, receives how many requests it
-        took)."""
+        took).  With ``resume_on`` (exception classes) a failed request yields a ``search.PageFailed`` and the next
+        ``next()`` asks for the same page again."""
         index = 0
         counts = {}
-        for documents in self.client.search_pages(search, pages=pages, counts=counts):
+        for documents in self.client.search_pages(search, pages=pages, counts=counts, resume_on=resume_on):
+            if not isinstance(documents, list):  # a search.PageFailed: handed on as it is
+                yield documents
+                continue
             newest = []
             keys, found = _keyed(documents, search, newest, first_index=index, **self._item_options())
             index += len(documents)

@@ -160,12 +160,24 @@ def _narrowing(search):
     return ", ".join(hints[:-1]) + " or " + hints[-1]
 
 
-def pages_matching(post, search, page_size=50, max_pages=None, pages=None, created_since=None, counts=None):
+class PageFailed(object):
+    """What :func:`pages_matching` yields, with ``resume_on``, in place of a page whose request failed: the ``error``.
+    The next ``next()`` asks for the same page again, so a long listing keeps its place through a failed request."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error):
+        self.error = error
+
+
+def pages_matching(post, search, page_size=50, max_pages=None, pages=None, created_since=None, counts=None, resume_on=()):
     """The v2 jobs ``search`` selects, a page at a time: yields the list of each page's matching documents not seen on an
     earlier page, in the order of :func:`newest_first`.  Memory holds one page and the ids seen, however many jobs match; ``max_pages``
     (None: no limit) stops paging - ``counts["capped"]`` then says the search was not over.  ``counts``, a dict,
     receives ``requests``, ``seen`` (documents seen), ``last`` (whether the page yielded was the last) and
     ``last_created`` (the ``create_time`` of the page's last document, matching or not); ``pages``, a list, receives the number of requests at the end.
+    ``resume_on`` (exception classes): a request failing with one of them yields a :class:`PageFailed` instead of
+    raising, and the next ``next()`` asks for that page again - the pages already read are not read again.
 
     With ``created_since`` (epoch milliseconds) paging stops after the first page reaching a job created before it:
     what is new since a listing whose newest job was created then (the event source's rounds), in one request while
@@ -191,9 +203,13 @@ def pages_matching(post, search, page_size=50, max_pages=None, pages=None, creat
     while max_pages is None or request < max_pages:
         body = {"offset": offset, "limit": page_size, "sort_by": "create_time", "order": "desc", "filters": search.filters()}
         body.update(search.fields())
-        response = post(body, "search training jobs %s (offset %d)" % (what, offset))
-        counts["requests"] = request + 1
-        items = _items(response, "search training jobs %s" % what)
+        try:
+            response = post(body, "search training jobs %s (offset %d)" % (what, offset))
+            counts["requests"] = request + 1
+            items = _items(response, "search training jobs %s" % what)
+        except resume_on as error:
+            yield PageFailed(error)
+            continue
         if len(items) > page_size:
             raise ModelArtsError(
                 "search training jobs %s (offset %d): the answer holds %d documents for a limit of %d: the service does not page as asked, "

@@ -555,19 +555,20 @@ class _SearchRounds(object):
         it is over, the jobs it did not return are forgotten (and left out of the state file), and later rounds ask
         only for what is new."""
         if self.listing is None:
-            self.listing = self.query.search_pages(self.arguments.search)
+            self.listing = self.query.search_pages(self.arguments.search, resume_on=(ModelArtsError, ConnectionConfigError))
             self.listed_keys = set()
         try:
-            keys, found, newest, last = next(self.listing)
+            page = next(self.listing)
         except StopIteration:
             self._listed()
             self.search_state.due = self._next_round(started) + self._throttled_delay(1)
             return []
-        except (ModelArtsError, ConnectionConfigError) as error:
-            # The listing starts again from its first page; the jobs already seen give no second event.
-            self.listing = None
-            self.record_search_error(error)
+        if not isinstance(page, tuple):
+            # A failed request (a search.PageFailed): the listing keeps its place and asks for that page again when the
+            # search is next due (after the backoff of record_search_error); the pages already read are not read again.
+            self.record_search_error(page.error)
             return []
+        keys, found, newest, last = page
         self.search_state.failures = 0
         if newest is not None:
             self.newest = max(newest, self.newest or newest)

@@ -10,7 +10,7 @@ import pytest
 
 from ansible_collections.modelarts.training.plugins.module_utils.transport import Response
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
-from ansible_collections.modelarts.training.plugins.module_utils.search import jobs_matching, jobs_named, pages_matching
+from ansible_collections.modelarts.training.plugins.module_utils.search import PageFailed, jobs_matching, jobs_named, pages_matching
 from ansible_collections.modelarts.training.plugins.module_utils.selection import Search
 
 
@@ -65,3 +65,42 @@ def test_pages_matching_has_no_cap_and_gives_a_page_at_a_time():
         page = next(listing)
         assert len(page) == 50 and len(bodies) == number + 1
     listing.close()
+
+
+def failing_once_at(request_number):
+    """``(post, bodies)``: 3 pages of 50 fresh documents then a short last page; request ``request_number`` (1-based)
+    fails once with a ModelArtsError before the service answers it."""
+    bodies, failed = [], []
+
+    def post(body, operation):
+        if len(bodies) + len(failed) + 1 == request_number and not failed:
+            failed.append(body)
+            raise ModelArtsError("%s: the deadline passed before the request could be sent" % operation)
+        bodies.append(body)
+        page = body["offset"]
+        count = 50 if page < 3 else 7
+        data = {"items": [{"metadata": {"id": "job-%d-%d" % (page, index), "name": "n"}} for index in range(count)]}
+        return Response(data, 200, "req-%d" % len(bodies), {}, len(json.dumps(data)))
+
+    return post, bodies, failed
+
+
+def test_with_resume_on_a_failed_page_is_asked_again_and_the_listing_keeps_its_place():
+    """A long listing (the event source's) keeps its place through a failed request: the failure is handed over as a
+    PageFailed and the next step asks for the same page, never for the pages already read."""
+    post, bodies, failed = failing_once_at(3)
+    steps = list(pages_matching(post, Search(tags=[("team", ("vision",))]), resume_on=(ModelArtsError,)))
+    assert [type(step).__name__ if isinstance(step, PageFailed) else len(step) for step in steps] == [50, 50, "PageFailed", 50, 7]
+    assert "offset 2" in str(steps[2].error)
+    assert failed[0]["offset"] == 2 and [body["offset"] for body in bodies] == [0, 1, 2, 3]
+    ids = [document["metadata"]["id"] for step in steps if isinstance(step, list) for document in step]
+    assert len(ids) == len(set(ids)) == 157
+
+
+def test_without_resume_on_a_failed_page_ends_the_listing_with_its_error():
+    post, bodies, _failed = failing_once_at(2)
+    listing = pages_matching(post, Search(tags=[("team", ("vision",))]))
+    assert len(next(listing)) == 50
+    with pytest.raises(ModelArtsError, match=r"\(offset 1\): the deadline passed"):
+        next(listing)
+    assert [body["offset"] for body in bodies] == [0]

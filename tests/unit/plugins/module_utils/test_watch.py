@@ -154,7 +154,7 @@ def test_the_state_keeps_no_job_the_search_no_longer_returns(tmp_path):
     assert set(json.loads(open(path).read())["jobs"]) == {A, B}
     again = built(training_job_ids=None, tags={"team": "x"}, state_file=path)
     # The first listing of the next run no longer returns A (untagged, deleted): the file forgets it.
-    again.query.search_pages = lambda search, pages=None: iter([([B], {B: item(B, "Running")}, None, True)])
+    again.query.search_pages = lambda search, pages=None, resume_on=(): iter([([B], {B: item(B, "Running")}, None, True)])
     again.query.settle = lambda found, deadline=None: found
     assert again.round(again.clock()) == [] and again.listed  # the one page, the last
     again.delivered([])
@@ -166,7 +166,7 @@ def test_startup_changes_confirms_no_finished_job_by_get(tmp_path):
     listing = dict(("f%02d" % index, item("f%02d" % index, "Completed")) for index in range(20))
     listing[A] = item(A, "Running")
     first, second = dict(list(listing.items())[:10]), dict(list(listing.items())[10:])
-    w.query.search_pages = lambda search, pages=None: iter([(list(first), first, None, False), (list(second), second, None, True)])
+    w.query.search_pages = lambda search, pages=None, resume_on=(): iter([(list(first), first, None, False), (list(second), second, None, True)])
     settled = []
     w.query.settle = lambda found, deadline=None: settled.append(dict(found)) or found
     assert w.round(w.clock()) == [] and w.next_due() <= w.clock() and not w.listed, "a page a round, the next one at once"
@@ -185,3 +185,30 @@ def test_a_job_created_since_the_state_was_saved_is_new_whatever_startup_says(tm
     old = item("c", "Completed", create_time="2025-12-01T00:00:00Z")
     events = again.searched([A, B, "c"], {A: item(A, "Completed"), B: late, "c": old})
     assert phases(events) == [(A, "Running", "Completed"), (B, None, "Completed")]
+
+
+def test_a_failed_page_of_the_first_listing_is_asked_again_not_the_listing_from_its_first_page(tmp_path):
+    """10,001 matching jobs under load: a search request that fails half-way through the first listing costs that page
+    again after the backoff, not every page before it (the listing keeps its place)."""
+    from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
+    from ansible_collections.modelarts.training.plugins.module_utils.search import PageFailed
+
+    w = built(training_job_ids=None, tags={"team": "x"}, startup="changes")
+    first = dict(("f%02d" % index, item("f%02d" % index, "Completed")) for index in range(10))
+    second = {A: item(A, "Running")}
+    calls = []
+
+    def search_pages(search, pages=None, resume_on=()):
+        calls.append(resume_on)
+        yield list(first), first, None, False
+        yield PageFailed(ModelArtsError("search training jobs (offset 1): the deadline passed before the request could be sent", transient=True))
+        yield list(second), second, None, True
+
+    w.query.search_pages = search_pages
+    w.query.settle = lambda found, deadline=None: found
+    assert w.round(w.clock()) == [] and not w.listed
+    assert w.round(w.clock()) == [] and not w.listed and w.search_state.failures == 1
+    assert w.next_due() > w.clock(), "the failed page waits for the backoff"
+    assert w.round(w.next_due()) == [] and w.listed and w.search_state.failures == 0
+    assert len(calls) == 1 and ModelArtsError in calls[0], "one listing, resumed: the first page is not asked again"
+    assert list(w.jobs) == [A] and len(w.finished) == 10
