@@ -287,7 +287,11 @@ def test_every_task_gives_the_same_registered_result_both_ways(both_ways, emulat
     assert "$HUAWEICLOUD_NOBODY_SETS/credentials" in by_name["a path variable nobody sets"]["msg"]
     for name in ("a tag key that is a number", "a tag key that is a boolean and a value that is a date", "a name that is a timestamp"):
         assert [item["id"] for item in by_name[name]["training_jobs"]] == [TAGGED], name
-    assert [item["id"] for item in by_name["a tuple"]["training_jobs"]] == [COMPLETED, RUNNING]
+    if CORE < (2, 19):
+        # ansible-core 2.16-2.18 render a template's tuple as its text, "('...', '...')": the option names the first item.
+        assert by_name["a tuple"]["failed"] and by_name["a tuple"]["msg"].startswith("training_job_ids[0]: \"('%s'\"" % COMPLETED), by_name["a tuple"]
+    else:
+        assert [item["id"] for item in by_name["a tuple"]["training_jobs"]] == [COMPLETED, RUNNING]
     assert by_name["a vaulted secret"]["training_job"]["phase"] == "Completed"
 
 
