@@ -304,9 +304,11 @@ def test_secrets_are_masked_both_ways(both_ways, emulator):
         assert (emulator.sk in output) is (way == "module"), way
         assert "not-the-secret-" not in text, way
         assert PROXY_PASSWORD not in text and PROXY_PASSWORD not in output, way
-        # -vvv shows each result's invocation: the secret option's value masked, the same number of times both ways.
+        # -vvv shows each result's invocation: the secret option's value masked, the same number of times both ways
+        # (ansible-core 2.21 leaves the invocation out unless INJECT_INVOCATION asks for it).
         masked = '"secret_key": "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER"'
-        assert output.count(masked) == both_ways["module"][1].count(masked) > 10, way
+        assert output.count(masked) == both_ways["module"][1].count(masked), way
+        assert output.count(masked) > 10 if CORE < (2, 21) else output.count(masked) == 0, way
         assert output.count("the output has been hidden") == 1, way
 
 
