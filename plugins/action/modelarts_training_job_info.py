@@ -28,6 +28,7 @@ from ansible.module_utils.common.text.converters import to_text
 from ansible.module_utils.errors import UnsupportedError
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
+from ansible.release import __version__ as ANSIBLE_CORE_VERSION
 from ansible.utils.vars import merge_hash
 
 from ansible_collections.modelarts.training.plugins.module_utils import job_info
@@ -52,6 +53,8 @@ except ImportError:  # ansible-core 2.16 to 2.18
 IN_PROCESS_VARIABLE = "modelarts_training_in_process"
 # ansible-core 2.21+: whether a module's result carries ``invocation`` (before 2.21 it always does).
 INJECT_INVOCATION = "INJECT_INVOCATION"
+# ansible-core 2.16-2.20 mark a module's parsed answer with ``_ansible_parsed``; 2.21 keeps that on the task, not in the result.
+MARKS_PARSED = tuple(int(part) for part in ANSIBLE_CORE_VERSION.split(".")[:2]) < (2, 21)
 
 
 # The module declares no METADATA: ansible-core sends its arguments in the legacy serialization profile.
@@ -177,5 +180,6 @@ def _formatted(result, params, no_log_values, warnings, invocation=True):
     # What ActionBase._parse_returned_data does with the answer of a module.
     if AnsibleModuleCapturedError is not None:
         AnsibleModuleCapturedError.normalize_result_exception(result)
-    result["_ansible_parsed"] = True
+    if MARKS_PARSED:
+        result["_ansible_parsed"] = True
     return result

@@ -246,6 +246,14 @@ def run_playbook_module(ansible_env, tmp_path_factory):
     return run
 
 
+def timed_out_after_3_seconds(result):
+    """``result`` ended at its task's ``timeout: 3``: ansible-core's words (before 2.19 "... in the expected time frame (3)
+    and was terminated", from it "Timed out after 3 second(s)."), and from 2.18 on the period under ``timedout`` (which
+    2.16 and 2.17 do not record)."""
+    said = "time frame (3)" in result["msg"] or "Timed out after 3 second" in result["msg"]
+    return said and (CORE < (2, 18) or result["timedout"]["period"] == 3)
+
+
 def test_every_task_gives_the_same_registered_result_both_ways(both_ways, emulator, parity_files):
     in_process, module = both_ways["in_process"][0], both_ways["module"][0]
     assert sorted(in_process) == sorted(module)
@@ -271,18 +279,19 @@ def test_every_task_gives_the_same_registered_result_both_ways(both_ways, emulat
     assert by_name["no_log"]["training_job"]["phase"] == "Completed"
     assert by_name["proxy credentials"]["failed"] and "Unable to connect to proxy" in by_name["proxy credentials"]["msg"]
     timeout = by_name["task timeout"]
-    # ansible-core's words: "... in the expected time frame (3) and was terminated" before 2.19, "Timed out after 3 second(s)." from it.
-    assert timeout["failed"] and ("time frame (3)" in timeout["msg"] or "Timed out after 3 second" in timeout["msg"]), timeout
-    # ansible-core records the timeout's period under `timedout` from 2.18 on.
-    assert timeout.get("timedout", {"period": 3} if CORE < (2, 18) else {})["period"] == 3, timeout
+    assert timeout["failed"] and timed_out_after_3_seconds(timeout), timeout
     assert module["gate"]["failed"] is False and "phase Failed" in module["gate_failure"]
     slow = by_name["task timeout over two slow jobs"]
-    assert slow["failed"] and slow["timedout"]["period"] == 3 and "training_jobs" not in slow
+    assert slow["failed"] and timed_out_after_3_seconds(slow) and "training_jobs" not in slow, slow
     assert by_name["path options from the task's environment"]["training_job"]["phase"] == "Completed"
     assert "$HUAWEICLOUD_NOBODY_SETS/credentials" in by_name["a path variable nobody sets"]["msg"]
     for name in ("a tag key that is a number", "a tag key that is a boolean and a value that is a date", "a name that is a timestamp"):
         assert [item["id"] for item in by_name[name]["training_jobs"]] == [TAGGED], name
-    assert [item["id"] for item in by_name["a tuple"]["training_jobs"]] == [COMPLETED, RUNNING]
+    if CORE < (2, 19):
+        # ansible-core 2.16-2.18 render a template's tuple as its text, "('...', '...')": the option names the first item.
+        assert by_name["a tuple"]["failed"] and by_name["a tuple"]["msg"].startswith("training_job_ids[0]: \"('%s'\"" % COMPLETED), by_name["a tuple"]
+    else:
+        assert [item["id"] for item in by_name["a tuple"]["training_jobs"]] == [COMPLETED, RUNNING]
     assert by_name["a vaulted secret"]["training_job"]["phase"] == "Completed"
 
 
@@ -295,9 +304,11 @@ def test_secrets_are_masked_both_ways(both_ways, emulator):
         assert (emulator.sk in output) is (way == "module"), way
         assert "not-the-secret-" not in text, way
         assert PROXY_PASSWORD not in text and PROXY_PASSWORD not in output, way
-        # -vvv shows each result's invocation: the secret option's value masked, the same number of times both ways.
+        # -vvv shows each result's invocation: the secret option's value masked, the same number of times both ways
+        # (ansible-core 2.21 leaves the invocation out unless INJECT_INVOCATION asks for it).
         masked = '"secret_key": "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER"'
-        assert output.count(masked) == both_ways["module"][1].count(masked) > 10, way
+        assert output.count(masked) == both_ways["module"][1].count(masked), way
+        assert output.count(masked) > 10 if CORE < (2, 21) else output.count(masked) == 0, way
         assert output.count("the output has been hidden") == 1, way
 
 
