@@ -48,15 +48,21 @@ def rulebook_inputs(workdir, variables=None):
     return inventory, vars_file
 
 
+# The least time a rulebook run is given before it counts as hung: ansible-rulebook's start (a JVM) and each playbook
+# it runs take minutes on a machine that two test suites load, and the limit is a bound for a hang, never a timing.
+HANG_SECONDS = 600
+
+
 def run_rulebook(ansible_env, workdir, rulebook, variables=None, env=None, shutdown_delay=2, timeout=60, verbosity=0):
-    """Run ansible-rulebook with ``rulebook`` (a path) and ``variables`` (written to a vars file); return the process."""
+    """Run ansible-rulebook with ``rulebook`` (a path) and ``variables`` (written to a vars file); return the process.
+    ``timeout``: how long it may run before it counts as hung, at least :data:`HANG_SECONDS`."""
     workdir = str(workdir)
     inventory, vars_file = rulebook_inputs(workdir, variables)
     command = [os.path.join(BIN, "ansible-rulebook"), "--rulebook", rulebook, "-i", inventory, "--vars", vars_file, "--shutdown-delay", str(shutdown_delay)]
     if verbosity:
         command.append("-" + "v" * verbosity)
     merged = dict(ansible_env, **(env or {}))
-    return run_in_group(command, merged, workdir, timeout)
+    return run_in_group(command, merged, workdir, max(timeout, HANG_SECONDS))
 
 
 def event_lines(stdout, prefix="EVENT"):

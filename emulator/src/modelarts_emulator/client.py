@@ -156,8 +156,9 @@ class ControlClient(EmulatorCredentials):
         return options
 
     # The control API ------------------------------------------------------------------------------------
-    def control(self, method, path, body=None, timeout=10):
-        """Call the control API (``path`` relative to ``/_emulator``); return the parsed JSON answer.
+    def control(self, method, path, body=None, timeout=120):
+        """Call the control API (``path`` relative to ``/_emulator``); return the parsed JSON answer.  ``timeout``
+        (seconds) bounds a hang, not a speed: a loaded machine may take long to add thousands of jobs or to reset.
 
         Raises :class:`ControlError` (a ``RuntimeError``) for non-2xx answers.
         """
@@ -192,7 +193,7 @@ class ControlClient(EmulatorCredentials):
 
     def add_jobs(self, jobs, replace=False):
         """Add jobs in scenario syntax (timelines start now; same ids are replaced); return the control API's answer."""
-        return self.control("POST", "/jobs", {"jobs": list(jobs), "replace": replace})
+        return self.control("POST", "/jobs", {"jobs": list(jobs), "replace": replace}, timeout=600)
 
     def update_job(self, key, **fields):
         """Tag (``tags``: the job's tags replaced), move (``workspace_id``) or rename (``name``) an existing job; its summary."""
