@@ -19,7 +19,7 @@ the full-size documents (benchmarks/README.md):
   then the callbacks' copy (``module_response_deepcopy`` and ``strip_internal_keys``, once per callback send).
 
 Then the wall time of ``door`` by ``max_concurrency`` (rounds alternate the values), and a cProfile of the whole task
-(every thread's profile merged), top functions by own time.  Medians (min-max) of the rounds; the load average is
+(every thread's profile merged; ``--profile-concurrency``, default 1), top functions by own and by cumulative time.  Medians (min-max) of the rounds; the load average is
 printed: the machine may be shared.
 """
 
@@ -105,6 +105,7 @@ def main(argv=None):
     parser.add_argument("--concurrency", default="1,2,4,8,16")
     parser.add_argument("--profile", help="also write the merged cProfile stats to this file")
     parser.add_argument("--top", type=int, default=30)
+    parser.add_argument("--profile-concurrency", type=int, default=1, help="max_concurrency of the profiled task (1: own times are CPU, not GIL waits)")
     args = parser.parse_args(argv)
     levels = [int(value) for value in args.concurrency.split(",")]
     ids = DOCSETS["full"][: args.jobs]
@@ -185,7 +186,7 @@ def main(argv=None):
             main_profile = cProfile.Profile()
             main_profile.enable()
             try:
-                _one_task(modules, connection, ids, 16)
+                _one_task(modules, connection, ids, args.profile_concurrency)
             finally:
                 main_profile.disable()
                 threading.Thread.run = original_run
@@ -197,7 +198,8 @@ def main(argv=None):
             out = io.StringIO()
             stats.stream = out
             stats.sort_stats("tottime").print_stats(args.top)
-            print("\ncProfile of one task at max_concurrency 16 (%d threads merged; own time, all threads)" % (len(profiles) + 1))
+            stats.sort_stats("cumulative").print_stats(args.top)
+            print("\ncProfile of one task at max_concurrency %d (%d threads merged; own time, all threads)" % (args.profile_concurrency, len(profiles) + 1))
             print("\n".join(line for line in out.getvalue().splitlines() if line.strip())[:12000])
     print("load average at the end: %s" % ", ".join("%.2f" % value for value in os.getloadavg()))
     return 0
