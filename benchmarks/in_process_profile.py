@@ -19,8 +19,8 @@ the full-size documents (benchmarks/README.md):
   then the callbacks' copy (``module_response_deepcopy`` and ``strip_internal_keys``, once per callback send).
 
 Then the wall time of ``door`` by ``max_concurrency`` (rounds alternate the values), and a cProfile of the whole task
-(every thread's profile merged; ``--profile-concurrency``, default 1), top functions by own and by cumulative time.  Medians (min-max) of the rounds; the load average is
-printed: the machine may be shared.
+(every thread's profile merged; ``--profile-concurrency``, default 1), top functions by own and by cumulative time.
+Medians (min-max) of the rounds; the load average is printed: the machine may be shared.
 """
 
 import argparse

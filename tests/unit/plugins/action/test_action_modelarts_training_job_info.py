@@ -183,7 +183,7 @@ def test_the_invocation_is_there_when_the_module_s_would_be(monkeypatch):
 
 # -- masking the items: remove_values's result, without its copy of every item (issue 40) ---------------------------
 
-SECRETS = {"tok-SECRET-0123456789", "s3cr\"et/\u00e9\n", "4242"}
+SECRETS = {"tok-SECRET-0123456789", 's3cr"et/\u00e9\n', "4242"}
 
 
 def _job(number, **extra):
