@@ -18,6 +18,7 @@ REQUESTS_CA_BUNDLE, HOME...), a controller without ``requests`` or ``jsonschema`
 from __future__ import annotations
 
 import json
+import math
 import os
 
 from ansible import constants as C
@@ -166,6 +167,69 @@ def _invocation_wanted(task_vars):
     return bool(C.config.get_config_value(INJECT_INVOCATION, variables=task_vars or {}))
 
 
+# The keys whose values are the jobs' items: a few MB at 200 full-size jobs, plain JSON data read from the service.
+ITEM_KEYS = ("training_jobs", "training_job")
+_PLAIN_SCALARS = (str, int, bool, type(None))
+
+
+def _plain(value):
+    """Whether ``value`` is JSON data of exact types only: dicts with str keys, lists, str, int, finite float, bool, None."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is dict:
+            for key in node:
+                if type(key) is not str:  # pylint: disable=unidiomatic-typecheck
+                    return False
+            stack.extend(node.values())
+        elif kind is list:
+            stack.extend(node)
+        elif kind is float:
+            if not math.isfinite(node):
+                return False
+        elif kind not in _PLAIN_SCALARS:
+            return False
+    return True
+
+
+def _item_without_no_log_values(item, texts, no_log_values, copy):
+    """``remove_values(item, no_log_values)`` for one item, scanned once: an item of plain JSON data whose JSON text
+    holds none of the values (as JSON writes them: ``texts``) has nothing ``remove_values`` would change, so it is
+    kept as it is (``copy``: a copy of it, decoded from that text); any other goes through ``remove_values`` itself."""
+    if _plain(item):
+        text = json.dumps(item, ensure_ascii=False)
+        if not any(value in text for value in texts):
+            return json.loads(text) if copy else item
+    return remove_values(item, no_log_values)
+
+
+def _without_no_log_values(result, no_log_values):
+    """``remove_values(result, no_log_values)``, equal to it value for value, without its copy of every item.
+
+    ``remove_values`` walks every value of the result in Python to replace the no_log values it finds, which at 200
+    full-size jobs is most of the task's own time (docs/performance.md, issue 40).  A string holding a no_log value
+    holds it in its JSON text too, as a number's ``str()`` is its JSON text: so an item whose JSON text (one C-speed
+    pass) holds none of them is left as it is, and only the rest of the result - and an item that does hold one, or
+    holds any other type than plain JSON data - is handed to ``remove_values``.  A value found by mistake (in a key,
+    across two strings) only sends that item the slow way."""
+    strings = [to_text(value, errors="surrogate_or_strict") for value in no_log_values]
+    texts = [json.dumps(value, ensure_ascii=False)[1:-1] for value in strings]
+    rest = remove_values(dict((key, value) for key, value in result.items() if key not in ITEM_KEYS), no_log_values)
+    cleaned = {}
+    for key, value in result.items():
+        if key == "training_jobs" and type(value) is list:  # pylint: disable=unidiomatic-typecheck
+            cleaned[key] = [_item_without_no_log_values(item, texts, no_log_values, copy=False) for item in value]
+        elif key == "training_job":
+            # Its own copy, as remove_values makes one: it is the first item of training_jobs.
+            cleaned[key] = _item_without_no_log_values(value, texts, no_log_values, copy=True)
+        elif key in ITEM_KEYS:
+            cleaned[key] = remove_values(value, no_log_values)
+        else:
+            cleaned[key] = rest[key]
+    return cleaned
+
+
 def _formatted(result, params, no_log_values, warnings, invocation=True):
     """``result`` as ``AnsibleModule._return_formatted`` returns it: the invocation (when the module's would carry
     it), the warnings, no_log values masked (booleans and None kept)."""
@@ -175,7 +239,7 @@ def _formatted(result, params, no_log_values, warnings, invocation=True):
     if warnings:
         result["warnings"] = list(warnings)
     preserved = dict((key, value) for key, value in result.items() if value is None or isinstance(value, bool))
-    result = remove_values(result, no_log_values)
+    result = _without_no_log_values(result, no_log_values)
     result.update(preserved)
     # What ActionBase._parse_returned_data does with the answer of a module.
     if AnsibleModuleCapturedError is not None:

@@ -179,3 +179,60 @@ def test_the_invocation_is_there_when_the_module_s_would_be(monkeypatch):
     defined = action.INJECT_INVOCATION in action.C.config.get_configuration_definitions()
     assert ("invocation" in plugin()._run_in_process(dict(os.environ), {})) is not defined
     assert "invocation" in plugin()._run_in_process(dict(os.environ), {"ansible_inject_invocation": True})
+
+
+# -- masking the items: remove_values's result, without its copy of every item (issue 40) ---------------------------
+
+SECRETS = {"tok-SECRET-0123456789", 's3cr"et/\u00e9\n', "4242"}
+
+
+def _job(number, **extra):
+    item = {
+        "id": "job-%d" % number,
+        "phase": "Completed",
+        "terminal": True,
+        "failed": False,
+        "duration": 12.5,
+        "retries": number,
+        "diagnostics": None,
+        "details": {"metadata": {"name": "train-%d" % number, "annotations": {"team": "vision"}}, "tasks": [{"ip": "10.0.0.%d" % number}]},
+    }
+    item.update(extra)
+    return item
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        _job(1),
+        _job(2, failure_reason="the log says tok-SECRET-0123456789 twice: tok-SECRET-0123456789"),  # inside a string
+        _job(3, failure_reason="tok-SECRET-0123456789"),  # a whole string
+        _job(4, failure_reason='quoted s3cr"et/\u00e9\n inside'),  # a value JSON escapes
+        _job(5, retries=4242),  # a number whose text is a value
+        _job(6, retries=142420),  # a number whose text holds a value
+        _job(7, details={"tok-SECRET-0123456789": "a key is never masked"}),
+        _job(8, details={"paths": ("a", "tok-SECRET-0123456789")}),  # a tuple becomes a list
+        _job(9, details={1: "an int key"}),
+        _job(10, duration=float("nan")),
+        _job(11, tags={"a", "b"}),
+        _job(12, when=datetime.date(2026, 11, 27)),
+        _job(13, details=[[[{"deep": ["4242 and more"]}]]]),
+        _job(14, details={"ok": True, "none": None, "float": 4242.5}),
+    ],
+)
+def test_items_are_masked_exactly_as_remove_values_masks_them(item):
+    result = dict(changed=False, training_jobs=[_job(0), item], training_job=item, invocation=dict(module_args={"auth_token": "tok-SECRET-0123456789"}))
+    expected = action.remove_values(result, SECRETS)
+    got = action._without_no_log_values(result, SECRETS)
+    assert got == expected
+    assert list(got) == list(expected)
+    assert repr(got) == repr(expected)  # the same types too: a tuple is a list, a str is a str
+
+
+def test_an_item_without_secrets_is_not_copied_but_training_job_is():
+    item = _job(1)
+    result = dict(changed=False, training_jobs=[item], training_job=item)
+    got = action._without_no_log_values(result, SECRETS)
+    assert got["training_jobs"][0] is item
+    assert got["training_job"] == item and got["training_job"] is not item
+    assert got["training_job"]["details"] is not item["details"]
