@@ -170,6 +170,8 @@ def _invocation_wanted(task_vars):
 # The keys whose values are the jobs' items: a few MB at 200 full-size jobs, plain JSON data read from the service.
 ITEM_KEYS = ("training_jobs", "training_job")
 _PLAIN_SCALARS = (str, int, bool, type(None))
+# How remove_values reads True, False and None (their str()), where their JSON text differs.
+_CONSTANT_WORDS = ("True", "False", "None")
 
 
 def _plain(value):
@@ -214,6 +216,10 @@ def _without_no_log_values(result, no_log_values):
     holds any other type than plain JSON data - is handed to ``remove_values``.  A value found by mistake (in a key,
     across two strings) only sends that item the slow way."""
     strings = [to_text(value, errors="surrogate_or_strict") for value in no_log_values]
+    if any(value in word for value in strings for word in _CONSTANT_WORDS):
+        # A value inside "True", "False" or "None": ansible-core before 2.19 masks such a boolean or None, which JSON
+        # writes otherwise (true, false, null) - remove_values itself decides, for the whole result.
+        return remove_values(result, no_log_values)
     texts = [json.dumps(value, ensure_ascii=False)[1:-1] for value in strings]
     rest = remove_values(dict((key, value) for key, value in result.items() if key not in ITEM_KEYS), no_log_values)
     cleaned = {}
