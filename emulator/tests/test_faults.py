@@ -76,6 +76,24 @@ def test_delay_beyond_client_timeout(emu, client):
     assert wait_until(lambda: any(e["fault"] == "delay" for e in emu.requests()), timeout=5)
 
 
+def test_a_request_held_across_a_reset_is_not_recorded_in_the_new_log(emu, client):
+    """A test's delayed request that ends after the fixture's reset never lands in the next test's request log."""
+    emu.add_fault(type="delay", seconds=1.0)
+    with pytest.raises(requests.exceptions.ReadTimeout):
+        client.job(JOB, timeout=(10, 0.3))  # held until after the reset
+    emu.reset()
+    emu.add_fault(type="delay", seconds=1.0)
+    with pytest.raises(requests.exceptions.ReadTimeout):
+        client.search({}, timeout=(10, 0.3))  # held too, arrived after the reset: it ends after the first one
+    assert wait_until(lambda: any("searches" in e["path"] for e in emu.requests()), timeout=30)
+    assert [e["path"].rsplit("/", 1)[-1] for e in emu.requests()] == ["training-job-searches"], "only the request that arrived after the reset"
+    emu.add_fault(type="delay", seconds=1.0)
+    with pytest.raises(requests.exceptions.ReadTimeout):
+        client.job(JOB, timeout=(10, 0.3))
+    emu.clear_requests()  # not a reset: a request held across it is recorded when it ends
+    assert wait_until(lambda: any(e["fault"] == "delay" for e in emu.requests()), timeout=30)
+
+
 def test_truncated_json(emu, client):
     emu.add_fault(type="truncate")
     response = client.job(JOB)

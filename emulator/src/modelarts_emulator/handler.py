@@ -155,6 +155,7 @@ class EmulatorRequestHandler(BaseHTTPRequestHandler):
     def _dispatch(self):
         state = self.server.state
         started = time.perf_counter()
+        generation = state.log.generation  # a reset while this request is held drops its record (requestlog.RequestLog)
         path, _sep, query = self.path.partition("?")
         headers = {name.lower(): value for name, value in self.headers.items()}
         host = headers.get("host") or "%s:%d" % self.server.server_address[:2]
@@ -178,10 +179,10 @@ class EmulatorRequestHandler(BaseHTTPRequestHandler):
             # IAM names its request id differently; the SDK quotes it in project lookup errors.
             response.headers.setdefault("X-IAM-Trace-Id", "token_" + exchange.request_id)
         # Log before writing: a client that reads the log right after its response must find the entry.
-        self._log(exchange, response, started)
+        self._log(exchange, response, started, generation)
         self._send(response, exchange.request_id, exchange.fault)
 
-    def _log(self, exchange, response, started):
+    def _log(self, exchange, response, started, generation=None):
         fault = exchange.fault
         self.server.state.log.add(
             {
@@ -199,7 +200,8 @@ class EmulatorRequestHandler(BaseHTTPRequestHandler):
                 "headers": redact_headers(dict(self.headers.items())),
                 "body": redact_body(exchange.body) if exchange.path.startswith("/v3/") or exchange.method != "GET" else None,
                 "duration_ms": round((time.perf_counter() - started) * 1000, 3),
-            }
+            },
+            generation,
         )
 
     def _send(self, response, request_id, fault):

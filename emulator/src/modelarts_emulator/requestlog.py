@@ -61,16 +61,23 @@ def redact_body(body):
 
 
 class RequestLog:
-    """A bounded, thread-safe list of request records with increasing sequence numbers."""
+    """A bounded, thread-safe list of request records with increasing sequence numbers.
+
+    A request that arrived before the last reset (``clear(in_flight=True)``) is not recorded when it ends: one held by a
+    ``delay`` fault past the end of its test would otherwise land in the next test's log."""
 
     def __init__(self, capacity=20000):
         self._lock = threading.Lock()
         self._entries = collections.deque(maxlen=capacity)
         self._seq = itertools.count(1)
+        self.generation = 0  # how many resets forgot the requests in flight: read when a request arrives
 
-    def add(self, entry):
-        """Append a record (a dict); return its sequence number."""
+    def add(self, entry, generation=None):
+        """Append a record (a dict); return its sequence number, or None when the request arrived before the last reset
+        (``generation``: :attr:`generation` when it arrived; None: record it whenever it arrived)."""
         with self._lock:
+            if generation is not None and generation != self.generation:
+                return None
             entry["seq"] = next(self._seq)
             self._entries.append(entry)
             return entry["seq"]
@@ -85,7 +92,10 @@ class RequestLog:
             items = items[:limit]
         return items
 
-    def clear(self):
-        """Forget all records (sequence numbers keep increasing)."""
+    def clear(self, in_flight=False):
+        """Forget all records (sequence numbers keep increasing); ``in_flight``: and the requests in flight now (a
+        reset), which are then not recorded when they end."""
         with self._lock:
             self._entries.clear()
+            if in_flight:
+                self.generation += 1
