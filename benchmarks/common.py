@@ -8,6 +8,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import threading
 
 from modelarts_emulator.launcher import running_emulator  # noqa: F401  pylint: disable=unused-import
 
@@ -55,25 +56,95 @@ _DESCRIPTION = (
 )
 
 
-def calls_since(emu, since):
-    """``(searches, searches by id, GETs)`` of training jobs the emulator answered after log sequence ``since``: what a
-    watch's rounds cost (a search is by id when its filters name ``id``)."""
-    searches = by_id = gets = 0
+def _kind(entry):
+    """A logged request's kind for :func:`calls_since`: ``search``, ``by_id``, ``get`` or None (anything else)."""
+    if "/training-job" not in entry.get("path", ""):
+        return None
+    if entry["method"] == "POST" and entry["path"].endswith("/training-job-searches"):
+        body = entry.get("body") or {}
+        return "by_id" if any(spec.get("key") == "id" for spec in body.get("filters") or []) else "search"
+    return "get" if entry["method"] == "GET" else None
+
+
+class LogDropped(RuntimeError):
+    """The emulator's request log (it keeps the last 20,000 requests) dropped requests before they were counted."""
+
+
+def calls_since(emu, since, until=None):
+    """``(searches, searches by id, GETs)`` of training jobs the emulator answered after log sequence ``since`` (up to
+    ``until``): what a watch's rounds cost (a search is by id when its filters name ``id``).  Raises LogDropped when
+    the log no longer holds every request after ``since``: count such a run with a :class:`RequestTally`."""
+    counts = {"search": 0, "by_id": 0, "get": 0}
     last = since
     while True:
-        entries = emu.requests(since=last, path="/training-job", limit=5000)
-        if not entries:
-            return searches, by_id, gets
-        last = entries[-1]["seq"]
+        entries = emu.requests(since=last, limit=5000)
+        if entries and entries[0]["seq"] != last + 1:
+            raise LogDropped("the request log dropped requests %d to %d" % (last + 1, entries[0]["seq"] - 1))
         for entry in entries:
-            if entry["method"] == "POST" and entry["path"].endswith("/training-job-searches"):
-                body = entry.get("body") or {}
-                if any(spec.get("key") == "id" for spec in body.get("filters") or []):
-                    by_id += 1
-                else:
-                    searches += 1
-            elif entry["method"] == "GET":
-                gets += 1
+            if until is not None and entry["seq"] > until:
+                return counts["search"], counts["by_id"], counts["get"]
+            kind = _kind(entry)
+            if kind:
+                counts[kind] += 1
+        if not entries:
+            return counts["search"], counts["by_id"], counts["get"]
+        last = entries[-1]["seq"]
+
+
+class RequestTally:
+    """Counts the emulator's requests while a long run goes on: a thread reads the request log every ``period``
+    seconds and keeps each training-job request's kind by its sequence number, so a run of more requests than the log
+    holds (20,000) is counted whole.  :meth:`calls` raises LogDropped when the log dropped a request before it was read.
+    Use it as a context manager."""
+
+    def __init__(self, emu, period=1.0):
+        self.emu = emu
+        self.period = period
+        self.kinds = {}  # sequence number -> kind, training-job requests only
+        self.last = emu_mark(emu)
+        self.dropped = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="request-tally", daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        return False
+
+    def _run(self):
+        while not self._stop.wait(self.period):
+            self.drain()
+
+    def drain(self):
+        """Read what the log gained since the last read."""
+        with self._lock:
+            while True:
+                entries = self.emu.requests(since=self.last, limit=5000)
+                if not entries:
+                    return
+                if entries[0]["seq"] != self.last + 1 and self.dropped is None:
+                    self.dropped = (self.last + 1, entries[0]["seq"] - 1)
+                for entry in entries:
+                    kind = _kind(entry)
+                    if kind:
+                        self.kinds[entry["seq"]] = kind
+                self.last = entries[-1]["seq"]
+
+    def calls(self, since, until):
+        """``(searches, searches by id, GETs)`` with ``since < seq <= until`` (as :func:`calls_since`)."""
+        self.drain()
+        if self.dropped is not None:
+            raise LogDropped("the request log dropped requests %d to %d before they were counted" % self.dropped)
+        counts = {"search": 0, "by_id": 0, "get": 0}
+        for seq, kind in self.kinds.items():
+            if since < seq <= until:
+                counts[kind] += 1
+        return counts["search"], counts["by_id"], counts["get"]
 
 
 def full_jobs():

@@ -9,7 +9,8 @@ Completed, created over the last 29 days (a tag search covers 31), plus one runn
 Completed).  For each ``startup`` a child process (so that its peak RSS is the watch's alone) imports the staged
 collection, builds the source's ``Watcher`` as ``main()`` does (``interval: 1``) and drives it as the source's loop
 does (``Watcher.round``, then ``Watcher.delivered`` for each round's events), until the first listing is over and one
-later round ran; the requests of each part are counted in the emulator's request log.  The child's peak RSS is
+later round ran; the requests of each part are counted from the emulator's request log as they come (``RequestTally``:
+the log keeps only the last 20,000).  The child's peak RSS is
 ``getrusage(RUSAGE_SELF).ru_maxrss``.
 
     .venv/bin/python benchmarks/restart_watch.py [--jobs 1000 10000 100000] [--startup all changes] [--output FILE]
@@ -31,7 +32,7 @@ import time
 from modelarts_emulator.client import ControlClient
 from modelarts_emulator.launcher import running_emulator
 
-from common import RESULTS_DIR, ROOT, calls_since, emu_mark, machine_facts, stage_collection
+from common import RESULTS_DIR, ROOT, RequestTally, emu_mark, machine_facts, stage_collection
 
 SOURCE = ("extensions", "eda", "plugins", "event_source", "training_job_phase.py")
 TAGS = {"bench": "restart"}
@@ -58,8 +59,7 @@ def child(options):
             events += len(handed)
             watcher.delivered(handed)
         listed = time.monotonic() - started
-        listing = calls_since(emu, mark)
-        mark = emu_mark(emu)
+        marks = [mark, emu_mark(emu)]
         later_events = []
         rounds = 0
         # Later rounds, until the running job's Completed event (the first event with startup: changes).
@@ -71,15 +71,16 @@ def child(options):
             later_events += handed
             watcher.delivered(handed)
             rounds += 1
-        later = calls_since(emu, mark)
+        marks.append(emu_mark(emu))
     finally:
         query.close()
     print(
         json.dumps(
             {
                 "startup": setup["startup"],
-                "first_listing": {"searches": listing[0], "by_id": listing[1], "gets": listing[2], "seconds": round(listed, 2), "events": events},
-                "later_rounds": {"rounds": rounds, "searches": later[0], "by_id": later[1], "gets": later[2], "events": len(later_events)},
+                "marks": marks,
+                "first_listing": {"seconds": round(listed, 2), "events": events},
+                "later_rounds": {"rounds": rounds, "events": len(later_events)},
                 "first_event_seconds": None if first_event is None else round(first_event, 2),
                 "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1),
             }
@@ -97,16 +98,21 @@ def measure(jobs, collections, startups=("all", "changes")):
         for startup in startups:
             emu.add_job(name="bench-live", created_ago="1m", tags=TAGS, timeline=[{"phase": "Running", "polls": 3}, "Completed"])
             setup = {"url": emu.url, "admin_token": emu.admin_token, "ca_file": emu.ca_file, "collections": collections, "startup": startup}
-            process = subprocess.run(
-                [sys.executable, os.path.abspath(__file__), "--child", json.dumps(setup)],
-                capture_output=True,
-                text=True,
-                check=False,
-                cwd=os.path.dirname(os.path.abspath(__file__)),
-            )
-            if process.returncode != 0:
-                raise RuntimeError("the child failed:\n%s" % process.stderr[-3000:])
-            result = json.loads(process.stdout.strip().splitlines()[-1])
+            # The parent counts the requests as they come: a listing of 100,000 jobs is more than the log keeps.
+            with RequestTally(emu) as tally:
+                process = subprocess.run(
+                    [sys.executable, os.path.abspath(__file__), "--child", json.dumps(setup)],
+                    capture_output=True,
+                    text=True,
+                    check=False,
+                    cwd=os.path.dirname(os.path.abspath(__file__)),
+                )
+                if process.returncode != 0:
+                    raise RuntimeError("the child failed:\n%s" % process.stderr[-3000:])
+                result = json.loads(process.stdout.strip().splitlines()[-1])
+                start, listed, later = result.pop("marks")
+                for part, since, until in (("first_listing", start, listed), ("later_rounds", listed, later)):
+                    result[part].update(zip(("searches", "by_id", "gets"), tally.calls(since, until)))
             result["jobs"] = jobs
             results.append(result)
             print(json.dumps(result), flush=True)

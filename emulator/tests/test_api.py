@@ -340,3 +340,20 @@ def test_search_by_id_takes_at_most_ten_values(client):
     response = client.search({"limit": 50, "filters": [{"key": "id", "operator": "in", "value": ids + ["eleven"]}]})
     assert response.status_code == 400
     assert response.json()["error_code"] == "ModelArts.0101" and "at most 10 values, got 11" in response.json()["error_msg"]
+
+
+def test_search_order_follows_jobs_added_and_removed_after_a_search(emu, client):
+    # The project's jobs are kept in creation order between searches: a job added (older than those listed) or removed
+    # after a search shows in the next one at its place.
+    name = [{"key": "name", "operator": "in", "value": ["kept-order"]}]
+    emu.add_jobs([{"id": "kept-%d" % n, "name": "kept-order", "created_ago": "%dm" % (10 * n), "phase": "Completed"} for n in (1, 3)])
+
+    def listed(order="desc"):
+        return [j["metadata"]["id"] for j in _search(client, limit=50, order=order, filters=name)["items"]]
+
+    assert listed() == ["kept-1", "kept-3"] and listed("asc") == ["kept-3", "kept-1"]
+    emu.add_jobs([{"id": "kept-2", "name": "kept-order", "created_ago": "20m", "phase": "Completed"}])
+    emu.add_jobs([{"id": "kept-4", "name": "kept-order", "created_ago": "40m", "phase": "Completed"}])
+    assert listed() == ["kept-1", "kept-2", "kept-3", "kept-4"]
+    assert emu.remove_job("kept-3")
+    assert listed("asc") == ["kept-4", "kept-2", "kept-1"]
