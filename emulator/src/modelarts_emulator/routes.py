@@ -6,8 +6,10 @@ Each route returns a :class:`Response` or raises :class:`errors.ApiError`. Fault
 authentication, so an anonymous request never consumes one.
 """
 
+import bisect
 import hmac
 import json
+import math
 import re
 import time
 from urllib.parse import parse_qsl, unquote
@@ -302,13 +304,19 @@ def v2_search(state, exchange, match):
             snapshot = peeked[job.v2_id] = job.lifecycle.peek(now)
         return snapshot
 
-    matches = _compile(filters, peek)
-    for job in candidates:
-        # A search sees one workspace; the tags are checked before the (dearer) lifecycle.
-        if job is None or job.workspace_id != workspace_id or (tag_conditions and not tags_mod.tags_match(job.tags, tag_conditions)):
-            continue
-        if job.lifecycle.visible(now) and matches(job):
-            matched.append(job)
+    bounds = _create_time_bounds(filters) if presorted else None
+    if bounds is not None:
+        # Only creation times to compare (a tag search's window, or no filter): the jobs the workspace and tags select
+        # are kept in order, so the matches are a slice found by bisection, not a walk of every job.
+        matched = _created_between(state.v2_scope(project_id, workspace_id, tag_conditions), bounds, now)
+    else:
+        matches = _compile(filters, peek)
+        for job in candidates:
+            # A search sees one workspace; the tags are checked before the (dearer) lifecycle.
+            if job is None or job.workspace_id != workspace_id or (tag_conditions and not tags_mod.tags_match(job.tags, tag_conditions)):
+                continue
+            if job.lifecycle.visible(now) and matches(job):
+                matched.append(job)
     reverse = order == "desc"
     if presorted:
         if reverse:
@@ -448,6 +456,41 @@ def _field(job, peek, key):
     if key == "id":
         return job.v2_id
     return getattr(job, key)
+
+
+def _create_time_bounds(filters):
+    """``(low, high)`` when every filter is ``create_time`` ``between`` numbers (the window they all allow; no filter:
+    everything), else None (a filter of another kind, or a bound that is not a number: the search tests each job)."""
+    low, high = -math.inf, math.inf
+    for key, operator, values in filters:
+        if key != "create_time" or operator != "between":
+            return None
+        try:
+            first, last = float(values[0]), float(values[1])
+        except ValueError:
+            return None
+        if math.isnan(first) or math.isnan(last):
+            return None
+        low, high = max(low, first), min(high, last)
+    return low, high
+
+
+def _created_between(scope, bounds, now):
+    """The jobs of ``scope`` (state.Scope) created between ``bounds`` (ms, both included) that a search sees at ``now``,
+    oldest first: what testing each job with ``visible(now)`` and the create_time filter gives."""
+    keys = scope.created_ms
+    now_ms = int(now * 1000)
+    start = bisect.bisect_left(keys, bounds[0])
+    # A job created after now_ms is not visible yet, one created before it is (when no 404 polls hide it).
+    end = min(bisect.bisect_right(keys, bounds[1]), bisect.bisect_right(keys, now_ms))
+    if start >= end:
+        return []
+    doubtful = set(range(max(start, bisect.bisect_left(keys, now_ms)), end))  # created in now's millisecond
+    doubtful.update(index for index in scope.may_hide if start <= index < end)
+    hidden = {index for index in doubtful if not scope.jobs[index].lifecycle.visible(now)}
+    if not hidden:
+        return scope.jobs[start:end]
+    return [job for index, job in enumerate(scope.jobs[start:end], start) if index not in hidden]
 
 
 def _compile(filters, peek):

@@ -2,6 +2,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The emulator's shared state: accounts, jobs, faults, tokens, settings and the request log."""
 
+import collections
 import copy
 import secrets
 import threading
@@ -74,6 +75,14 @@ SETTING_TYPES = {
 }
 
 
+class Scope(collections.namedtuple("Scope", "jobs created_ms may_hide")):
+    """The jobs one workspace and set of tag conditions select, oldest first (by creation time in ms, then id):
+    ``created_ms``, their creation times in ms (for bisect); ``may_hide``, the indices of those a GET answers 404 for
+    their first polls (``not_found_polls``), which a search sees only once those polls are over."""
+
+    __slots__ = ()
+
+
 class EmulatorState:
     """Everything the handlers read and change. Methods are thread-safe."""
 
@@ -96,6 +105,7 @@ class EmulatorState:
         self._v2 = {}
         self._v1 = {}
         self._by_creation = {}  # project id -> its v2 jobs by (creation time, id): searches walk it (v2_jobs_by_creation)
+        self._scopes = {}  # (project, workspace, tag conditions) -> Scope, until a job is added, removed or changed (v2_scope)
         self._added = 0
         self.load(self._initial)
 
@@ -143,6 +153,7 @@ class EmulatorState:
             self._v2 = {}
             self._v1 = {}
             self._by_creation = {}
+            self._scopes = {}
             self._added = 0  # jobs added since the load (add_jobs): with len(jobs), ordinals never repeat
             self.faults.clear()
             self.tokens.clear()
@@ -167,6 +178,7 @@ class EmulatorState:
         if job.v2_id:
             self._v2[(job.project_id, job.v2_id)] = job
             self._by_creation.pop(job.project_id, None)
+            self._scopes = {}
         if job.has_v1:
             self._v1[(job.project_id, job.v1_job_id, job.v1_version_id)] = job
         for fault in job.job_faults:
@@ -176,6 +188,7 @@ class EmulatorState:
         self.jobs = [j for j in self.jobs if j is not job]
         self._v2.pop((job.project_id, job.v2_id), None)
         self._by_creation.pop(job.project_id, None)
+        self._scopes = {}
         self._v1.pop((job.project_id, job.v1_job_id, job.v1_version_id), None)
         self.faults.clear(job.key)
 
@@ -222,6 +235,7 @@ class EmulatorState:
                 job.workspace_id = workspace_id
             if name is not None:
                 job.name = name
+            self._scopes = {}
             return job
 
     def remove_job(self, key):
@@ -264,6 +278,25 @@ class EmulatorState:
                 ordered.sort(key=lambda job: (int(job.lifecycle.created_at * 1000), job.v2_id))
                 self._by_creation[project_id] = ordered
             return ordered
+
+    def v2_scope(self, project_id, workspace_id, tag_conditions):
+        """The project's v2 jobs a search of ``workspace_id`` with ``tag_conditions`` (tags.parse_tag_filters) can see,
+        by (creation time in ms, id): a :class:`Scope`, kept until a job is added, removed or changed."""
+        key = (project_id, workspace_id, tuple((tag, None if values is None else frozenset(values)) for tag, values in tag_conditions))
+        with self._lock:
+            scope = self._scopes.get(key)
+            if scope is None:
+                jobs = [
+                    job
+                    for job in self.v2_jobs_by_creation(project_id)
+                    if job.workspace_id == workspace_id and (not tag_conditions or tags_mod.tags_match(job.tags, tag_conditions))
+                ]
+                created_ms = [int(job.lifecycle.created_at * 1000) for job in jobs]
+                may_hide = [index for index, job in enumerate(jobs) if job.lifecycle.not_found_polls > 0]
+                if len(self._scopes) >= 64:
+                    self._scopes = {}
+                scope = self._scopes[key] = Scope(jobs, created_ms, may_hide)
+            return scope
 
     def update_settings(self, values):
         """Change settings at run time; return the new settings."""
