@@ -307,7 +307,8 @@ def test_a_watch_over_10001_matching_jobs_starts_and_emits(src, emulator):
     emulator.add_jobs([{"name": "many-{n:05d}", "count": 10001, "created_ago": "1h", "stagger": "200s", "phase": "Completed", "tags": tag}])
     live = emulator.add_job(name="many-live", created_ago="10d", tags=tag, timeline=[{"phase": "Running", "polls": 2}, "Completed"])
     args = dict(connection_args(emulator), tags=tag, interval=0.3, startup="changes")
-    events = run(source_events(src, args, bool, wait=240), limit=300)
+    # No event comes before the listing of 201 pages is over: the bound is for a hang (two make test at once took over 240 s).
+    events = run(source_events(src, args, bool, wait=900), limit=1000)
     assert transitions(events) == [(live, "Running", "Completed")]
 
 
