@@ -97,6 +97,9 @@ def ansible_env(collection_root, tmp_path_factory):
             "ANSIBLE_COLLECTIONS_PATH": collection_root,
             "ANSIBLE_HOME": home,
             "ANSIBLE_LOCAL_TEMP": os.path.join(home, "tmp"),
+            # Absolute, so that async_wrapper (which expands ~ with HOME) and async_status (with the account's home
+            # directory) agree when HOME is elsewhere, and so that the tests' async jobs are not in ~/.ansible_async.
+            "ANSIBLE_ASYNC_DIR": os.path.join(home, "async"),
             "ANSIBLE_NOCOLOR": "1",
             "ANSIBLE_RETRY_FILES_ENABLED": "0",
             "ANSIBLE_PYTHON_INTERPRETER": sys.executable,
