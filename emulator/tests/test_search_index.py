@@ -49,7 +49,7 @@ def _state(seed):
     now = state.now()
     for job in state.jobs:
         if job.lifecycle.not_found_polls and rng.random() < 0.5:
-            for _ in range(2):
+            for _poll in range(2):
                 job.lifecycle.poll(now)
     return state, rng
 
@@ -72,7 +72,7 @@ def test_a_search_by_creation_time_finds_what_testing_every_job_finds(monkeypatc
     now_ms = int(state.now() * 1000)
     bodies = [{}, {"order": "asc"}, {"workspace_id": WORKSPACE}, {"tags": [{"key": "team", "values": ["vision"]}]}]
     bodies.append({"tags": [{"key": "team", "values": ["vision", "speech"]}, {"key": "stage"}], "order": "asc"})
-    for _ in range(12):
+    for _window in range(12):
         low = now_ms - rng.randint(0, 60 * 86400 * 1000)
         high = rng.choice((now_ms, now_ms + 600000, low + rng.randint(0, 30 * 86400 * 1000)))
         window = [{"key": "create_time", "operator": "between", "value": [str(low), str(high)]}]
@@ -82,7 +82,7 @@ def test_a_search_by_creation_time_finds_what_testing_every_job_finds(monkeypatc
         bodies.append({"filters": tag_window, "tags": [{"key": "team", "values": ["vision"]}]})
     # Bounds that are jobs' own creation times: both ends are included.
     created = sorted(int(job.lifecycle.created_at * 1000) for job in state.jobs)
-    for _ in range(6):
+    for _window in range(6):
         low, high = sorted(rng.sample(created, 2))
         bodies.append({"filters": [{"key": "create_time", "operator": "between", "value": [str(low), str(high)]}]})
     bodies.append({"filters": [{"key": "create_time", "operator": "between", "value": ["x", "1"]}]})
