@@ -2,6 +2,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Shared helpers of the benchmarks: paths, job ids, statistics, machine facts, staging, the emulator."""
 
+import collections
 import json
 import os
 import platform
@@ -74,21 +75,9 @@ def calls_since(emu, since, until=None):
     """``(searches, searches by id, GETs)`` of training jobs the emulator answered after log sequence ``since`` (up to
     ``until``): what a watch's rounds cost (a search is by id when its filters name ``id``).  Raises LogDropped when
     the log no longer holds every request after ``since``: count such a run with a :class:`RequestTally`."""
-    counts = {"search": 0, "by_id": 0, "get": 0}
-    last = since
-    while True:
-        entries = emu.requests(since=last, limit=5000)
-        if entries and entries[0]["seq"] != last + 1:
-            raise LogDropped("the request log dropped requests %d to %d" % (last + 1, entries[0]["seq"] - 1))
-        for entry in entries:
-            if until is not None and entry["seq"] > until:
-                return counts["search"], counts["by_id"], counts["get"]
-            kind = _kind(entry)
-            if kind:
-                counts[kind] += 1
-        if not entries:
-            return counts["search"], counts["by_id"], counts["get"]
-        last = entries[-1]["seq"]
+    tally = RequestTally(emu, since=since)
+    tally.drain()
+    return tally.calls(since, tally.last if until is None else until)
 
 
 class RequestTally:
@@ -97,11 +86,11 @@ class RequestTally:
     holds (20,000) is counted whole.  :meth:`calls` raises LogDropped when the log dropped a request before it was read.
     Use it as a context manager."""
 
-    def __init__(self, emu, period=1.0):
+    def __init__(self, emu, period=1.0, since=None):
         self.emu = emu
         self.period = period
         self.kinds = {}  # sequence number -> kind, training-job requests only
-        self.last = emu_mark(emu)
+        self.last = emu_mark(emu) if since is None else since  # the log's sequence number read up to
         self.dropped = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -140,10 +129,7 @@ class RequestTally:
         self.drain()
         if self.dropped is not None:
             raise LogDropped("the request log dropped requests %d to %d before they were counted" % self.dropped)
-        counts = {"search": 0, "by_id": 0, "get": 0}
-        for seq, kind in self.kinds.items():
-            if since < seq <= until:
-                counts[kind] += 1
+        counts = collections.Counter(kind for seq, kind in self.kinds.items() if since < seq <= until)
         return counts["search"], counts["by_id"], counts["get"]
 
 

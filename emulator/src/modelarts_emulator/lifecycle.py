@@ -207,6 +207,11 @@ class Lifecycle:
                 return index
         return len(self.steps) - 1
 
+    @property
+    def created_ms(self):
+        """The creation time in milliseconds, as the API gives ``metadata.create_time``."""
+        return int(self.created_at * 1000)
+
     def visible(self, now):
         """Whether the job exists yet (for listing; does not count a poll)."""
         with self._lock:
@@ -250,7 +255,7 @@ class Lifecycle:
                 self._entered.append((self._last_seen + now) / 2.0)
             self._last_seen = max(self._last_seen, now)
             history = [(self.steps[i], int(self._entered[i] * 1000)) for i in range(index + 1)]
-        return Snapshot(history, int(self.created_at * 1000), int(now * 1000))
+        return Snapshot(history, self.created_ms, int(now * 1000))
 
     def describe(self, now):
         """Return a summary for the control API."""

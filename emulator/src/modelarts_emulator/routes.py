@@ -282,18 +282,10 @@ def v2_search(state, exchange, match):
         if problem:
             raise errors.invalid_argument(problem)
         filters = [f for f in filters if f[0] != "create_time"] + [("create_time", "between", [str(window[0]), str(window[1])])]
-    matched = []
     ids = [values for key, operator, values in filters if key == "id" and operator == "in"]
     # Jobs already in the order the default sort gives (creation time, then id) need no sort: a search of 100,000 jobs
     # walks the project's list kept in that order (state.v2_jobs_by_creation) rather than sorting it each time.
     presorted = not ids and sort_by == "create_time" and state.settings["search_ties"] != "added"
-    if ids:
-        # An id filter names its jobs: look them up rather than peek at every job of the project.
-        candidates = [state.v2_job(project_id, job_id) for job_id in dict.fromkeys(ids[0])]
-    elif presorted:
-        candidates = state.v2_jobs_by_creation(project_id)
-    else:
-        candidates = state.v2_jobs_in(project_id)
     # The phase is worked out only when a filter, the sort or the page needs it (once a job): 100,000 jobs stay cheap,
     # and a search allocates nothing for a job it only counts.
     peeked = {}
@@ -310,7 +302,15 @@ def v2_search(state, exchange, match):
         # are kept in order, so the matches are a slice found by bisection, not a walk of every job.
         matched = _created_between(state.v2_scope(project_id, workspace_id, tag_conditions), bounds, now)
     else:
+        if ids:
+            # An id filter names its jobs: look them up rather than peek at every job of the project.
+            candidates = [state.v2_job(project_id, job_id) for job_id in dict.fromkeys(ids[0])]
+        elif presorted:
+            candidates = state.v2_jobs_by_creation(project_id)
+        else:
+            candidates = state.v2_jobs_in(project_id)
         matches = _compile(filters, peek)
+        matched = []
         for job in candidates:
             # A search sees one workspace; the tags are checked before the (dearer) lifecycle.
             if job is None or job.workspace_id != workspace_id or (tag_conditions and not tags_mod.tags_match(job.tags, tag_conditions)):
@@ -327,14 +327,14 @@ def v2_search(state, exchange, match):
         matched.sort(key=lambda job: (documents.v2_status(job, peek(job))["duration"], job.v2_id), reverse=reverse)
     elif state.settings["search_ties"] == "added":
         # Jobs created in the same millisecond stay in the order they were added (a stable sort), whatever the order asked.
-        matched.sort(key=_created_ms, reverse=reverse)
+        matched.sort(key=lambda job: job.lifecycle.created_ms, reverse=reverse)
     else:
-        matched.sort(key=lambda job: (_created_ms(job), job.v2_id), reverse=reverse)
+        matched.sort(key=lambda job: (job.lifecycle.created_ms, job.v2_id), reverse=reverse)
     # offset is a page index (the SDK's model); an older edition of the API reference calls it an item offset.
     first = offset if state.settings["search_offset"] == "item" else offset * limit
     # A search by id asks about those very jobs: it is a poll of each job it returns (in bulk: the GET that follows
     # reads the same step).  Any other search is one where the setting or the job says so.
-    by_id = any(key == "id" and operator == "in" for key, operator, _values in filters)
+    by_id = bool(ids)
     items = []
     for job in matched[first : first + limit]:
         snapshot = peek(job)
@@ -425,11 +425,6 @@ def parse_search(query, max_limit):
     return offset, limit, sort_by, order, clean
 
 
-def _created_ms(job):
-    """A job's creation time in milliseconds (as its Snapshot's ``created_ms``)."""
-    return int(job.lifecycle.created_at * 1000)
-
-
 def parse_scope(query):
     """The search body's ``workspace_id`` (default ``0``) and ``tags``: return (workspace_id, tag conditions) or raise ModelArts.0101."""
     workspace_id = query.get("workspace_id")
@@ -448,7 +443,7 @@ def _field(job, peek, key):
     if key == "phase":
         return peek(job).phase
     if key == "create_time":
-        return _created_ms(job)
+        return job.lifecycle.created_ms
     if key == "algorithm_name":
         return documents.algorithm_name(job)
     if key in ("user_id", "user_name"):

@@ -125,7 +125,7 @@ class Job:
         """Return a short description for the control API."""
         data = {"key": self.key, "id": self.v2_id, "name": self.name, "project_id": self.project_id, "workspace_id": self.workspace_id}
         data["tags"] = dict(self.tags)
-        data["create_time"] = int(self.lifecycle.created_at * 1000)
+        data["create_time"] = self.lifecycle.created_ms
         if self.has_v1:
             data["v1"] = {"job_id": self.v1_job_id, "version_id": self.v1_version_id}
         data.update(self.lifecycle.describe(now))

@@ -275,7 +275,7 @@ class EmulatorState:
             ordered = self._by_creation.get(project_id)
             if ordered is None:
                 ordered = [j for j in self.jobs if j.project_id == project_id and j.v2_id]
-                ordered.sort(key=lambda job: (int(job.lifecycle.created_at * 1000), job.v2_id))
+                ordered.sort(key=lambda job: (job.lifecycle.created_ms, job.v2_id))
                 self._by_creation[project_id] = ordered
             return ordered
 
@@ -291,7 +291,7 @@ class EmulatorState:
                     for job in self.v2_jobs_by_creation(project_id)
                     if job.workspace_id == workspace_id and (not tag_conditions or tags_mod.tags_match(job.tags, tag_conditions))
                 ]
-                created_ms = [int(job.lifecycle.created_at * 1000) for job in jobs]
+                created_ms = [job.lifecycle.created_ms for job in jobs]
                 may_hide = [index for index, job in enumerate(jobs) if job.lifecycle.not_found_polls > 0]
                 if len(self._scopes) >= 64:
                     self._scopes = {}
