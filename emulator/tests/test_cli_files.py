@@ -10,7 +10,7 @@ import subprocess
 import pytest
 import requests
 
-from modelarts_emulator.launcher import running_emulator, server_command, server_env
+from modelarts_emulator.launcher import running_emulator, server_command, server_env, start_emulator
 
 PRECIOUS = "the user's own file\n"
 
@@ -127,3 +127,29 @@ def test_a_scenario_whose_failing_task_does_not_exist_is_refused_in_one_line(tmp
     assert result.stderr.strip().splitlines() == [
         "modelarts-emulator: cannot start: job 'oom-train': failure task 'worker-3' does not exist: a job of node_count 1 has the tasks worker-0"
     ], result.stderr
+
+
+def _fake_interpreter(tmp_path, body):
+    """An executable standing in for python: start_emulator runs it as ``<it> -m modelarts_emulator ...``."""
+    path = tmp_path / "fake-python"
+    path.write_text("#!/bin/sh\n" + body + "\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_an_emulator_that_never_gets_ready_is_stopped_and_the_bound_is_named(tmp_path):
+    marker = tmp_path / "still-running"
+    fake = _fake_interpreter(tmp_path, 'echo "importing" >&2; touch %s; exec sleep 300' % marker)
+    with pytest.raises(RuntimeError) as failure:
+        start_emulator(python=fake, startup_timeout=5)
+    message = str(failure.value)
+    assert message == "emulator did not start: no ready line within 5 s (startup_timeout), so it was stopped: importing"
+    assert marker.exists()
+
+
+def test_an_emulator_that_exits_is_reported_with_its_status_without_waiting_for_the_bound(tmp_path):
+    fake = _fake_interpreter(tmp_path, 'echo "modelarts-emulator: cannot start: port taken" >&2; exit 3')
+    # A launcher that waited for the bound instead of noticing the exit would hang here.
+    with pytest.raises(RuntimeError) as failure:
+        start_emulator(python=fake, startup_timeout=100000)
+    assert str(failure.value) == "emulator did not start (exit 3): modelarts-emulator: cannot start: port taken"

@@ -19,7 +19,7 @@ Usage::
         emu.reset()        # back to the scenario's initial state, fresh clock
 
 ``running_emulator(scenario=None, tls=False, tls_dir=None, port=0, admin_token=None,
-extra_args=(), python=None, startup_timeout=20.0, env=None)`` is a context manager yielding an
+extra_args=(), python=None, startup_timeout=120.0, env=None)`` is a context manager yielding an
 :class:`EmulatorProcess`; ``start_emulator(...)`` takes the same arguments and returns one that
 you ``stop()`` yourself. ``scenario=None`` serves the demo jobs, as the command does without
 ``--scenario``; ``scenario='empty'`` serves none.
@@ -40,6 +40,9 @@ from .app import DEFAULT_ADMIN_TOKEN
 from .client import PRIMARY, ControlClient, EmulatorCredentials  # noqa: F401  pylint: disable=unused-import
 
 READY_PREFIX = "modelarts-emulator listening on "
+# Seconds to wait for the ready line. Generous: two cores under a load of 18 took over 20 s (cold imports,
+# certificates); an emulator that fails exits and is reported at once, whatever this bound.
+STARTUP_TIMEOUT = 120.0
 # The directory holding the modelarts_emulator package: put on the child's PYTHONPATH so that the
 # emulator also starts from a checkout where the package is not installed.
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -110,13 +113,15 @@ def _creds_from_args(args):
     return creds
 
 
-def start_emulator(scenario=None, tls=False, tls_dir=None, port=0, admin_token=None, extra_args=(), python=None, startup_timeout=20.0, env=None):
+def start_emulator(scenario=None, tls=False, tls_dir=None, port=0, admin_token=None, extra_args=(), python=None, startup_timeout=STARTUP_TIMEOUT, env=None):
     """Start the emulator and wait for its ready line; return an :class:`EmulatorProcess`.
 
     ``scenario``: a path, or the name of a shipped one (``demo``, ``empty``, ``integration``, ``flaky``, ``nightly``, ``tagged-1000``, ``tagged-10000``);
     None serves the demo jobs. ``tls=True`` without ``tls_dir`` generates certificates in a temporary
     directory removed by ``stop()``. ``python``: the interpreter to run it with; ``env``: variables
-    added to this process's environment for it.
+    added to this process's environment for it. ``startup_timeout``: seconds to wait for the ready
+    line; an emulator that exits sooner is reported at once, so the bound matters only for one that
+    hangs (a loaded machine can take tens of seconds to import and make certificates).
     """
     # pylint: disable=too-many-arguments,too-many-locals
     owned = None
@@ -145,11 +150,17 @@ def start_emulator(scenario=None, tls=False, tls_dir=None, port=0, admin_token=N
     reader.join(startup_timeout)
     ready = [line for line in lines if line.startswith(READY_PREFIX)]
     if not ready:
+        hung = reader.is_alive()  # no EOF yet: the emulator is still running, not ready
         process.kill()
         _out, err = process.communicate(timeout=5)
         if owned:
             shutil.rmtree(owned, ignore_errors=True)
-        raise RuntimeError("emulator did not start (exit %s): %s" % (process.returncode, (err or "").strip()[-2000:]))
+        err = (err or "").strip()[-2000:]
+        if hung:
+            raise RuntimeError(
+                "emulator did not start: no ready line within %g s (startup_timeout), so it was stopped%s" % (startup_timeout, ": " + err if err else "")
+            )
+        raise RuntimeError("emulator did not start (exit %s): %s" % (process.returncode, err))
     url = ready[0][len(READY_PREFIX) :].strip()
     # Keep draining both pipes so a chatty emulator (--verbose) never blocks on a full pipe.
     threading.Thread(target=_drain, args=(process.stderr,), daemon=True).start()
