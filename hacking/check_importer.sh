@@ -71,13 +71,14 @@ if [ "$status" -ne 0 ]; then
     echo "importer: the import failed (exit status $status)" >&2
     exit 1
 fi
-findings=$(grep -E '^(ERROR|WARNING|CRITICAL):' "$work/importer.log" || true)
-if grep -qxF 'ERROR: Timeout on call to ansible-lint' "$work/importer.log"; then
+judged=$(cat "$work/importer.log")
+if grep -qxF 'ERROR: Timeout on call to ansible-lint' <<<"$judged"; then
     # What the importer logged of the lint it cut short (the killed process's partial output, its broken-pipe
     # traceback) says nothing of the collection: the lint run again without the limit replaces it.
-    findings=$(sed '/^Linting collection via ansible-lint/,/^\.\.\.ansible-lint run complete$/d' "$work/importer.log" | grep -E '^(ERROR|WARNING|CRITICAL):' || true)
-    lint_again "$(grep -m1 '^DEBUG: CMD: .*ansible-lint ' "$work/importer.log" || true)"
+    lint_again "$(grep -m1 '^DEBUG: CMD: .*ansible-lint ' <<<"$judged" || true)"
+    judged=$(sed '/^Linting collection via ansible-lint/,/^\.\.\.ansible-lint run complete$/d' <<<"$judged")
 fi
+findings=$(grep -E '^(ERROR|WARNING|CRITICAL):' <<<"$judged" || true)
 if [ -n "$findings" ]; then
     echo "importer: the import passed with the findings above; Galaxy shows them to every user" >&2
     exit 1
