@@ -444,7 +444,8 @@ class Query(object):
         :class:`ModelArtsError` saying no job did ends the call at the deadline.  As for
         the jobs' own polls, the search at the deadline (the only one when ``wait_timeout`` is 0) may
         run one ``request_timeout`` past it, and transient errors are tolerated until then (not one from a host that has
-        never answered: ``ModelArtsError.unreached``).
+        never answered: ``ModelArtsError.unreached``).  A search the deadline cut short (``deadline_cut``) after another
+        one ended is the wait running out, not a failure: the message reports what the search before it found.
         """
         settings = self.settings
         if not settings.wait:
@@ -454,12 +455,12 @@ class Query(object):
         grace = float(self.client.params["request_timeout"])
         interval, cap = settings.wait_sleep, max(settings.wait_sleep, settings.wait_sleep_max)
         last = settings.wait_timeout <= 0
-        searches, failure = 0, None
+        searches, failure, answered = 0, None, False
         while True:
             searches += 1
             try:
                 keys, found = self.search(name, deadline + grace if last else deadline, pages)
-                failure = None
+                failure, answered = None, True
             except ModelArtsError as error:
                 if not error.transient or error.unreached:
                     raise
@@ -467,8 +468,12 @@ class Query(object):
                     # The deadline passed before this search could be sent: no search was made, and none failed.
                     searches -= 1
                     keys, found = [], {}
+                elif getattr(error, "deadline_cut", False) and answered:
+                    # The wait ran out while this search was under way: what the search before it said stands (a
+                    # service that stopped answering shows in that one, ended by request_timeout, not by the wait).
+                    keys, found = [], {}
                 else:
-                    keys, found, failure = [], {}, error
+                    keys, found, failure, answered = [], {}, error, True
             if keys:
                 return keys, found
             now = self.clock()

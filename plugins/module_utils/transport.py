@@ -660,7 +660,7 @@ class HttpTransport(object):
             error.args = ("%s: %s" % (operation, error.args[0]),)
             if error.status is None:
                 error.connected = connected_before_failing(None, getattr(watch, "stage", None))
-            return error, None
+            return self._cut(error, deadline), None
         except Exception as exc:  # pylint: disable=broad-except
             # Any transport failure (connection refused or reset, TLS, timeout,
             # proxy) is reported by type and a redacted message, never a traceback.
@@ -670,7 +670,7 @@ class HttpTransport(object):
                 source = self._source_of(call.url)
                 if source:
                     error.args = ("%s (%s)" % (error.args[0], source),)
-            return self._unreached(exc, error, call), None
+            return self._cut(self._unreached(exc, error, call), deadline), None
         finally:
             self._note(call.method, call.url, started)
         status = raw.status_code
@@ -684,6 +684,13 @@ class HttpTransport(object):
             retry_after = parse_retry_after(raw.headers.get("Retry-After"), self._utcnow()) if status in RETRYABLE_STATUS else None
             return error_from_response(operation, status, raw.headers, content, self._secrets, quote=not credential), retry_after
         return read_answer(call, raw, content, self._secrets)
+
+    def _cut(self, error, deadline):
+        """``error`` marked ``deadline_cut`` when the call's deadline ended the exchange (the watchdog, or a socket
+        timeout cut to the time left): the request was sent and its answer was still to come when time ran out."""
+        if error.transient and not error.unreached and self._clock() >= deadline:
+            error.deadline_cut = True
+        return error
 
     def _unreached(self, exc, error, call):
         """``error`` marked ``unreached`` when no connection was made to a host that has never answered this client; a

@@ -290,7 +290,9 @@ class WaitResult:
         self.job_waited_seconds[key] = elapsed
         self.verdicts[key] = verdict
         if isinstance(observation, BaseException):
-            self.errors[key] = observation
+            if not (_flag(observation, "deadline_cut") and (self.items[key] is not None or self.errors[key] is not None)):
+                self.errors[key] = observation
+            # else the wait ran out while this GET was under way: what the GET before it said is what is reported
         else:
             self.errors[key] = None
             self.items[key] = observation

@@ -477,6 +477,56 @@ def test_a_search_the_deadline_left_unsent_is_not_a_failed_search():
     assert "(wait_timeout 2, 1 search)" in result.msg and len(session.calls) == 1, "a search never sent is not counted"
 
 
+def searches_ending(query, *endings):
+    """A route for the search URL that answers each search as ``endings`` say: ``"none"`` (an empty page),
+    ``"unavailable"`` (HTTP 503, before the wait's deadline) or ``"cut"`` (the wait's deadline ended it: the clock is
+    moved to the deadline the client was given and the read times out there, as a socket timeout cut to the time left
+    does)."""
+    import requests  # pylint: disable=import-outside-toplevel
+
+    script = list(endings)
+
+    def answer(method, url, kwargs):
+        ending = script.pop(0)
+        if ending == "none":
+            return search_page()
+        if ending == "unavailable":
+            return FakeResponse(503, {"error_code": "ModelArts.0503", "error_msg": "busy"})
+        if ending == "cut":
+            query.clock.now = 1000.0 + query.settings.wait_timeout
+        return requests.exceptions.ReadTimeout("read timed out")
+
+    return answer
+
+
+@pytest.mark.parametrize(
+    "endings,counted,said",
+    [
+        # the wait ran out during the third search: the two before it answered, and nothing failed
+        (["none", "none", "cut"], 3, None),
+        # a search that failed before it stands: the one the deadline cut does not replace it
+        (["none", "unavailable", "cut"], 3, "the last search failed: search training jobs named 'nightly-typo' (offset 0): HTTP 503"),
+        # no search ever ended on its own: the one the deadline cut is all there is to say
+        (["cut"], 1, "the last search failed: search training jobs named 'nightly-typo' (offset 0): ReadTimeout: read timed out"),
+    ],
+)
+def test_a_search_the_deadline_cut_short_is_the_wait_running_out_not_a_failed_search(endings, counted, said):
+    """Issue 41: on a loaded machine the search under way when a name wait ran out was cut by its deadline, and the
+    gate's message said the last search had failed (the deadline passed while waiting for the headers) although every
+    search before it had answered that no job had the name."""
+    session = FakeSession()
+    query = make_query(session, Selection(name="nightly-typo"), wait=True, wait_timeout=2, wait_sleep=0.5)
+    session.routes["training-job-searches"] = searches_ending(query, *endings)
+    result = query.run()
+    assert not result.ok and result.items == []
+    assert "no training job named 'nightly-typo' was found after waiting 2.0s (wait_timeout 2, %d search" % counted in result.msg, result.msg
+    if said is None:
+        assert "failed" not in result.msg and "deadline" not in result.msg, result.msg
+    else:
+        assert said in result.msg, result.msg
+    assert len(session.calls) == len(endings)
+
+
 def test_a_reused_name_that_closes_a_wait_says_how_many_jobs_matched_and_points_to_latest():
     """Issue 38, item 2."""
     session = FakeSession(

@@ -396,6 +396,42 @@ def test_transient_error_at_the_deadline_is_a_timeout_naming_the_error():
     assert "last phase seen Running, after waiting 12.5s (last poll failed: HTTP 503 Service Unavailable)" in result.message()
 
 
+def cut(message="the deadline passed while waiting for the status line and headers of the response"):
+    error = transient(message)
+    error.deadline_cut = True
+    return error
+
+
+@pytest.mark.parametrize(
+    "sequence,said",
+    [
+        (["Running", cut()], "last phase seen Running, after waiting 12.5s"),
+        (["Running", transient("HTTP 503 Service Unavailable"), cut()], "last phase seen Running, after waiting 12.5s (last poll failed: HTTP 503"),
+        ([cut()], "never seen, after waiting 12.5s (last poll failed: the deadline passed while waiting for the status line"),
+    ],
+)
+def test_a_poll_the_deadline_cut_short_reports_what_the_poll_before_it_said(sequence, said):
+    """Issue 41: the GET under way when a wait ran out, cut by its deadline, is the wait ending, not a failed poll; a job
+    seen before keeps what was seen (and an earlier failure), one never seen says why."""
+    script = list(sequence)
+
+    def poll(keys, deadline):
+        observation = script.pop(0) if len(script) > 1 else script[0]
+        if getattr(observation, "deadline_cut", False):
+            clock.t = max(clock.t, deadline)  # it ran to the deadline it was given
+        return {"a": item("a", observation) if isinstance(observation, str) else observation}
+
+    clock = FakeClock()
+    result = wait_for_jobs(["a"], poll, ["Completed"], list(DEFAULT_FAIL_ON), 12.5, 5, 60, clock=clock, sleeper=clock.sleep, now=clock.now)
+
+    assert result.outcome == OUTCOME_TIMEOUT
+    message = result.message()
+    assert said in message, message
+    if "failed" not in said:
+        assert "failed" not in message and "deadline" not in message, message
+    assert result.polls["a"] >= len(sequence)
+
+
 def test_never_seen_job_on_timeout():
     result, _script, _clock = run({"a": [transient("connection refused")]}, repeat_last=True, timeout=5)
 
