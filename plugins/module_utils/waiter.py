@@ -288,11 +288,14 @@ class WaitResult:
         """Record one observation of ``key`` with its verdict ``judged`` = ``(verdict, reason)``."""
         verdict, reason = judged
         self.job_waited_seconds[key] = elapsed
-        self.verdicts[key] = verdict
+        before, self.verdicts[key] = self.verdicts[key], verdict
         if isinstance(observation, BaseException):
-            if not (_flag(observation, "deadline_cut") and (self.items[key] is not None or self.errors[key] is not None)):
+            seen = self.items[key] is not None or self.errors[key] is not None
+            # A GET the wait's deadline cut short after one that left the job unfinished is the wait running out: what
+            # that one said is reported.  Not after a search's word that the job was done (the GET confirming it,
+            # which had a request_timeout past the deadline, is what failed) nor for a job never read.
+            if not (_flag(observation, "deadline_cut") and seen and before != JOB_DONE):
                 self.errors[key] = observation
-            # else the wait ran out while this GET was under way: what the GET before it said is what is reported
         else:
             self.errors[key] = None
             self.items[key] = observation

@@ -408,11 +408,14 @@ def cut(message="the deadline passed while waiting for the status line and heade
         (["Running", cut()], "last phase seen Running, after waiting 12.5s"),
         (["Running", transient("HTTP 503 Service Unavailable"), cut()], "last phase seen Running, after waiting 12.5s (last poll failed: HTTP 503"),
         ([cut()], "never seen, after waiting 12.5s (last poll failed: the deadline passed while waiting for the status line"),
+        # done by a search's word only: the GET that was to confirm it is what failed, and the message says so
+        (["Completed", cut()], "last phase seen Completed, after waiting 12.5s (last poll failed: the deadline passed while waiting"),
     ],
 )
 def test_a_poll_the_deadline_cut_short_reports_what_the_poll_before_it_said(sequence, said):
     """Issue 41: the GET under way when a wait ran out, cut by its deadline, is the wait ending, not a failed poll; a job
-    seen before keeps what was seen (and an earlier failure), one never seen says why."""
+    seen unfinished keeps what was seen (and an earlier failure), one never seen says why, and so does one a search
+    alone said was done."""
     script = list(sequence)
 
     def poll(keys, deadline):
@@ -422,7 +425,10 @@ def test_a_poll_the_deadline_cut_short_reports_what_the_poll_before_it_said(sequ
         return {"a": item("a", observation) if isinstance(observation, str) else observation}
 
     clock = FakeClock()
-    result = wait_for_jobs(["a"], poll, ["Completed"], list(DEFAULT_FAIL_ON), 12.5, 5, 60, clock=clock, sleeper=clock.sleep, now=clock.now)
+    unconfirmed = (lambda: ["a"]) if sequence[0] == "Completed" else None
+    result = wait_for_jobs(
+        ["a"], poll, ["Completed"], list(DEFAULT_FAIL_ON), 12.5, 5, 60, clock=clock, sleeper=clock.sleep, now=clock.now, unconfirmed=unconfirmed
+    )
 
     assert result.outcome == OUTCOME_TIMEOUT
     message = result.message()
