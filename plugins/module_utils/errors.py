@@ -61,7 +61,7 @@ class ModelArtsError(Exception):
         # True when the deadline had passed before the request could be sent: no request, no answer, nothing failed.
         self.not_sent = False
         # True when the request was sent and the caller's deadline ended it before an answer came (see
-        # ModelArtsClient._cut): a wait that ran out during it, not an answer from the service.
+        # HttpTransport._cut): for a wait, the wait running out during it, not an answer from the service.
         self.deadline_cut = False
         # The start of a credential exchange's error body that was not JSON: for recognising it, never for a message.
         self.unshown_body = None

@@ -284,17 +284,19 @@ class WaitResult:
                 if self.phase_history[key]:
                     record_phase(self.phase_history[key], value.get("phase"), format_utc(now()))
 
-    def observe(self, key, observation, elapsed, stamp, judged):
-        """Record one observation of ``key`` with its verdict ``judged`` = ``(verdict, reason)``."""
+    def observe(self, key, observation, elapsed, stamp, judged, ran_out=False):
+        """Record one observation of ``key`` with its verdict ``judged`` = ``(verdict, reason)``.
+
+        ``ran_out``: the observation is a GET the wait's own deadline cut short (``deadline_cut``, in a round given no
+        time past it).  After a GET that left the job unfinished, that is the wait running out, not a failed poll: what
+        that GET said is what is reported.  A job never read, or done by a search's word only, keeps the error.
+        """
         verdict, reason = judged
         self.job_waited_seconds[key] = elapsed
         before, self.verdicts[key] = self.verdicts[key], verdict
         if isinstance(observation, BaseException):
             seen = self.items[key] is not None or self.errors[key] is not None
-            # A GET the wait's deadline cut short after one that left the job unfinished is the wait running out: what
-            # that one said is reported.  Not after a search's word that the job was done (the GET confirming it,
-            # which had a request_timeout past the deadline, is what failed) nor for a job never read.
-            if not (_flag(observation, "deadline_cut") and seen and before != JOB_DONE):
+            if not (ran_out and seen and before != JOB_DONE):
                 self.errors[key] = observation
         else:
             self.errors[key] = None
@@ -403,7 +405,8 @@ def wait_for_jobs(
             if _counts_as_poll(observation):
                 result.polls[key] += 1
             judged = judge(observation, result.polls[key], wait_for, fail_on, terminal_phases, not_found_tolerance)
-            result.observe(key, observation, elapsed, stamp, unreached(observation, judged))
+            ran_out = round_deadline == deadline and _flag(observation, "deadline_cut")
+            result.observe(key, observation, elapsed, stamp, unreached(observation, judged), ran_out)
         pending = [key for key in keys if result.verdicts[key] != JOB_DONE]
 
         outcome = wait_outcome(result.verdicts)

@@ -410,6 +410,8 @@ def cut(message="the deadline passed while waiting for the status line and heade
         ([cut()], "never seen, after waiting 12.5s (last poll failed: the deadline passed while waiting for the status line"),
         # done by a search's word only: the GET that was to confirm it is what failed, and the message says so
         (["Completed", cut()], "last phase seen Completed, after waiting 12.5s (last poll failed: the deadline passed while waiting"),
+        # the last round had ``grace`` past the deadline: a GET cut short there failed
+        (["Running", "Running", cut()], "last phase seen Running, after waiting 42.5s (last poll failed: the deadline passed while waiting"),
     ],
 )
 def test_a_poll_the_deadline_cut_short_reports_what_the_poll_before_it_said(sequence, said):
@@ -427,7 +429,18 @@ def test_a_poll_the_deadline_cut_short_reports_what_the_poll_before_it_said(sequ
     clock = FakeClock()
     unconfirmed = (lambda: ["a"]) if sequence[0] == "Completed" else None
     result = wait_for_jobs(
-        ["a"], poll, ["Completed"], list(DEFAULT_FAIL_ON), 12.5, 5, 60, clock=clock, sleeper=clock.sleep, now=clock.now, unconfirmed=unconfirmed
+        ["a"],
+        poll,
+        ["Completed"],
+        list(DEFAULT_FAIL_ON),
+        12.5,
+        5,
+        60,
+        clock=clock,
+        sleeper=clock.sleep,
+        now=clock.now,
+        unconfirmed=unconfirmed,
+        grace=30.0 if len(sequence) == 3 and sequence[1] == "Running" else 0.0,
     )
 
     assert result.outcome == OUTCOME_TIMEOUT
