@@ -444,9 +444,9 @@ class Query(object):
         :class:`ModelArtsError` saying no job did ends the call at the deadline.  As for
         the jobs' own polls, the search at the deadline (the only one when ``wait_timeout`` is 0) may
         run one ``request_timeout`` past it, and transient errors are tolerated until then (not one from a host that has
-        never answered: ``ModelArtsError.unreached``).  A search the wait's deadline cut short (``deadline_cut``, not the
-        last one, which had its ``request_timeout`` past it) after another one ended is the wait running out, not a
-        failure: the message reports what the search before it found.
+        never answered: ``ModelArtsError.unreached``).  A search the wait ran out on (``waiter.ran_out``: cut short by a
+        deadline it had no time past, so never the last one) after another one ended is not a failure: the message
+        reports what the search before it found.
         """
         settings = self.settings
         if not settings.wait:
@@ -459,8 +459,9 @@ class Query(object):
         searches, failure, answered = 0, None, False
         while True:
             searches += 1
+            given = deadline + grace if last else deadline
             try:
-                keys, found = self.search(name, deadline + grace if last else deadline, pages)
+                keys, found = self.search(name, given, pages)
                 failure, answered = None, True
             except ModelArtsError as error:
                 if not error.transient or error.unreached:
@@ -469,10 +470,9 @@ class Query(object):
                     # The deadline passed before this search could be sent: no search was made, and none failed.
                     searches -= 1
                     keys, found = [], {}
-                elif getattr(error, "deadline_cut", False) and answered and not last:
-                    # The wait ran out while this search was under way: what the search before it said stands (a
-                    # service that stopped answering shows in that one, ended by request_timeout, not by the wait).
-                    # The last search had a request_timeout past the deadline: cut short, it failed.
+                elif answered and waiter.ran_out(error, given, deadline):
+                    # What the search before it said stands (a service that stopped answering shows in that one, ended
+                    # by request_timeout, not by the wait).  The last search had grace past the deadline: cut, it failed.
                     keys, found = [], {}
                 else:
                     keys, found, failure, answered = [], {}, error, True

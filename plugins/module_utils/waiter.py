@@ -287,9 +287,9 @@ class WaitResult:
     def observe(self, key, observation, elapsed, stamp, judged, ran_out=False):
         """Record one observation of ``key`` with its verdict ``judged`` = ``(verdict, reason)``.
 
-        ``ran_out``: the observation is a GET the wait's own deadline cut short (``deadline_cut``, in a round given no
-        time past it).  After a GET that left the job unfinished, that is the wait running out, not a failed poll: what
-        that GET said is what is reported.  A job never read, or done by a search's word only, keeps the error.
+        ``ran_out``: the observation is a GET the wait ran out on (:func:`ran_out`).  After a GET that left the job
+        unfinished, what that GET said is what is reported.  A job never read, or done by a search's word only, keeps
+        the error.
         """
         verdict, reason = judged
         self.job_waited_seconds[key] = elapsed
@@ -325,6 +325,13 @@ def _poll_safely(poll, keys, deadline, known=()):
         if key not in answers and isinstance(results.get(key), (dict, BaseException)):
             answers[key] = results[key]
     return answers
+
+
+def ran_out(observation, given, deadline):
+    """True when ``observation`` is a request the wait's own ``deadline`` cut short (``deadline_cut``) and that deadline
+    was all it was ``given`` (no ``grace`` past it): the wait running out during it, not a failed request.  The caller
+    reports what the request before it said, when there was one."""
+    return given == deadline and _flag(observation, "deadline_cut")
 
 
 def _counts_as_poll(observation):
@@ -405,8 +412,7 @@ def wait_for_jobs(
             if _counts_as_poll(observation):
                 result.polls[key] += 1
             judged = judge(observation, result.polls[key], wait_for, fail_on, terminal_phases, not_found_tolerance)
-            ran_out = round_deadline == deadline and _flag(observation, "deadline_cut")
-            result.observe(key, observation, elapsed, stamp, unreached(observation, judged), ran_out)
+            result.observe(key, observation, elapsed, stamp, unreached(observation, judged), ran_out(observation, round_deadline, deadline))
         pending = [key for key in keys if result.verdicts[key] != JOB_DONE]
 
         outcome = wait_outcome(result.verdicts)

@@ -403,18 +403,18 @@ def cut(message="the deadline passed while waiting for the status line and heade
 
 
 @pytest.mark.parametrize(
-    "sequence,said",
+    "sequence,grace,said",
     [
-        (["Running", cut()], "last phase seen Running, after waiting 12.5s"),
-        (["Running", transient("HTTP 503 Service Unavailable"), cut()], "last phase seen Running, after waiting 12.5s (last poll failed: HTTP 503"),
-        ([cut()], "never seen, after waiting 12.5s (last poll failed: the deadline passed while waiting for the status line"),
+        (["Running", cut()], 0.0, "last phase seen Running, after waiting 12.5s"),
+        (["Running", transient("HTTP 503 Service Unavailable"), cut()], 0.0, "last phase seen Running, after waiting 12.5s (last poll failed: HTTP 503"),
+        ([cut()], 0.0, "never seen, after waiting 12.5s (last poll failed: the deadline passed while waiting for the status line"),
         # done by a search's word only: the GET that was to confirm it is what failed, and the message says so
-        (["Completed", cut()], "last phase seen Completed, after waiting 12.5s (last poll failed: the deadline passed while waiting"),
+        (["Completed", cut()], 0.0, "last phase seen Completed, after waiting 12.5s (last poll failed: the deadline passed while waiting"),
         # the last round had ``grace`` past the deadline: a GET cut short there failed
-        (["Running", "Running", cut()], "last phase seen Running, after waiting 42.5s (last poll failed: the deadline passed while waiting"),
+        (["Running", "Running", cut()], 30.0, "last phase seen Running, after waiting 42.5s (last poll failed: the deadline passed while waiting"),
     ],
 )
-def test_a_poll_the_deadline_cut_short_reports_what_the_poll_before_it_said(sequence, said):
+def test_a_poll_the_deadline_cut_short_reports_what_the_poll_before_it_said(sequence, grace, said):
     """Issue 41: the GET under way when a wait ran out, cut by its deadline, is the wait ending, not a failed poll; a job
     seen unfinished keeps what was seen (and an earlier failure), one never seen says why, and so does one a search
     alone said was done."""
@@ -440,7 +440,7 @@ def test_a_poll_the_deadline_cut_short_reports_what_the_poll_before_it_said(sequ
         sleeper=clock.sleep,
         now=clock.now,
         unconfirmed=unconfirmed,
-        grace=30.0 if len(sequence) == 3 and sequence[1] == "Running" else 0.0,
+        grace=grace,
     )
 
     assert result.outcome == OUTCOME_TIMEOUT
