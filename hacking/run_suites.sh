@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run `make SUITE` for each suite named, timing each one. Every suite runs even when an earlier one
-# fails; the exit status is non-zero if any failed, and a summary table closes the output.
+# fails; the exit status is non-zero if any failed, and a summary table closes the output, followed by what failed
+# in each failed suite (its FAILED/ERROR/fatal lines) when the suites ran together.
 #
 #   run_suites.sh SUITE...                            one after another, output as it comes
 #   run_suites.sh [--setup TARGET] --jobs N SUITE...  N at a time, each next suite starting as soon as one
@@ -81,6 +82,14 @@ for suite in "${order[@]}"; do
     else
         printf '%-18s %-7s\n' "$suite" "not run"
         failed=$((failed + 1))
+    fi
+done
+# What failed, after the table: a CI that keeps only the end of the output still names the failing tests.
+# pytest's summary lines (FAILED/ERROR), ansible's fatal lines and make's errors, from each failed suite's log.
+for suite in "${order[@]}"; do
+    if [ -f "$work/$suite.log" ] && ! grep -q passed "$work/$suite.row" 2>/dev/null; then
+        echo "=== what failed in make $suite:"
+        grep -a -E '^(FAILED|ERROR) |fatal: \[|^make(\[[0-9]+\])?: \*\*\*|^ERROR: ' "$work/$suite.log" | cut -c1-400 | tail -n 25
     fi
 done
 echo "suites: $passed passed, $failed failed or not run; $(($(date +%s) - began))s in all"
