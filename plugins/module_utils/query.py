@@ -456,13 +456,13 @@ class Query(object):
         grace = float(self.client.params["request_timeout"])
         interval, cap = settings.wait_sleep, max(settings.wait_sleep, settings.wait_sleep_max)
         last = settings.wait_timeout <= 0
-        searches, failure, answered = 0, None, False
+        searches, failure = 0, None
         while True:
             searches += 1
             given = deadline + grace if last else deadline
             try:
                 keys, found = self.search(name, given, pages)
-                failure, answered = None, True
+                failure = None
             except ModelArtsError as error:
                 if not error.transient or error.unreached:
                     raise
@@ -470,12 +470,13 @@ class Query(object):
                     # The deadline passed before this search could be sent: no search was made, and none failed.
                     searches -= 1
                     keys, found = [], {}
-                elif answered and waiter.ran_out(error, given, deadline):
-                    # What the search before it said stands (a service that stopped answering shows in that one, ended
-                    # by request_timeout, not by the wait).  The last search had grace past the deadline: cut, it failed.
+                elif searches > 1 and waiter.ran_out(error, given, deadline):
+                    # A search counted before this one ended (answered or failed): what it said stands (a service that
+                    # stopped answering shows in that one, ended by request_timeout, not by the wait).  The last search
+                    # had grace past the deadline: cut, it failed.
                     keys, found = [], {}
                 else:
-                    keys, found, failure, answered = [], {}, error, True
+                    keys, found, failure = [], {}, error
             if keys:
                 return keys, found
             now = self.clock()
