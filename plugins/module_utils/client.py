@@ -298,12 +298,13 @@ class ModelArtsClient(object):
         query = [("offset", str(int(offset))), ("limit", str(int(limit)))] + ([("level", level)] if level else [])
         return self.request("GET", path, query=query, operation="list events of training job %s" % label(job_id), deadline=deadline, max_bytes=max_bytes)
 
-    def get_task_log_lines(self, job_id, task_id, lines, deadline=None, max_bytes=None):
+    def get_task_log_lines(self, job_id, task_id, lines, deadline=None, max_bytes=None, base_line=None):
         """``GET /v2/{project_id}/training-jobs/{id}/logs/{task_id}?lines=&order=desc``: the newest ``lines`` (1-500) lines of a
-        task's log through AOM, newest first; HTTP 204 with no body while the task has no log.  ``max_bytes`` bounds the answer."""
+        task's log through AOM, newest first; HTTP 204 with no body while the task has no log.  ``max_bytes`` bounds the answer.
+        ``base_line`` (an answer's ``end_line``) continues towards older lines from that line, excluded: the next page."""
         deadline = self.http.bounded(deadline)
         path = "/v2/%s/training-jobs/%s/logs/%s" % (escape(self.resolve_project_id(deadline)), escape(job_id), escape(task_id))
-        query = [("lines", str(int(lines))), ("order", "desc")]
+        query = [("lines", str(int(lines))), ("order", "desc")] + ([("base_line", str(base_line))] if base_line not in (None, "") else [])
         operation = "read the log of task %s of training job %s" % (label(task_id), label(job_id))
         return self.request("GET", path, query=query, operation=operation, deadline=deadline, max_bytes=max_bytes)
 
@@ -314,6 +315,13 @@ class ModelArtsClient(object):
         path = "/v2/%s/training-jobs/%s/tasks/%s/logs/preview" % (escape(self.resolve_project_id(deadline)), escape(job_id), escape(task_id))
         operation = "preview the log of task %s of training job %s" % (label(task_id), label(job_id))
         return self.request("GET", path, operation=operation, deadline=deadline, consume=consume)
+
+    def get_ft_metrics(self, job_id, deadline=None, max_bytes=None):
+        """``GET /v2/{project_id}/training-jobs/{id}/ft-metrics``: a fine-tuning job's metric series (the official SDK's
+        ``ShowFtMetrics``: ``data.metrics[]`` of ``{name_en, group, data, ...}``).  ``max_bytes`` bounds the answer."""
+        deadline = self.http.bounded(deadline)
+        path = "/v2/%s/training-jobs/%s/ft-metrics" % (escape(self.resolve_project_id(deadline)), escape(job_id))
+        return self.request("GET", path, operation="read the ft-metrics of training job %s" % label(job_id), deadline=deadline, max_bytes=max_bytes)
 
     def search_training_jobs(self, name, deadline=None, page_size=50, max_pages=200, pages=None, created_since=None):
         """All v2 jobs of the search ``name`` (a ``selection.Search``: a name, tags, a workspace, the newest only; or a

@@ -231,7 +231,7 @@ def tail(text, count):
 # -- the calls ----------------------------------------------------------------------------------
 
 
-def _error_line(what, error, permission=None, secrets=()):
+def error_line(what, error, permission=None, secrets=()):
     """One ``errors`` line for a call that failed: what, HTTP status and code, the service's message, the permission to check.
 
     Whatever the service or the transport said is masked before it is cut (``label``)."""
@@ -262,7 +262,9 @@ def fetch_events(client, job_id, secrets, deadline):
     return events, more
 
 
-def _log_answer(response, what):
+def log_answer(response, what):
+    """The data of a log answer (AOM or preview); :class:`LogNotReady` for HTTP 204 or no body, :class:`OddAnswer` without
+    ``content`` text."""
     if response.status == 204 or response.data is None:
         raise LogNotReady("HTTP %s with no body" % response.status)
     if not isinstance(response.data, dict) or not isinstance(response.data.get("content"), str):
@@ -270,7 +272,8 @@ def _log_answer(response, what):
     return response.data
 
 
-def _not_ready(error):
+def not_ready(error):
+    """Whether ``error`` is the service saying the task has no log yet (``ModelArts.2776``)."""
     return isinstance(error, ModelArtsError) and error.error_code in NOT_READY_CODES
 
 
@@ -283,9 +286,9 @@ def fetch_log(client, job_id, task, count, secrets, deadline, window=PREVIEW_TAI
     first = None
     if count <= AOM_MAX_LINES:
         try:
-            data = _log_answer(client.get_task_log_lines(job_id, task, count, deadline=deadline, max_bytes=ANSWER_MAX_BYTES), "AOM log")
+            data = log_answer(client.get_task_log_lines(job_id, task, count, deadline=deadline, max_bytes=ANSWER_MAX_BYTES), "AOM log")
             # Newest first: the first ``count`` lines of the content, in reading order.
-            newest, _more = _head(data["content"], count)
+            newest, _more = head(data["content"], count)
             lines = list(reversed(newest))
             returned = data.get("lines")
             # As many lines as asked for: older ones may exist.  Fewer: that is the whole log.
@@ -294,13 +297,13 @@ def fetch_log(client, job_id, task, count, secrets, deadline, window=PREVIEW_TAI
         except LogNotReady:
             raise
         except (ModelArtsError, OddAnswer) as error:
-            if _not_ready(error):
+            if not_ready(error):
                 raise LogNotReady(error.error_code) from None
             first = error
     try:
-        data = _log_answer(client.get_task_log_preview(job_id, task, deadline=deadline, consume=PreviewTail(window, count)), "log preview")
+        data = log_answer(client.get_task_log_preview(job_id, task, deadline=deadline, consume=PreviewTail(window, count)), "log preview")
     except ModelArtsError as error:
-        if _not_ready(error):
+        if not_ready(error):
             raise LogNotReady(error.error_code) from None
         raise _Both(first, error) from None
     except OddAnswer as error:
@@ -538,7 +541,7 @@ def _decode_string(raw):
     return json.JSONDecoder(strict=False).decode('"%s"' % bytes(raw).decode("utf-8", "replace"))
 
 
-def _head(text, count):
+def head(text, count):
     """The first ``count`` lines of ``text`` (read with ``find``) and whether more follow."""
     lines = []
     start = 0
@@ -616,7 +619,7 @@ def diagnose(client, items, fail_on, log_lines=DEFAULT_LOG_LINES, secrets=(), ma
         found = item["diagnostics"]
         outcome = results.get(("events", job_id, None))
         if isinstance(outcome, BaseException):
-            found["errors"].append(_error_line("events", outcome, PERMISSIONS["events"], secrets))
+            found["errors"].append(error_line("events", outcome, PERMISSIONS["events"], secrets))
         else:
             found["events"], more = outcome
             if more:
@@ -626,10 +629,10 @@ def diagnose(client, items, fail_on, log_lines=DEFAULT_LOG_LINES, secrets=(), ma
             what = "log of task %s" % task
             if isinstance(outcome, _Both):
                 if outcome.aom is not None:
-                    found["errors"].append(_error_line(what + " (AOM)", outcome.aom, PERMISSIONS["log"], secrets))
-                found["errors"].append(_error_line(what + " (preview)", outcome.preview, PERMISSIONS["log"], secrets))
+                    found["errors"].append(error_line(what + " (AOM)", outcome.aom, PERMISSIONS["log"], secrets))
+                found["errors"].append(error_line(what + " (preview)", outcome.preview, PERMISSIONS["log"], secrets))
             elif isinstance(outcome, BaseException):
-                found["errors"].append(_error_line(what, outcome, PERMISSIONS["log"], secrets))
+                found["errors"].append(error_line(what, outcome, PERMISSIONS["log"], secrets))
             else:
                 found["tasks"].append(outcome)
         if left_out:

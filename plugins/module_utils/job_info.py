@@ -18,6 +18,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.options import 
     ConnectionConfigError,
     connection_argument_spec,
     expand_path,
+    metrics_argument_spec,
     proxy_secrets,
     unknown_names,
     unknown_text,
@@ -40,6 +41,7 @@ def argument_spec():
     spec = connection_argument_spec()
     spec.update(query_argument_spec())
     spec.update(search_argument_spec())
+    spec.update(metrics_argument_spec())
     spec.update(
         training_job_id=dict(type="str"),
         training_job_ids=dict(type="list", elements="str"),
@@ -109,14 +111,22 @@ def unknown_options(names, taken=None):
 
 def unsupported_message(msg, params):
     """``Unsupported parameters for (...) module: regoin (did you mean region?). Supported parameters include: ...``:
-    ansible-core's message on unknown top-level options with the closest option after each (the rule of the lookup's
-    keywords, ``options.unknown_names``); any other message as it is."""
+    ansible-core's message on unknown options with the closest option after each (the rule of the lookup's keywords,
+    ``options.unknown_names``), a suboption's among its option's (``metrics.regx (did you mean regex?)``); any other
+    message as it is."""
     head, sep, rest = msg.partition(" module: ")
     names, dot, tail = rest.partition(". Supported parameters include")
     if not sep or not dot:
         return msg
     hints = dict(unknown_names([name for name in params if not str(name).startswith("_ansible_")], option_names()))
     given = names.split(", ")
+    spec = argument_spec()
+    for name in given:
+        # A suboption: ansible-core names it by its path (metrics.regx); the closest is among its option's suboptions.
+        parent, dot_, child = name.rpartition(".")
+        suboptions = (spec.get(parent) or {}).get("options") if dot_ else None
+        if suboptions:
+            hints.update(("%s.%s" % (parent, key), hint) for key, hint in unknown_names([child], list(suboptions)))
     shown = ["%s (%s)" % (name, hints[name]) if hints.get(name) else name for name in given]
     return head + sep + ", ".join(shown) + dot + tail
 
@@ -153,6 +163,8 @@ def run(params, environ=None):
     result = dict(changed=False, training_jobs=outcome.items)
     if outcome.single and outcome.items:
         result["training_job"] = outcome.items[0]
+    if outcome.measured is not None:
+        result["baseline_job"] = outcome.measured.baseline
     if outcome.ok:
         return Outcome(result, warnings=outcome.warnings, secrets=secrets)
     result.update(outcome.failure_fields())

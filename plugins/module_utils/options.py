@@ -135,6 +135,46 @@ QUERY_OPTIONS = {
     "log_lines": {"type": "int", "default": DEFAULT_LOG_LINES},
 }
 
+# What a job produced (metrics.py reads and judges them; the door imports it only when one of these is given).  The
+# values are checked there, entry by entry, whichever entry point gave them: the module's argument spec below also
+# types them (metrics_argument_spec), the lookup's keywords and the event source's arguments arrive as they were written.
+METRIC_SOURCES = ["auto", "v1", "log", "ft_metrics"]
+METRIC_PICKS = ["last", "max", "min"]
+METRIC_GOALS = ["max", "min"]
+FT_METRIC_GROUPS = ["training", "validation", "test"]
+DEFAULT_METRIC_LINES = 1000
+MAX_METRIC_LINES = 100000
+METRIC_BOUNDS = ("min", "max", "min_improvement", "min_relative_improvement")
+IMPROVEMENT_BOUNDS = ("min_improvement", "min_relative_improvement")
+METRIC_ENTRY_OPTIONS = {
+    "name": {"type": "str", "required": True},
+    "source": {"type": "str", "choices": METRIC_SOURCES, "default": "auto"},
+    "regex": {"type": "str"},
+    "task": {"type": "str"},
+    "lines": {"type": "int", "default": DEFAULT_METRIC_LINES},
+    "pick": {"type": "str", "choices": METRIC_PICKS, "default": "last"},
+    "group": {"type": "str", "choices": FT_METRIC_GROUPS},
+    "goal": {"type": "str", "choices": METRIC_GOALS, "default": "max"},
+    "min": {"type": "float"},
+    "max": {"type": "float"},
+    "min_improvement": {"type": "float"},
+    "min_relative_improvement": {"type": "float"},
+}
+BASELINE_OPTIONS = {
+    "training_job_id": {"type": "str"},
+    "job_id": {"type": "int"},
+    "version_id": {"type": "int"},
+    "name": {"type": "str"},
+    "tags": {"type": "dict"},
+    "workspace_id": {"type": "str"},
+    "required": {"type": "bool", "default": True},
+}
+# As resolve() reads them: taken from the highest level that gives them, as written (metrics.plan checks them).
+METRICS_OPTIONS = {
+    "metrics": {"type": "raw", "default": []},
+    "baseline": {"type": "raw"},
+}
+
 # How a search selects jobs besides name (selection.py parses them; the module and the event source take them).
 SEARCH_OPTIONS = {
     "tags": {"type": "dict"},
@@ -195,6 +235,16 @@ def query_argument_spec():
 def search_argument_spec():
     """Return a fresh ``argument_spec`` dict of the search options (:data:`SEARCH_OPTIONS`) for ``AnsibleModule``."""
     return dict((name, dict(option)) for name, option in SEARCH_OPTIONS.items())
+
+
+def metrics_argument_spec():
+    """Return a fresh ``argument_spec`` dict of ``metrics`` and ``baseline`` for ``AnsibleModule``, with their suboptions."""
+    entry = dict((name, dict(option)) for name, option in METRIC_ENTRY_OPTIONS.items())
+    baseline = dict((name, dict(option)) for name, option in BASELINE_OPTIONS.items())
+    return {
+        "metrics": {"type": "list", "elements": "dict", "default": [], "options": entry},
+        "baseline": {"type": "dict", "options": baseline},
+    }
 
 
 def describe(name):
@@ -543,6 +593,8 @@ def convert(name, spec, value, level, environ=None):
     """``value`` (as given at ``level``) converted to the type of ``spec``, or :class:`ConnectionConfigError`; a path's
     ``~`` is the home of ``environ``, the environment the task sees (``os.environ`` when None)."""
     kind = spec.get("type", "str")
+    if kind == "raw":
+        return value
     if kind == "bool":
         return to_bool(value, name, level)
     if kind in ("int", "float"):
@@ -690,7 +742,7 @@ def resolve(levels, environ=None, has_wait_for=True):
         if problem:
             raise ConnectionConfigError("%s: %s" % (_named("ca_bundle", origins), problem))
     others = {}
-    for table in (WAIT_OPTIONS, QUERY_OPTIONS):
+    for table in (WAIT_OPTIONS, QUERY_OPTIONS, METRICS_OPTIONS):
         for name, spec in table.items():
             others[name] = pick(name, spec)
     if not has_wait_for:

@@ -69,6 +69,14 @@ def _diagnostics():
     return diagnostics
 
 
+def _metrics():
+    """What a job produced (``metrics.py``: metrics, baseline, bounds), imported only when ``metrics`` or ``baseline`` is
+    given (see :func:`_waiter`): it brings ``metric_reads.py`` and ``matching.py`` with it."""
+    from ansible_collections.modelarts.training.plugins.module_utils import metrics  # pylint: disable=import-outside-toplevel
+
+    return metrics
+
+
 def _observer():
     """How phases are learned (``observer.py``), imported when a call waits, watches or adopts a search's items."""
     from ansible_collections.modelarts.training.plugins.module_utils import observer  # pylint: disable=import-outside-toplevel
@@ -95,11 +103,13 @@ class QueryResult(object):
     fetched); ``ok`` says whether the call succeeded; ``msg`` explains a failure (None on success);
     ``job_messages`` has one line per job that is not done on a failure; ``errors`` maps keys to the
     exceptions that made it fail; ``wait`` is the ``WaitResult`` when waiting; ``warnings`` are
-    texts to show the user; ``single`` says whether one job was asked for.
+    texts to show the user; ``single`` says whether one job was asked for; ``measured`` is what ``metrics`` found
+    (``metrics.Measured``: the baseline job's item, the lines of the broken bounds), None when the call has no ``metrics``.
     """
 
-    def __init__(self, items, ok, msg=None, errors=None, wait=None, job_messages=None, warnings=None, single=False):
+    def __init__(self, items, ok, msg=None, errors=None, wait=None, job_messages=None, warnings=None, single=False, measured=None):
         self.items = items
+        self.measured = measured
         self.ok = ok
         self.msg = msg
         self.errors = errors or {}
@@ -278,6 +288,10 @@ class Query(object):
         self.sleeper = sleeper
         client_kwargs.setdefault("pool_size", self.settings.max_concurrency)
         client_kwargs.setdefault("origins", self.settings.origins)
+        # What a job produced: checked here, before any request, and only when asked for (metrics.py is imported then).
+        self.metrics = None
+        if self.settings.metrics or self.settings.baseline not in (None, {}):
+            self.metrics = _metrics().plan(self.settings.metrics, self.settings.baseline, selection.keys if selection is not None else ())
         self.client = ModelArtsClient(self.settings.connection, clock=clock, environ=environ, **client_kwargs)
         self.warnings = []
         # Endpoint tokens of the jobs read so far, each once (a dict as an ordered set): masked in diagnostics whatever
@@ -389,6 +403,17 @@ class Query(object):
             clock=self.clock,
         )
         return dict((id(item), diagnostics.summary(item)) for item in failed if item.get("diagnostics"))
+
+    def read_metrics(self, items, deadline=None, candidates=None):
+        """Read the ``metrics`` of each Completed item of ``items`` (and of the ``baseline``) and set its ``metrics`` and
+        ``metrics_ok`` in place - the one call for an entry point that has items of its own (the event source, for the
+        items of its events into Completed); :meth:`run` makes it for the module and the lookup.  Returns the
+        ``metrics.Measured`` (the baseline's item, warnings, the lines of each broken bound), or None when the call has
+        no ``metrics``.  ``deadline`` (a reading of this query's clock; default one ``request_timeout`` from now) bounds
+        every read; ``candidates`` are the keys a baseline search leaves out (default: the items')."""
+        if self.metrics is None:
+            return None
+        return self.metrics.measure(self, items, deadline=deadline, candidates=candidates)
 
     def acted(self):
         """The phases a job is judged in on its own GET only, never on a search's word: this query's ``wait_for`` and
@@ -541,6 +566,18 @@ class Query(object):
             by_key = dict((key, notes[id(item)]) for key, item in zip(keys, result.items) if notes.get(id(item)))
             result.msg = result.wait.message(limit=MESSAGE_JOBS_SHOWN, notes=by_key)
             result.job_messages = [result.wait.job_message(key, by_key.get(key)) for key in result.wait.unsatisfied_keys()]
+        if self.metrics is not None:
+            # Once the wait has ended: the metrics of the Completed jobs and the baseline's, within the call's deadline (the
+            # wait's, with the same grace as diagnostics; without wait one request_timeout).  With wait, a Completed job
+            # whose bounds fail fails the call as a fail_on phase does; without, the items only report.
+            measured = self.read_metrics(result.items, start + settings.wait_timeout + grace if settings.wait else None, candidates=keys)
+            result.measured = measured
+            warnings.extend(measured.warnings)
+            if settings.wait and measured.unfit:
+                text = measured.message(limit=MESSAGE_JOBS_SHOWN)
+                result.msg = text if result.ok or not result.msg else "%s; %s" % (result.msg, text)
+                result.ok = False
+                result.job_messages = list(result.job_messages) + measured.job_messages()
         search = selection.search
         if search is not None and not search.latest and len(keys) > 1 and settings.wait and not result.ok and result.msg:
             # A reused name (or tags every run carries): every match was waited on, an older failed run included.

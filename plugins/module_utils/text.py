@@ -8,6 +8,7 @@
   by size, never printed); :func:`truncate` cuts a text that is already safe;
 * :func:`printable` writes a text's control characters out (``\\n``, ``\\x1b``) so it stays one line, and
   :func:`inert` also breaks the Jinja delimiters of a server's text so that no template engine runs it;
+* :func:`describe_job` names a job by its item (``training job <id> (<name>)``), the way every message does;
 * :func:`name_key` names a job by its key (a v2 id, a v1 ``('v1', job_id, version_id)`` or a search
   result ``('search', n)``): the one way a message names a job before its document is known.
 """
@@ -275,3 +276,15 @@ def name_key(key):
             return "search result %s" % (label(key[1]),)
         return "/".join(label(part) for part in key)
     return label(key)
+
+
+def describe_job(key, item):
+    """Name a job for a message: id, name and (v1) version from its item, else its key."""
+    if item:
+        text = "training job %s" % (label(item.get("id")),)
+        if item.get("version_id") is not None:
+            text += " version %s" % (label(item.get("version_id")),)
+        if item.get("name"):
+            text += " (%s)" % (label(item.get("name")),)
+        return text
+    return "training job %s" % (name_key(key),)

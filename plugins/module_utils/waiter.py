@@ -42,7 +42,7 @@ import time
 
 from ansible_collections.modelarts.training.plugins.module_utils.options import wait_option_problems
 from ansible_collections.modelarts.training.plugins.module_utils.phases import TERMINAL_PHASES
-from ansible_collections.modelarts.training.plugins.module_utils.text import label, name_key
+from ansible_collections.modelarts.training.plugins.module_utils.text import describe_job
 
 OUTCOME_SATISFIED = "satisfied"
 OUTCOME_FAILED = "failed"
@@ -160,18 +160,6 @@ def wait_outcome(verdicts):
     if values <= {JOB_DONE}:
         return OUTCOME_SATISFIED
     return None
-
-
-def describe_job(key, item):
-    """Name a job for a message: id, name and (v1) version from its item, else its key."""
-    if item:
-        text = "training job %s" % (label(item.get("id")),)
-        if item.get("version_id") is not None:
-            text += " version %s" % (label(item.get("version_id")),)
-        if item.get("name"):
-            text += " (%s)" % (label(item.get("name")),)
-        return text
-    return "training job %s" % (name_key(key),)
 
 
 def _seconds(value):

@@ -539,3 +539,110 @@ def test_a_reused_name_that_closes_a_wait_says_how_many_jobs_matched_and_points_
     result = make_query(session, Selection(name="nightly"), wait=True, wait_timeout=0, diagnostics=False).run()
     assert not result.ok
     assert result.msg.endswith("; the search named 'nightly' matched 2 jobs and each was waited on: set latest: true to wait on the newest only"), result.msg
+
+
+# -- metrics: what a job produced ---------------------------------------------------------------
+
+
+def ft_page(value):
+    return FakeResponse(200, {"data": {"format_version": "1.0", "metrics": [{"name_en": "acc", "group": "validation", "data": [0.5, value]}]}})
+
+
+@pytest.mark.parametrize(
+    "options, fragment",
+    [
+        ({"metrics": [{"name": "acc", "regx": "a=(.*)"}]}, "metrics[0]: unknown key regx (did you mean regex?)"),
+        ({"metrics": [{"name": "acc", "regex": "a=(.*"}]}, "metrics[0] (acc): regex 'a=(.*' does not compile"),
+        ({"metrics": [{"name": "acc", "min_improvement": 0}], "baseline": {}}, "min_improvement compares with a baseline job"),
+        ({"metrics": [{"name": "acc"}], "baseline": {"required": False}}, "baseline selects no job"),
+        ({"metrics": [{"name": "acc"}], "baseline": {"training_job_id": "job-1"}}, "baseline: job-1 is also a job this call selects"),
+        ({"metrics": "acc"}, "metrics must be a list of dicts"),
+    ],
+)
+def test_metrics_and_baseline_are_checked_before_any_request(options, fragment):
+    session = FakeSession()
+    with pytest.raises(ConnectionConfigError) as raised:
+        make_query(session, Selection(["job-1"]), **options)
+    assert fragment in str(raised.value)
+    assert session.calls == []
+
+
+def test_a_completed_job_that_breaks_a_bound_fails_a_wait_and_only_reports_without_one():
+    for wait in (True, False):
+        session = FakeSession(FakeResponse(200, document("job-1", "Completed")), ft_page(0.8))
+        result = make_query(session, Selection(["job-1"], single=True), wait=wait, metrics=[{"name": "acc", "min": 0.9}]).run()
+        item = result.items[0]
+        assert item["metrics"]["acc"]["value"] == 0.8 and item["metrics_ok"] is False
+        assert result.measured is not None and result.measured.baseline is None
+        assert [call["url"].rsplit("/", 1)[-1] for call in session.calls] == ["job-1", "ft-metrics"]
+        if wait:
+            assert not result.ok
+            assert result.msg == "1 Completed training job did not meet its metric bounds: training job job-1 (train): acc is 0.8, below min 0.9"
+            assert result.job_messages == ["training job job-1 (train): acc is 0.8, below min 0.9"]
+        else:
+            assert result.ok and result.msg is None
+
+
+def test_a_job_that_is_not_completed_is_never_read_and_a_fit_one_opens_the_wait():
+    session = FakeSession(FakeResponse(200, document("job-1", "Running")))
+    result = make_query(session, Selection(["job-1"]), metrics=[{"name": "acc", "min": 0.9}]).run()
+    assert result.ok and result.items[0]["metrics"] is None and result.items[0]["metrics_ok"] is None and len(session.calls) == 1
+    session = FakeSession(FakeResponse(200, document("job-1", "Completed")), ft_page(0.95))
+    result = make_query(session, Selection(["job-1"]), wait=True, metrics=[{"name": "acc", "min": 0.9}]).run()
+    assert result.ok and result.items[0]["metrics_ok"] is True
+
+
+def test_metrics_are_read_before_details_paths_trims_the_document():
+    session = FakeSession(FakeResponse(200, document("job-1", "Completed")), ft_page(0.95))
+    result = make_query(session, Selection(["job-1"]), details_paths=[], metrics=[{"name": "acc"}]).run()
+    assert result.items[0]["details"] == {} and result.items[0]["metrics"]["acc"]["value"] == 0.95
+
+
+def test_a_failed_wait_adds_the_metric_lines_after_its_own():
+    v1_failed = {"job_id": 10, "version_id": 1, "job_name": "legacy", "status": 11, "create_time": 1700000000000}
+    session = FakeSession(
+        **{
+            "job-1__ft-metrics": ft_page(0.5),
+            "training-jobs__job-1": FakeResponse(200, document("job-1", "Completed")),
+            "versions__1": FakeResponse(200, v1_failed),
+        }
+    )
+    selection = Selection(["job-1", ("v1", 10, 1)])
+    result = make_query(session, selection, wait=True, metrics=[{"name": "acc", "min": 0.9}]).run()
+    assert not result.ok
+    assert "training job 10 version 1 (legacy) reached phase Failed" in result.msg
+    assert result.msg.endswith("; 1 Completed training job did not meet its metric bounds: training job job-1 (train): acc is 0.5, below min 0.9")
+    assert result.job_messages[-1] == "training job job-1 (train): acc is 0.5, below min 0.9"
+    # The v1 job was never asked for metrics: it is not Completed.
+    assert result.items[1]["metrics"] is None
+
+
+def test_a_call_without_metrics_imports_none_of_their_files():
+    """AnsiballZ compiles every module_utils file a module imports on each run: a call without metrics loads none of them."""
+    import subprocess  # pylint: disable=import-outside-toplevel
+    import sys  # pylint: disable=import-outside-toplevel
+
+    code = (
+        "import sys\n"
+        "from ansible.utils.collection_loader._collection_finder import _AnsibleCollectionFinder\n"
+        "_AnsibleCollectionFinder(paths=[%r])._install()\n"
+        "from ansible_collections.modelarts.training.plugins.module_utils import job_info, query\n"
+        "from ansible_collections.modelarts.training.tests.unit.plugins.module_utils.fakes import FakeResponse, FakeSession\n"
+        "session = FakeSession(FakeResponse(200, {'metadata': {'id': 'job-1', 'name': 't'}, 'status': {'phase': 'Completed'}}))\n"
+        "q = query.Query([('task option', {'region': 'cn-north-4', 'project_id': '%s', 'auth_token': 't0123456789'})], query.select({'training_job_id': 'job-1'}),"
+        " environ={}, session=session)\n"
+        "assert q.run().ok\n"
+        "names = ('metrics', 'metric_reads', 'matching')\n"
+        "print(sorted(n for n in sys.modules if n.rsplit('.', 1)[-1] in names and 'modelarts' in n))\n"
+    ) % (_collections_root(), PROJECT)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == "[]"
+
+
+def _collections_root():
+    import os  # pylint: disable=import-outside-toplevel
+
+    import ansible_collections.modelarts.training as collection  # pylint: disable=import-outside-toplevel
+
+    return os.path.dirname(os.path.dirname(os.path.dirname(list(collection.__path__)[0])))

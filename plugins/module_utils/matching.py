@@ -1,0 +1,208 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Regular expressions over log lines, in a child process that the call ends at its deadline.
+
+A metric's ``regex`` is the user's, and a log's lines are the service's: a pattern that backtracks catastrophically
+(``(a+)+$`` on a long run of ``a``) would keep Python's ``re`` busy for years, and ``re`` can be interrupted by nothing:
+it holds the GIL (so a thread of the task's process stops every other thread, the one that would end it included)
+and no signal handler runs while it matches (so neither a task's ``timeout:`` in the controller's process nor the
+call's deadline could end it).  So the patterns run in a child Python (``sys.executable -I -S``, the interpreter the
+task runs on, nothing imported but ``re`` and ``json``), fed a page of lines at a time; the task waits for its answer
+with ``select`` until the call's deadline, and at the deadline - or when the task is interrupted, or the call ends -
+the child is killed.  The child also ends itself at the deadline (``signal.alarm``, whose default action ends a process
+whatever it is doing), so even a task killed without a chance to clean up leaves no matcher spinning.
+
+:class:`Matcher` is what ``metric_reads.py`` uses: ``match(lines, wanted, deadline)`` answers, for each wanted pattern,
+the lines it matched and what its one group captured.  Lines over :data:`LINE_CHARS` are never sent (the caller counts
+them); a capture is cut to :data:`CAPTURE_CHARS` (a number is shorter).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import select
+import subprocess
+import sys
+import threading
+import time
+
+# A line longer than this is not matched: no metric line is that long, and each line's matching stays bounded.
+LINE_CHARS = 4096
+# What a group captured, as sent back (a number is far shorter; a longer capture is not one anyway).
+CAPTURE_CHARS = 100
+# The child's end, at the latest, past the deadline it was given (its alarm has a resolution of one second).
+ALARM_SLACK = 2
+
+# The child: reads the patterns, then one page of lines at a time, and answers each page on one line of JSON.
+# ``first`` patterns stop at their first match (the newest line: ``pick: last``); the others report every match.
+CHILD = r"""
+import json, re, signal, sys
+head = json.loads(sys.stdin.readline())
+if head.get("alarm"):
+    signal.alarm(int(head["alarm"]))
+patterns = [re.compile(text) for text in head["patterns"]]
+cap = int(head["cap"])
+out = sys.stdout
+for line in sys.stdin:
+    page = json.loads(line)
+    lines = page["lines"]
+    answer = []
+    for index, first in page["wanted"]:
+        search = patterns[index].search
+        hits = []
+        for number, text in enumerate(lines):
+            found = search(text)
+            if found is not None and found.group(1) is not None:
+                hits.append([number, found.group(1)[:cap]])
+                if first:
+                    break
+        answer.append(hits)
+    out.write(json.dumps(answer) + "\n")
+    out.flush()
+"""
+
+
+class MatchError(Exception):
+    """The patterns could not be matched: the deadline passed (``timed_out``), or the child could not run or ended."""
+
+    def __init__(self, message, timed_out=False):
+        super().__init__(message)
+        self.timed_out = timed_out
+
+
+class Matcher(object):
+    """The patterns of one call, matched in a child process started at the first page and killed by :meth:`close`.
+
+    ``patterns`` are the regular expressions (already compiled once by the caller, so each compiles); ``clock`` is the
+    call's monotonic clock, which deadlines are readings of.  Safe to use from several threads: one page is matched at
+    a time.  ``executable`` is the interpreter to run (``sys.executable`` by default).
+    """
+
+    def __init__(self, patterns, clock=time.monotonic, executable=None):
+        self.patterns = list(patterns)
+        self.clock = clock
+        self.executable = sys.executable if executable is None else executable
+        self.lock = threading.Lock()
+        self.process = None
+        self.buffer = b""
+        self.closed = False
+        self.pages = 0
+
+    def _start(self, deadline):
+        if not self.executable:
+            raise MatchError("no Python interpreter to match regular expressions in (sys.executable is empty)")
+        left = None if deadline is None else deadline - self.clock()
+        if left is not None and left <= 0:
+            raise MatchError("the deadline passed before the log's lines could be matched", timed_out=True)
+        try:
+            self.process = subprocess.Popen(
+                [self.executable, "-I", "-S", "-c", CHILD],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                close_fds=True,
+            )
+        except OSError as error:
+            raise MatchError("the regular expression matcher could not start: %s" % (error.strerror or type(error).__name__)) from None
+        alarm = 0 if left is None else int(math.ceil(left)) + ALARM_SLACK
+        self._send({"patterns": self.patterns, "cap": CAPTURE_CHARS, "alarm": alarm}, deadline)
+
+    def match(self, lines, wanted, deadline=None):
+        """For each ``(pattern index, first)`` of ``wanted``, the ``[line number, capture]`` pairs of ``lines`` that the
+        pattern matches (its group captured something), in the order of ``lines``; with ``first``, the first one only.
+
+        Raises :class:`MatchError` when the answer has not come by ``deadline`` (the child is then killed: a pattern
+        that backtracks catastrophically never ends), or when the child cannot run."""
+        if not wanted:
+            return []
+        if not self.lock.acquire(timeout=-1 if deadline is None else max(0.0, deadline - self.clock())):
+            raise MatchError("the deadline passed while another page of the log was matched", timed_out=True)
+        try:
+            if self.closed:
+                raise MatchError("the matcher was closed: the call has ended")
+            if self.process is None:
+                self._start(deadline)
+            self._send({"lines": list(lines), "wanted": [[int(index), bool(first)] for index, first in wanted]}, deadline)
+            answer = json.loads(self._receive(deadline).decode("utf-8"))
+            self.pages += 1
+            return answer
+        except MatchError:
+            self._kill()
+            raise
+        finally:
+            self.lock.release()
+
+    def _send(self, data, deadline):
+        payload = (json.dumps(data) + "\n").encode("ascii")
+        handle = self.process.stdin
+        view = memoryview(payload)
+        while view:
+            self._ready(handle, deadline, write=True)
+            try:
+                written = os.write(handle.fileno(), view[: 1 << 16])
+            except OSError:
+                raise MatchError("the regular expression matcher ended unexpectedly") from None
+            view = view[written:]
+
+    def _receive(self, deadline):
+        handle = self.process.stdout
+        while b"\n" not in self.buffer:
+            self._ready(handle, deadline)
+            piece = os.read(handle.fileno(), 1 << 16)
+            if not piece:
+                raise MatchError("the regular expression matcher ended unexpectedly")
+            self.buffer += piece
+        line, _newline, self.buffer = self.buffer.partition(b"\n")
+        return line
+
+    def _ready(self, handle, deadline, write=False):
+        """Wait until ``handle`` can be read (or written) without blocking, or raise at ``deadline``.  A signal's
+        exception (a task's ``timeout:`` in this process) interrupts the wait; the caller's ``finally`` ends the child."""
+        while True:
+            left = None if deadline is None else deadline - self.clock()
+            if left is not None and left <= 0:
+                raise MatchError("matching the log's lines did not end by the call's deadline", timed_out=True)
+            if self.closed:
+                raise MatchError("the matcher was closed: the call has ended")
+            # At most a second at a time: close() from another thread is seen within it.
+            wait = 1.0 if left is None else min(1.0, left)
+            readable, writable, _errors = select.select([] if write else [handle], [handle] if write else [], [], wait)
+            if readable or writable:
+                return
+
+    def _kill(self):
+        process = self.process
+        if process is not None and process.poll() is None:
+            try:
+                process.kill()
+            except OSError:
+                pass
+        if process is not None:
+            try:
+                process.wait(5)
+            except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL is not ignored
+                pass
+            for handle in (process.stdin, process.stdout):
+                try:
+                    handle.close()
+                except OSError:
+                    pass
+        self.process = None
+        self.buffer = b""
+
+    def close(self):
+        """End the child at once, whatever it is doing (a thread waiting for its answer then raises :class:`MatchError`)."""
+        self.closed = True
+        process = self.process
+        if process is not None and process.poll() is None:
+            try:
+                process.kill()
+            except OSError:
+                pass
+        if self.lock.acquire(timeout=2):
+            try:
+                self._kill()
+            finally:
+                self.lock.release()

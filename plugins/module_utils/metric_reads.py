@@ -1,0 +1,470 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What a job produced, read the way the API gives it: one :class:`Reading` per metric of a Completed job.
+
+``metrics.py`` decides which jobs are read and judges the values; this file only reads them, from three sources:
+
+* ``v1``: a v1 job's ``model_metric_list``, already parsed into ``details.metrics`` by ``jobs.py``:
+  ``total_metric.total_metric_values.<name>``.  No request.
+* ``ft_metrics``: ``GET /v2/{project_id}/training-jobs/{id}/ft-metrics`` (the official SDK's ``ShowFtMetrics``), once per
+  job whatever the number of its metrics: the series of ``data.metrics`` whose ``name_en`` is the metric's name (and
+  ``group``, when given).  The SDK types a series' ``data`` only as ``object``; read are a list of numbers, a list of
+  ``[x, y]`` pairs and an object of parallel lists (the x axis named by ``x_axis``, or ``step``, ``epoch``...), and
+  anything else is named in a problem.
+* ``log``: a task's log, through the calls diagnostics makes (``diagnostics.py``): the AOM log by lines, newest first,
+  500 lines a call, paged with ``base_line``; the preview (the log's last 5 MB, read as it arrives by
+  ``diagnostics.PreviewTail``) when the first AOM call fails.  The lines are matched as they arrive, a page at a time, by
+  ``matching.Matcher`` (a child process ended at the deadline); the metrics of one task share one scan, which stops once
+  each has what it needs, and at most ``lines`` lines are read for each.  Memory holds one page, whatever the log.
+
+Nothing here raises for the service's answers: a call that fails, an answer of another shape, no match, a value that is
+not a finite number - each becomes a line of the reading's ``problems`` naming the source tried and why, and the value
+stays None.  Text from a log is masked and made inert (``text.inert``) before a problem quotes it.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ansible_collections.modelarts.training.plugins.module_utils import diagnostics
+from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
+from ansible_collections.modelarts.training.plugins.module_utils.matching import LINE_CHARS, MatchError
+from ansible_collections.modelarts.training.plugins.module_utils.text import describe_typed, inert, json_type_name, label
+
+# The AOM call's bound on lines, as diagnostics knows it.
+AOM_PAGE = diagnostics.AOM_MAX_LINES
+# An ft-metrics answer is a few series of a few thousand points: read up to this many bytes.
+FT_ANSWER_MAX_BYTES = diagnostics.ANSWER_MAX_BYTES
+# The permissions to name when a read is refused (HTTP 403).
+LOG_PERMISSION = diagnostics.PERMISSIONS["log"]
+FT_PERMISSION = "modelarts:trainJob:get"
+# A series' x axis, when the object of parallel lists does not name it (``x_axis``).
+AXIS_NAMES = ("step", "steps", "epoch", "epochs", "timestamp", "timestamps", "time", "x", "iteration", "iterations")
+VALUE_NAMES = ("value", "values", "y")
+QUOTED_CHARS = 60
+
+
+class Reading(object):
+    """What was read for one metric of one job: ``value`` (a finite float or None), ``source`` (the source tried) and
+    ``problems`` (why no value, one line each)."""
+
+    def __init__(self, source, value=None, problems=None):
+        self.source = source
+        self.value = value
+        self.problems = list(problems or [])
+
+    def fail(self, line):
+        """No value: ``line`` says why."""
+        self.value = None
+        self.problems.append(line)
+        return self
+
+
+def number(value):
+    """``(float, None)`` for a finite JSON number, else ``(None, why)``: a boolean, a string, NaN or infinite are no value."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None, "not a number (%s)" % describe_typed(value)
+    number_value = float(value)
+    if not math.isfinite(number_value):
+        return None, "NaN or infinite (%s)" % describe_typed(value)
+    return number_value, None
+
+
+def captured_number(text, secrets):
+    """``(float, None)`` for what a regex group captured, else ``(None, why)`` quoting it masked and inert."""
+    try:
+        value = float(text.strip())
+    except ValueError:
+        return None, "%s is not a number" % quoted(text, secrets)
+    if not math.isfinite(value):
+        return None, "%s is NaN or infinite" % quoted(text, secrets)
+    return value, None
+
+
+def quoted(text, secrets):
+    """Log text as a message may quote it: secrets masked, control characters escaped, cut, no template delimiter."""
+    return "'%s'" % inert(label(text, QUOTED_CHARS, secrets))
+
+
+def pick_of(values, pick):
+    """The value ``pick`` takes of ``values`` (oldest first): the last, the largest or the smallest."""
+    if pick == "max":
+        return max(values)
+    if pick == "min":
+        return min(values)
+    return values[-1]
+
+
+def first_task(details):
+    """The job's first task (``status.tasks[0]``, else the first of ``task_statuses``), ``worker-0`` when it names none."""
+    status = details.get("status") if isinstance(details, dict) else None
+    status = status if isinstance(status, dict) else {}
+    for entry in status.get("tasks") if isinstance(status.get("tasks"), list) else []:
+        if isinstance(entry, str) and diagnostics.TASK_ID.fullmatch(entry):
+            return entry
+    for entry in status.get("task_statuses") if isinstance(status.get("task_statuses"), list) else []:
+        task = entry.get("task") if isinstance(entry, dict) else None
+        if isinstance(task, str) and diagnostics.TASK_ID.fullmatch(task):
+            return task
+    return "worker-0"
+
+
+# -- v1 -------------------------------------------------------------------------------------------
+
+
+def read_v1(item, metric):
+    """The v1 job's ``total_metric.total_metric_values.<name>`` (from ``details.metrics``, parsed by ``jobs.py``)."""
+    reading = Reading("v1")
+    details = item.get("details")
+    parsed = details.get("metrics") if isinstance(details, dict) else None
+    path = "model_metric_list"
+    if parsed is None:
+        return reading.fail("%s: the job has none (empty, absent or not JSON: see schema_errors)" % path)
+    for key in ("total_metric", "total_metric_values"):
+        if not isinstance(parsed, dict) or not isinstance(parsed.get(key), dict):
+            shown = "absent" if not isinstance(parsed, dict) or key not in parsed else describe_typed(parsed.get(key))
+            return reading.fail("%s: %s.%s is not an object (%s)" % (path, "total_metric" if key == "total_metric_values" else path, key, shown))
+        parsed = parsed[key]
+    if metric.name not in parsed:
+        names = ", ".join(label(name, 40) for name in list(parsed)[:10]) or "none"
+        return reading.fail("%s: no total_metric.total_metric_values.%s (the job has %s)" % (path, label(metric.name, 60), names))
+    value, why = number(parsed[metric.name])
+    if why:
+        return reading.fail("%s: total_metric.total_metric_values.%s is %s" % (path, label(metric.name, 60), why))
+    reading.value = value
+    return reading
+
+
+# -- ft-metrics -----------------------------------------------------------------------------------
+
+
+class OddSeries(Exception):
+    """A series whose ``data`` is of a shape the collection does not read (the message says which)."""
+
+
+def series_values(series):
+    """The values of one ft-metrics series (``FtMetric``), oldest first: its ``data`` as a list of numbers, a list of
+    ``[x, y]`` pairs or an object of parallel lists (the x axis by ``x_axis``, else by name, the values the other list
+    or ``value``/``values``/``y``).  :class:`OddSeries` names anything else; each value is as the service sent it."""
+    data = series.get("data")
+    if isinstance(data, list):
+        if not data:
+            return []
+        if all(isinstance(point, list) for point in data):
+            bad = next((index for index, point in enumerate(data) if len(point) != 2), None)
+            if bad is not None:
+                raise OddSeries("data[%d] is an array of %d items, not an [x, y] pair" % (bad, len(data[bad])))
+            return [point[1] for point in data]
+        if any(isinstance(point, (list, dict)) for point in data):
+            index = next(index for index, point in enumerate(data) if isinstance(point, (list, dict)))
+            raise OddSeries("data is an array of %s (data[%d] is %s), not of numbers or [x, y] pairs" % (_kinds(data), index, describe_typed(data[index])))
+        return list(data)
+    if isinstance(data, dict):
+        lists = dict((key, value) for key, value in data.items() if isinstance(value, list))
+        axis = series.get("x_axis")
+        others = [key for key in lists if key != axis and key not in AXIS_NAMES]
+        if len(others) != 1:
+            named = [key for key in others if key in VALUE_NAMES]
+            if len(named) != 1:
+                keys = ", ".join(label(key, 30) for key in list(data)[:10])
+                raise OddSeries("data is an object (%s) without exactly one list of values beside its x axis" % (keys or "no keys"))
+            others = named
+        values = lists[others[0]]
+        lengths = set(len(value) for value in lists.values())
+        if len(lengths) > 1:
+            raise OddSeries("data is an object of lists of different lengths (%s)" % ", ".join("%s: %d" % (label(k, 30), len(v)) for k, v in lists.items()))
+        return list(values)
+    raise OddSeries("data is %s, not a list or an object of lists" % describe_typed(data))
+
+
+def _kinds(values):
+    return "/".join(sorted(set(json_type_name(value) for value in values)))
+
+
+def _series_name(series):
+    name = label(series.get("name_en"), 40) if isinstance(series.get("name_en"), str) else describe_typed(series.get("name_en"))
+    group = series.get("group")
+    return "%s (%s)" % (name, label(group, 20)) if isinstance(group, str) else name
+
+
+def read_ft(client, item, metrics, secrets, deadline):
+    """``{name: Reading}`` of the ft_metrics metrics of one v2 job, from one ft-metrics call."""
+    readings = dict((metric.name, Reading("ft_metrics")) for metric in metrics)
+    try:
+        response = client.get_ft_metrics(item["id"], deadline=deadline, max_bytes=FT_ANSWER_MAX_BYTES)
+    except ModelArtsError as error:
+        line = diagnostics.error_line("ft-metrics", error, FT_PERMISSION, secrets)
+        return dict((name, reading.fail(line)) for name, reading in readings.items())
+    answer = response.data
+    data = answer.get("data") if isinstance(answer, dict) else None
+    series_list = data.get("metrics") if isinstance(data, dict) else None
+    if not isinstance(series_list, list):
+        why = (
+            "the answer is not an object"
+            if not isinstance(answer, dict)
+            else ("it has no data object" if not isinstance(data, dict) else "data.metrics is %s, not a list" % describe_typed(data.get("metrics")))
+        )
+        return dict((name, reading.fail("ft-metrics: %s" % why)) for name, reading in readings.items())
+    series_list = [series for series in series_list if isinstance(series, dict)]
+    for metric in metrics:
+        reading = readings[metric.name]
+        found = [series for series in series_list if series.get("name_en") == metric.name and (metric.group is None or series.get("group") == metric.group)]
+        what = "series %s%s" % (label(metric.name, 60), " in group %s" % metric.group if metric.group else "")
+        if not found:
+            names = ", ".join(_series_name(series) for series in series_list[:10]) or "none"
+            reading.fail("ft-metrics: no %s (the job has %s)" % (what, names))
+            continue
+        if len(found) > 1:
+            groups = ", ".join(_series_name(series) for series in found[:10])
+            reading.fail("ft-metrics: %d series are named %s (%s): set group to say which" % (len(found), label(metric.name, 60), groups))
+            continue
+        try:
+            values = series_values(found[0])
+        except OddSeries as odd:
+            reading.fail("ft-metrics: %s: %s" % (what, odd))
+            continue
+        if not values:
+            reading.fail("ft-metrics: %s: data has no point" % what)
+            continue
+        numbers = []
+        for index, value in enumerate(values):
+            converted, why = number(value)
+            if why:
+                reading.fail("ft-metrics: %s: point %d of %d is %s" % (what, index, len(values), why))
+                break
+            numbers.append(converted)
+        else:
+            reading.value = pick_of(numbers, metric.pick)
+    return readings
+
+
+# -- a task's log ---------------------------------------------------------------------------------
+
+
+class _Wanted(object):
+    """One metric's scan of a task's log: the lines it may see, what it found so far."""
+
+    def __init__(self, metric):
+        self.metric = metric
+        self.lines = metric.lines
+        self.value = None
+        self.count = 0
+        self.bad = None
+        self.long = 0
+        self.done = False
+
+    def take(self, text, secrets):
+        """A capture of a line, newest first: ``last`` keeps the first; ``max``/``min`` keep the extreme of all."""
+        value, why = captured_number(text, secrets)
+        self.count += 1
+        if why:
+            # Fail closed: a match that is no number is never skipped for an older one, nor left out of max/min.
+            self.bad, self.done = why, True
+            return
+        if self.metric.pick == "last":
+            self.value, self.done = value, True
+        elif self.value is None:
+            self.value = value
+        else:
+            self.value = max(self.value, value) if self.metric.pick == "max" else min(self.value, value)
+
+
+class LogScan(object):
+    """The metrics of one task's log, read in one scan, newest line first: :meth:`run` returns ``{name: Reading}``."""
+
+    def __init__(self, client, job_id, task, metrics, matcher, secrets, deadline, window):
+        # pylint: disable=too-many-arguments
+        self.client = client
+        self.job_id = job_id
+        self.task = task
+        self.wanted = [_Wanted(metric) for metric in metrics]
+        self.matcher = matcher
+        self.secrets = secrets
+        self.deadline = deadline
+        self.window = window
+        self.scanned = 0
+        self.ended = False  # the log has no older line
+        self.stopped = None  # why the scan stopped before it had every line it needed
+        self.via = "AOM"
+
+    def active(self):
+        return [wanted for wanted in self.wanted if not wanted.done and wanted.lines > self.scanned]
+
+    def need(self):
+        return max([wanted.lines for wanted in self.active()] or [0])
+
+    def feed(self, page):
+        """Match one page of lines (newest first) for every metric that still wants them."""
+        offset = self.scanned
+        active = self.active()
+        sent, where = [], []
+        for index, line in enumerate(page):
+            if len(line) > LINE_CHARS:
+                for wanted in active:
+                    wanted.long += index < wanted.lines - offset
+                continue
+            sent.append(line)
+            where.append(index)
+        patterns = {}
+        for wanted in active:
+            first = patterns.get(wanted.metric.pattern, True)
+            patterns[wanted.metric.pattern] = first and wanted.metric.pick == "last"
+        asked = sorted(patterns.items())
+        answers = self.matcher.match(sent, asked, self.deadline) if sent else [[] for _pattern in asked]
+        for (pattern, _first), hits in zip(asked, answers):
+            for wanted in active:
+                if wanted.metric.pattern != pattern:
+                    continue
+                limit = wanted.lines - offset
+                for number_, text in hits:
+                    if where[number_] >= limit or wanted.done:
+                        break
+                    wanted.take(text, self.secrets)
+        self.scanned += len(page)
+
+    def run(self):
+        """Scan the log and return ``{name: Reading}``."""
+        try:
+            self._aom()
+        except _Fallback as fallback:
+            try:
+                self._preview(fallback.error)
+            except _Stop as stop:
+                self.stopped = stop.line
+        except _Stop as stop:
+            self.stopped = stop.line
+        return dict((wanted.metric.name, self._reading(wanted)) for wanted in self.wanted)
+
+    def _aom(self):
+        base, previous = None, object()
+        while self.active():
+            count = min(AOM_PAGE, self.need() - self.scanned)
+            try:
+                response = self.client.get_task_log_lines(
+                    self.job_id, self.task, count, deadline=self.deadline, max_bytes=diagnostics.ANSWER_MAX_BYTES, base_line=base
+                )
+                data = diagnostics.log_answer(response, "AOM log")
+            except diagnostics.LogNotReady as error:
+                raise _Stop(diagnostics.error_line(self._what(), error, secrets=self.secrets)) from None
+            except (ModelArtsError, diagnostics.OddAnswer) as error:
+                if diagnostics.not_ready(error):
+                    raise _Stop(diagnostics.error_line(self._what(), diagnostics.LogNotReady(error.error_code), secrets=self.secrets)) from None
+                if self.scanned == 0 and not getattr(error, "deadline_cut", False) and not getattr(error, "not_sent", False):
+                    raise _Fallback(error) from None
+                raise _Stop(self._cut(diagnostics.error_line(self._what(" (AOM)"), error, LOG_PERMISSION, self.secrets))) from None
+            page, _more = diagnostics.head(data["content"], count)
+            self._match(page)
+            base = data.get("end_line")
+            if len(page) < count:
+                self.ended = True
+                return
+            if base in (None, "") or base == previous:
+                raise _Stop(self._cut("%s: the AOM answer gave no end_line to read older lines from" % self._what()))
+            previous = base
+
+    def _preview(self, aom_error):
+        self.via = "preview"
+        try:
+            data = diagnostics.log_answer(
+                self.client.get_task_log_preview(self.job_id, self.task, deadline=self.deadline, consume=diagnostics.PreviewTail(self.window, self.need())),
+                "log preview",
+            )
+        except diagnostics.LogNotReady as error:
+            raise _Stop(diagnostics.error_line(self._what(), error, secrets=self.secrets)) from None
+        except (ModelArtsError, diagnostics.OddAnswer) as error:
+            if diagnostics.not_ready(error):
+                raise _Stop(diagnostics.error_line(self._what(), diagnostics.LogNotReady(error.error_code), secrets=self.secrets)) from None
+            lines = [diagnostics.error_line(self._what(" (AOM)"), aom_error, LOG_PERMISSION, self.secrets)]
+            lines.append(diagnostics.error_line(self._what(" (preview)"), error, LOG_PERMISSION, self.secrets))
+            raise _Stop("; ".join(lines)) from None
+        lines, more = diagnostics.tail(data["content"], self.need())
+        full, current = data.get("full_size"), data.get("current_size")
+        cut = (isinstance(full, int) and isinstance(current, int) and full > current) or data.get(diagnostics.PreviewTail.CUT) is True
+        if cut and not more and lines:
+            lines = lines[1:]  # the preview starts inside the log: its first line may be the end of a longer one
+        lines.reverse()
+        for start in range(0, len(lines), AOM_PAGE):
+            if not self.active():
+                return
+            self._match(lines[start : start + AOM_PAGE])
+        if self.active() and (more or cut):
+            self.stopped = "%s: the preview holds the end of the log only (%d lines)" % (self._what(), len(lines))
+        else:
+            self.ended = True
+
+    def _match(self, page):
+        try:
+            self.feed(page)
+        except MatchError as error:
+            raise _Stop(self._cut("%s: %s" % (self._what(), error))) from None
+
+    def _what(self, via=""):
+        return "log of task %s%s" % (label(self.task, 60), via)
+
+    def _cut(self, line):
+        return "%s, after %d lines were scanned" % (line, self.scanned) if self.scanned else line
+
+    def _reading(self, wanted):
+        reading = Reading("log")
+        if wanted.bad:
+            which = "the newest line" if wanted.metric.pick == "last" else "a line"
+            return reading.fail("%s: %s matching regex %s captured %s" % (self._what(), which, quoted(wanted.metric.regex, ()), wanted.bad))
+        scanned = min(self.scanned, wanted.lines)
+        complete = wanted.done or self.ended or scanned >= wanted.lines
+        if self.stopped and not complete:
+            # Fail closed: a scan cut short never gives max or min (nor a last value it did not reach).
+            return reading.fail(self.stopped)
+        if wanted.count == 0:
+            text = "%s: no line matched regex %s in the %d newest lines scanned%s" % (
+                self._what(),
+                quoted(wanted.metric.regex, ()),
+                scanned,
+                " (the whole log)" if self.ended and scanned < wanted.lines else "",
+            )
+            if wanted.long:
+                text += "; %d lines over %d characters were not matched" % (wanted.long, LINE_CHARS)
+            if self.stopped:
+                text += "; %s" % self.stopped
+            return reading.fail(text)
+        reading.value = wanted.value
+        return reading
+
+
+class _Fallback(Exception):
+    def __init__(self, error):
+        super().__init__(str(error))
+        self.error = error
+
+
+class _Stop(Exception):
+    def __init__(self, line):
+        super().__init__(line)
+        self.line = line
+
+
+# -- one job --------------------------------------------------------------------------------------
+
+
+def read_job(client, item, metrics, matcher, secrets, deadline, window):
+    """``{name: Reading}`` for ``metrics`` (``metrics.Metric`` objects) of one Completed job ``item``: each from the source
+    it names for the job's API (``metric.source_for``); the ft-metrics call and each task's log are read once."""
+    api = item.get("api_version")
+    readings = {}
+    by_source = {"v1": [], "ft_metrics": [], "log": []}
+    for metric in metrics:
+        source = metric.source_for(api)
+        wrong = metric.wrong_api(source, api)
+        if wrong:
+            readings[metric.name] = Reading(source).fail(wrong)
+        else:
+            by_source[source].append(metric)
+    for metric in by_source["v1"]:
+        readings[metric.name] = read_v1(item, metric)
+    if by_source["ft_metrics"]:
+        readings.update(read_ft(client, item, by_source["ft_metrics"], secrets, deadline))
+    tasks = {}
+    for metric in by_source["log"]:
+        tasks.setdefault(metric.task or first_task(item.get("details")), []).append(metric)
+    for task, some in tasks.items():
+        readings.update(LogScan(client, item["id"], task, some, matcher, secrets, deadline, window).run())
+    return readings

@@ -1,0 +1,568 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What a job produced: the ``metrics`` a call reads from each Completed job, the ``baseline`` it compares them with,
+and the verdict on their bounds.  The door (``query.py``) imports this file only when ``metrics`` or ``baseline`` is
+given: a call without them loads none of it (nor ``metric_reads.py``, nor ``matching.py``).
+
+* :func:`plan` checks the options before any request - each entry's keys (an unknown one named with the closest),
+  ``name``, ``source``, the ``regex`` (it compiles, with exactly one group), ``lines``, the bounds (numbers), and that
+  ``baseline`` selects a job a search or a GET can find - and returns a :class:`Plan`.
+* :meth:`Plan.measure` is the one call every entry point makes (the module and the lookup through ``Query.run``, the
+  event source through ``Query.read_metrics`` for the items of its events): it reads the metrics of every Completed
+  item (``metric_reads.py``, concurrently, once per job, within the deadline; never a job in another phase), finds and
+  reads the baseline (the job given, or the newest Completed one a search selects that is not a candidate), and sets
+  each item's ``metrics`` and ``metrics_ok`` in place.
+* The verdict fails closed: a bounded metric with no value (no match, not a number, NaN, an API error, a 403, a log
+  not ready) has ``ok: false``; it never opens a bound.  :class:`Measured` holds the baseline's item, the warnings and
+  one message line per broken bound.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ansible_collections.modelarts.training.plugins.module_utils import diagnostics
+from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
+from ansible_collections.modelarts.training.plugins.module_utils.fanout import fetch_concurrently
+from ansible_collections.modelarts.training.plugins.module_utils.matching import Matcher
+from ansible_collections.modelarts.training.plugins.module_utils.metric_reads import Reading, read_job
+from ansible_collections.modelarts.training.plugins.module_utils.options import (
+    BASELINE_OPTIONS,
+    DEFAULT_METRIC_LINES,
+    FT_METRIC_GROUPS,
+    IMPROVEMENT_BOUNDS,
+    MAX_METRIC_LINES,
+    METRIC_BOUNDS,
+    METRIC_ENTRY_OPTIONS,
+    METRIC_GOALS,
+    METRIC_PICKS,
+    METRIC_SOURCES,
+    ConnectionConfigError,
+    to_bool,
+    unknown_names,
+    unknown_text,
+)
+from ansible_collections.modelarts.training.plugins.module_utils.selection import (
+    Search,
+    check_job_id,
+    check_workspace_id,
+    parse_tags,
+    v1_selection_key,
+    v2_key,
+)
+from ansible_collections.modelarts.training.plugins.module_utils.text import describe_job, describe_value, label, name_key
+
+COMPLETED = "Completed"
+# A regex longer than this is not a metric's pattern.
+MAX_REGEX_CHARS = 1000
+METRIC_NAME = re.compile(r"^[^\s\x00-\x1f\x7f]([^\x00-\x1f\x7f]{0,126}[^\s\x00-\x1f\x7f])?$")
+# How many jobs a baseline search offers are read by their own GET before the search is said to have found none
+# Completed (a search index may lag behind a job's own document).
+BASELINE_TRIES = 3
+# Differences are compared and shown to 12 significant digits: 0.3 - 0.2 improves by 0.1, not 0.09999999999999998.
+SIGNIFICANT = 12
+
+
+def _number_text(value):
+    return "%.10g" % value
+
+
+def _rounded(value):
+    return float("%.*g" % (SIGNIFICANT, value))
+
+
+# -- the options --------------------------------------------------------------------------------------
+
+
+class Metric(object):
+    """One checked entry of ``metrics``: ``name``, ``source`` (as given: ``auto`` resolves per job, :meth:`source_for`),
+    ``regex`` and ``pattern`` (its index among the plan's patterns), ``task``, ``lines``, ``pick``, ``group``, ``goal``
+    and ``bounds`` (``{min, max, min_improvement, min_relative_improvement}``, floats or None)."""
+
+    # pylint: disable=too-many-instance-attributes
+    def __init__(self, index, name, source, regex, task, lines, pick, group, goal, bounds):
+        # pylint: disable=too-many-arguments
+        self.index = index
+        self.name = name
+        self.source = source
+        self.regex = regex
+        self.pattern = None
+        self.task = task
+        self.lines = lines
+        self.pick = pick
+        self.group = group
+        self.goal = goal
+        self.bounds = bounds
+
+    @property
+    def bounded(self):
+        """Whether any bound is set: then a missing value fails the metric."""
+        return any(value is not None for value in self.bounds.values())
+
+    def source_for(self, api):
+        """The source read for a job of ``api``: as given, or for ``auto`` ``v1`` on a v1 job, ``log`` with a ``regex``, else ``ft_metrics``."""
+        if self.source != "auto":
+            return self.source
+        if api == "v1":
+            return "v1"
+        return "log" if self.regex is not None else "ft_metrics"
+
+    def wrong_api(self, source, api):
+        """Why ``source`` cannot be read on a job of ``api`` (None when it can)."""
+        if source == "v1" and api != "v1":
+            return "source v1 reads a v1 job's model_metric_list; this is a %s job" % label(api)
+        if source in ("log", "ft_metrics") and api != "v2":
+            return "source %s reads a v2 job's %s; this is a %s job" % (source, "task log" if source == "log" else "ft-metrics", label(api))
+        return None
+
+    def given(self):
+        """The entry as checked, for the decision record: every key that is set."""
+        entry = dict(name=self.name, source=self.source, pick=self.pick, goal=self.goal)
+        if self.regex is not None:
+            entry.update(regex=self.regex, lines=self.lines)
+        entry.update((key, value) for key, value in (("task", self.task), ("group", self.group)) if value is not None)
+        entry.update((key, value) for key, value in self.bounds.items() if value is not None)
+        return entry
+
+
+class Baseline(object):
+    """The checked ``baseline``: ``key`` (a v2 id or a v1 key) or ``search`` (a ``selection.Search`` for Completed jobs),
+    and ``required``."""
+
+    def __init__(self, key=None, search=None, required=True):
+        self.key = key
+        self.search = search
+        self.required = required
+
+    def describe(self):
+        """How messages name what the baseline selects."""
+        if self.key is not None:
+            return "training job %s" % name_key(self.key)
+        return "the newest Completed training job %s" % self.selects()
+
+    def selects(self):
+        """How messages name a baseline search: ``named 'resnet-prod' tagged stage=production``."""
+        search = self.search
+        return Search(name=search.name, tags=search.tags, workspace_id=search.workspace_id).describe()
+
+
+def _problem(where, text):
+    return ConnectionConfigError("%s: %s" % (where, text))
+
+
+def _text(entry, key, where):
+    value = entry.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise _problem(where, "%s must be a string, got %s" % (key, describe_value(value, 40)))
+    return value
+
+
+def _choice(entry, key, where, choices, default):
+    value = _text(entry, key, where)
+    if value is None:
+        return default
+    if value not in choices:
+        raise _problem(where, "%s must be one of %s, got %s" % (key, ", ".join(choices), describe_value(value, 40)))
+    return value
+
+
+def _bound(entry, key, where):
+    value = entry.get(key)
+    if value is None:
+        return None
+    number = value
+    if isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            number = value
+    if isinstance(number, bool) or not isinstance(number, (int, float)) or number != number or number in (float("inf"), float("-inf")):
+        raise _problem(where, "%s must be a finite number, got %s" % (key, describe_value(value, 40)))
+    return float(number)
+
+
+def _lines(entry, where):
+    value = entry.get("lines")
+    if value is None:
+        return DEFAULT_METRIC_LINES
+    number = value
+    if isinstance(value, str) and value.strip().isdigit():
+        number = int(value.strip())
+    if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= MAX_METRIC_LINES:
+        raise _problem(where, "lines must be an integer from 1 to %d, got %s" % (MAX_METRIC_LINES, describe_value(value, 40)))
+    return number
+
+
+def _regex(entry, where):
+    text = _text(entry, "regex", where)
+    if text is None:
+        return None
+    if len(text) > MAX_REGEX_CHARS:
+        raise _problem(where, "regex is %d characters long, at most %d" % (len(text), MAX_REGEX_CHARS))
+    try:
+        compiled = re.compile(text)
+    except (re.error, OverflowError, RecursionError) as error:
+        raise _problem(where, "regex %s does not compile: %s" % (repr(label(text, 80)), error)) from None
+    if compiled.groups != 1:
+        raise _problem(
+            where,
+            "regex %s has %d groups: it needs exactly one, the group that captures the number (write other groups as (?:...))"
+            % (repr(label(text, 80)), compiled.groups),
+        )
+    return text
+
+
+def check_metric(entry, index, has_baseline):
+    """One entry of ``metrics`` as a :class:`Metric`; ``ConnectionConfigError`` naming ``metrics[index]`` and the key."""
+    where = "metrics[%d]" % index
+    if not isinstance(entry, dict):
+        raise ConnectionConfigError("%s must be a dict with at least a name, got %s" % (where, describe_value(entry, 40)))
+    found = unknown_names([key for key in entry], list(METRIC_ENTRY_OPTIONS))
+    if found:
+        raise _problem(where, unknown_text(found, "key"))
+    name = _text(entry, "name", where)
+    if name is None:
+        raise _problem(where, "name is required: the metric's name, as the item reports it (val_accuracy)")
+    if not METRIC_NAME.match(name):
+        raise _problem(where, "name %s must be 1 to 128 printable characters, without leading or trailing spaces" % describe_value(name, 40))
+    where = "%s (%s)" % (where, name)
+    source = _choice(entry, "source", where, METRIC_SOURCES, "auto")
+    regex = _regex(entry, where)
+    if source == "log" and regex is None:
+        raise _problem(where, "source log needs regex, a regular expression with one group that captures the number (val_accuracy[=:] *([0-9.eE+-]+))")
+    if regex is not None and source in ("v1", "ft_metrics"):
+        raise _problem(where, "regex is read by source log only (or auto on a v2 job): set source: log, or remove regex")
+    task = _text(entry, "task", where)
+    if task is not None and not diagnostics.TASK_ID.fullmatch(task):
+        raise _problem(where, "task %s is not a task name such as worker-0" % describe_value(task, 40))
+    if task is not None and source in ("v1", "ft_metrics"):
+        raise _problem(where, "task names the log a source log reads: set source: log, or remove task")
+    group = _choice(entry, "group", where, FT_METRIC_GROUPS, None)
+    if group is not None and source in ("v1", "log"):
+        raise _problem(where, "group picks an ft-metrics series: set source: ft_metrics (or auto), or remove group")
+    bounds = dict((key, _bound(entry, key, where)) for key in METRIC_BOUNDS)
+    if bounds["min"] is not None and bounds["max"] is not None and bounds["min"] > bounds["max"]:
+        raise _problem(where, "min %s is above max %s: no value can meet both" % (_number_text(bounds["min"]), _number_text(bounds["max"])))
+    for key in IMPROVEMENT_BOUNDS:
+        if bounds[key] is not None and not has_baseline:
+            raise _problem(where, "%s compares with a baseline job: set baseline (the model in production), or remove %s" % (key, key))
+    return Metric(
+        index,
+        name,
+        source,
+        regex,
+        task,
+        _lines(entry, where),
+        _choice(entry, "pick", where, METRIC_PICKS, "last"),
+        group,
+        _choice(entry, "goal", where, METRIC_GOALS, "max"),
+        bounds,
+    )
+
+
+def check_baseline(value, candidates=()):
+    """``baseline`` as a :class:`Baseline`; ``ConnectionConfigError`` naming ``baseline.<key>`` when it selects no job a GET
+    or a search can find.  ``candidates`` (the call's job keys, when known before any request) may not include it."""
+    if not isinstance(value, dict):
+        raise ConnectionConfigError(
+            "baseline must be a dict (training_job_id, job_id with version_id, or name and/or tags), got %s" % describe_value(value, 40)
+        )
+    found = unknown_names([key for key in value], list(BASELINE_OPTIONS))
+    if found:
+        raise _problem("baseline", unknown_text(found, "key"))
+    given = dict((key, entry) for key, entry in value.items() if entry is not None and key != "required")
+    required = value.get("required")
+    if required is None:
+        required = True
+    elif not isinstance(required, bool):
+        try:
+            required = to_bool(required, "baseline.required", "baseline")
+        except ConnectionConfigError:
+            raise ConnectionConfigError("baseline.required must be a boolean (true or false), got %s" % describe_value(required, 40)) from None
+    tags = parse_tags(given.get("tags"), "baseline.tags")
+    searched = [key for key in ("name", "tags") if key in given and (key != "tags" or tags)]
+    ids = [key for key in ("training_job_id", "job_id", "version_id") if key in given]
+    if searched and ids:
+        raise _problem(
+            "baseline",
+            "%s and %s are mutually exclusive: a baseline is one job, or a search of which the newest Completed job is taken"
+            % (", ".join("baseline." + key for key in ids), " and ".join("baseline." + key for key in searched)),
+        )
+    workspace_id = check_workspace_id(given.get("workspace_id"), "baseline.workspace_id")
+    if workspace_id is not None and not searched:
+        raise _problem("baseline", "baseline.workspace_id refines a search: give baseline.name or baseline.tags")
+    if searched:
+        name = given.get("name")
+        if name is not None and (not isinstance(name, str) or not name.strip()):
+            raise _problem("baseline", "baseline.name must be a job name, got %s" % describe_value(name, 40))
+        return Baseline(search=Search(name=name, tags=tags, workspace_id=workspace_id, phases=(COMPLETED,)), required=required)
+    if "training_job_id" in given:
+        if "job_id" in given or "version_id" in given:
+            raise _problem("baseline", "baseline.training_job_id and baseline.job_id are mutually exclusive")
+        key = v2_key(check_job_id(given["training_job_id"], "baseline.training_job_id"))
+    elif "job_id" in given or "version_id" in given:
+        key = v1_selection_key(given, "baseline.")
+    else:
+        raise ConnectionConfigError(
+            "baseline selects no job: give baseline.training_job_id, baseline.job_id with baseline.version_id, or baseline.name and/or "
+            "baseline.tags (a search, of which the newest Completed job that is not a candidate is taken)"
+        )
+    if key in set(candidates):
+        raise _problem("baseline", "%s is also a job this call selects: a job is never its own baseline" % name_key(key))
+    return Baseline(key=key, required=required)
+
+
+def plan(metrics, baseline=None, candidates=()):
+    """The checked ``metrics`` and ``baseline`` as a :class:`Plan`, before any request; ``ConnectionConfigError`` names the
+    entry and the key of the first problem.  ``candidates`` are the call's job keys when the selection names them."""
+    if metrics is None:
+        metrics = []
+    if not isinstance(metrics, list):
+        raise ConnectionConfigError("metrics must be a list of dicts (each with at least a name), got %s" % describe_value(metrics, 40))
+    has_baseline = baseline is not None and baseline != {}
+    if not metrics and has_baseline:
+        raise ConnectionConfigError("baseline is set but metrics is empty: name the metrics to compare with the baseline's")
+    checked = [check_metric(entry, index, has_baseline) for index, entry in enumerate(metrics)]
+    seen = {}
+    for metric in checked:
+        if metric.name in seen:
+            raise ConnectionConfigError(
+                "metrics[%d]: name %s is given twice (also metrics[%d])" % (metric.index, describe_value(metric.name, 40), seen[metric.name])
+            )
+        seen[metric.name] = metric.index
+    return Plan(checked, check_baseline(baseline, candidates) if has_baseline else None)
+
+
+# -- the verdict ------------------------------------------------------------------------------------
+
+
+def _improvement(metric, value, base):
+    return _rounded(value - base if metric.goal == "max" else base - value)
+
+
+def judge(metric, reading, base_reading, baseline_state):
+    """``(entry, broken)`` for one metric of one job: the item's ``metrics.<name>`` (``value, source, ok, problems,
+    baseline_value, improvement``) and the lines of the bounds it broke (a missing value included: fail closed).
+
+    ``base_reading`` is the baseline's :class:`Reading` (None without one); ``baseline_state`` is ``None`` (no baseline
+    asked), ``"found"``, ``"skipped"`` (not found, not required) or the text saying why none was found (required)."""
+    value = reading.value
+    base = base_reading.value if base_reading is not None else None
+    entry = {"value": value, "source": reading.source, "ok": None, "problems": list(reading.problems), "baseline_value": base, "improvement": None}
+    if value is not None and base is not None:
+        entry["improvement"] = _improvement(metric, value, base)
+    if not metric.bounded:
+        return entry, []
+    bounds = metric.bounds
+    name = label(metric.name, 60)
+    against = " (the baseline's is %s)" % _number_text(base) if base is not None else ""
+    broken, applied = [], False
+    if value is None:
+        broken.append("%s has no value, so its bounds fail: %s" % (name, "; ".join(reading.problems) or "nothing was read"))
+    else:
+        shown = _number_text(value)
+        if bounds["min"] is not None:
+            applied = True
+            if value < bounds["min"]:
+                broken.append("%s is %s, below min %s%s" % (name, shown, _number_text(bounds["min"]), against))
+        if bounds["max"] is not None:
+            applied = True
+            if value > bounds["max"]:
+                broken.append("%s is %s, above max %s%s" % (name, shown, _number_text(bounds["max"]), against))
+        wanted = [key for key in IMPROVEMENT_BOUNDS if bounds[key] is not None]
+        if wanted and baseline_state == "found" and base is None:
+            broken.append(
+                "%s is %s, but the baseline's value could not be read for %s: %s"
+                % (name, shown, " and ".join(wanted), "; ".join(base_reading.problems) or "nothing was read")
+            )
+        elif wanted and baseline_state not in ("found", "skipped"):
+            broken.append("%s is %s, but there is no baseline to compare with for %s: %s" % (name, shown, " and ".join(wanted), baseline_state))
+        elif wanted and baseline_state == "found":
+            applied = True
+            improvement = entry["improvement"]
+            relative = improvement / abs(base) if base else None
+            by = "%s%s" % (_number_text(improvement), " (%s%%)" % _number_text(_rounded(relative * 100)) if relative is not None else "")
+            if bounds["min_improvement"] is not None and improvement < bounds["min_improvement"]:
+                broken.append(
+                    "%s is %s, improving on the baseline's %s by %s, less than min_improvement %s (goal %s)"
+                    % (name, shown, _number_text(base), by, _number_text(bounds["min_improvement"]), metric.goal)
+                )
+            limit = bounds["min_relative_improvement"]
+            if limit is not None and improvement < _rounded(limit * abs(base)):
+                broken.append(
+                    "%s is %s, improving on the baseline's %s by %s, less than min_relative_improvement %s (%s%%, goal %s)"
+                    % (name, shown, _number_text(base), by, _number_text(limit), _number_text(_rounded(limit * 100)), metric.goal)
+                )
+    entry["problems"].extend(line for line in broken if line not in entry["problems"])
+    entry["ok"] = False if broken else (True if applied else None)
+    return entry, broken
+
+
+def overall(entries):
+    """``metrics_ok`` of a job: false when any bound fails, true when all that apply hold, null when none applies."""
+    oks = [entry["ok"] for entry in entries.values()]
+    if False in oks:
+        return False
+    return True if True in oks else None
+
+
+# -- reading ----------------------------------------------------------------------------------------
+
+
+class Measured(object):
+    """What :meth:`Plan.measure` found: ``baseline`` (the baseline's item, or None), ``warnings``, and ``unfit``
+    (``[(item, [lines])]``: each Completed job whose ``metrics_ok`` is false, with one line per broken bound)."""
+
+    def __init__(self, baseline=None, warnings=None, unfit=None):
+        self.baseline = baseline
+        self.warnings = list(warnings or [])
+        self.unfit = list(unfit or [])
+
+    def job_messages(self):
+        """One line per broken bound: ``training job <id> (<name>): <metric> ...``."""
+        return ["%s: %s" % (describe_job(None, item), line) for item, lines in self.unfit for line in lines]
+
+    def message(self, limit=None):
+        """One sentence naming each unfit job, each broken bound with its value, the bound and the baseline's value."""
+        shown = self.unfit if limit is None else self.unfit[:limit]
+        parts = ["%s: %s" % (describe_job(None, item), "; ".join(lines)) for item, lines in shown]
+        if len(shown) < len(self.unfit):
+            parts.append("and %d more" % (len(self.unfit) - len(shown)))
+        count = len(self.unfit)
+        head = "%d Completed training job%s did not meet %s metric bounds" % (count, "" if count == 1 else "s", "its" if count == 1 else "their")
+        if self.baseline is not None:
+            head += " (baseline %s)" % describe_job(None, self.baseline)
+        return head + ": " + "; ".join(parts)
+
+
+class Plan(object):
+    """The checked ``metrics`` (:class:`Metric` list) and ``baseline`` (:class:`Baseline` or None) of a call."""
+
+    def __init__(self, metrics, baseline=None):
+        self.metrics = metrics
+        self.baseline = baseline
+        self.patterns = []
+        for metric in metrics:
+            if metric.regex is not None:
+                if metric.regex not in self.patterns:
+                    self.patterns.append(metric.regex)
+                metric.pattern = self.patterns.index(metric.regex)
+
+    def bounds(self):
+        """The entries as checked (each key that is set), for the decision record."""
+        return [metric.given() for metric in self.metrics]
+
+    def measure(self, query, items, deadline=None, candidates=None):
+        """Read the metrics of every Completed item of ``items`` and of the baseline, and set each item's ``metrics`` and
+        ``metrics_ok`` in place (null for an item in another phase); return a :class:`Measured`.  Never raises for the
+        service's answers.
+
+        ``query`` is the door (``query.Query``: its client, clock, settings, ``fetch``, ``search`` and secrets);
+        ``deadline`` (a reading of its clock) bounds every read (default: one ``request_timeout`` from now);
+        ``candidates`` are the keys a baseline search leaves out (default: the items' ids)."""
+        clock = query.clock
+        if deadline is None:
+            deadline = clock() + float(query.client.params["request_timeout"])
+        completed = []
+        for item in items:
+            if isinstance(item, dict):
+                item["metrics"], item["metrics_ok"] = None, None
+                if item.get("phase") == COMPLETED and item.get("id") is not None and "error" not in item:
+                    completed.append(item)
+        if candidates is None:
+            candidates = [_key_of(item) for item in items if isinstance(item, dict)]
+        secrets = query.masking_secrets()
+        settings = query.settings
+        logs = sum(1 for metric in self.metrics if metric.regex is not None or metric.source == "log")
+        at_once = max(1, min(int(settings.max_concurrency), (len(completed) + 1) * max(1, logs)))
+        window = max(diagnostics.PREVIEW_MIN_BYTES, min(diagnostics.PREVIEW_TAIL_BYTES, diagnostics.PREVIEW_BUDGET_BYTES // at_once))
+        matcher = Matcher(self.patterns, clock) if self.patterns else None
+
+        def read(item, when):
+            return read_job(query.client, item, self.metrics, matcher, secrets, when, window)
+
+        def run(unit, when):
+            if unit == "baseline":
+                found, why = find_baseline(query, self.baseline, set(candidates), when)
+                return found, why, (read(found, when) if found is not None else None)
+            return read(completed[unit], when)
+
+        units = list(range(len(completed))) + (["baseline"] if self.baseline is not None else [])
+        try:
+            results = fetch_concurrently(units, run, max_concurrency=settings.max_concurrency, deadline=deadline, clock=clock)
+        finally:
+            if matcher is not None:
+                matcher.close()
+        return self._verdict(completed, results, secrets)
+
+    def _verdict(self, completed, results, secrets):
+        warnings, state, base_item, base_readings = [], None, None, None
+        if self.baseline is not None:
+            outcome = results.get("baseline")
+            if isinstance(outcome, BaseException):
+                outcome = (None, "the baseline could not be read: %s" % label(outcome, 300, secrets), None)
+            base_item, why, base_readings = outcome
+            if base_item is not None:
+                state = "found"
+                base_item["metrics"] = dict((name, _plain_entry(reading)) for name, reading in base_readings.items())
+                base_item["metrics_ok"] = None
+            elif self.baseline.required:
+                state = why
+            else:
+                state = "skipped"
+                warnings.append("baseline: %s; the improvement bounds were skipped (baseline.required is false)" % why)
+        unfit = []
+        for index, item in enumerate(completed):
+            readings = results.get(index)
+            if isinstance(readings, BaseException):
+                line = "could not be read: %s" % label(readings, 300, secrets)
+                readings = dict((metric.name, Reading(metric.source_for(item.get("api_version"))).fail(line)) for metric in self.metrics)
+            entries, lines = {}, []
+            for metric in self.metrics:
+                entries[metric.name], broken = judge(metric, readings[metric.name], base_readings.get(metric.name) if base_readings else None, state)
+                lines.extend(broken)
+            item["metrics"] = entries
+            item["metrics_ok"] = overall(entries)
+            if item["metrics_ok"] is False:
+                unfit.append((item, lines))
+        return Measured(base_item, warnings, unfit)
+
+
+def _plain_entry(reading):
+    return {"value": reading.value, "source": reading.source, "ok": None, "problems": list(reading.problems), "baseline_value": None, "improvement": None}
+
+
+def _key_of(item):
+    if item.get("api_version") == "v1" and item.get("version_id") is not None:
+        return ("v1", item.get("id"), item.get("version_id"))
+    return item.get("id")
+
+
+def find_baseline(query, baseline, candidates, deadline):
+    """``(item, why)``: the baseline's item, Completed by its own GET, or None and why there is none."""
+    if baseline.key is not None:
+        found = query.fetch([baseline.key], deadline)[baseline.key]
+        if isinstance(found, BaseException):
+            return None, "%s could not be read: %s" % (baseline.describe(), label(found, 300, query.masking_secrets()))
+        if found.get("phase") != COMPLETED:
+            return None, "%s is %s, not Completed" % (describe_job(baseline.key, found), label(found.get("phase")))
+        return found, None
+    try:
+        keys, _found = query.search(baseline.search, deadline)
+    except (ModelArtsError, ConnectionConfigError) as error:
+        return None, "the search for %s failed: %s" % (baseline.describe(), label(error, 300, query.masking_secrets()))
+    offered = [key for key in keys if key not in candidates]
+    tried = []
+    for key in offered[:BASELINE_TRIES]:
+        found = query.fetch([key], deadline)[key]
+        if isinstance(found, dict) and found.get("phase") == COMPLETED:
+            return found, None
+        tried.append("%s is %s" % (name_key(key), label(found.get("phase")) if isinstance(found, dict) else "unreadable"))
+    why = "no Completed training job %s was found%s" % (baseline.selects(), " that is not a job this call selects" if len(offered) < len(keys) else "")
+    if tried:
+        why += " (the search's newest, read by their own GET: %s)" % ", ".join(tried)
+    elif baseline.search.coverage():
+        why += "; %s" % baseline.search.coverage()
+    return None, why
