@@ -315,3 +315,70 @@ def test_sdk_tag_search_window_and_limits(tls_emu):
             _tag_search(client, **body)
         assert (info.value.status_code, info.value.error_code) == (400, "ModelArts.0101"), body
         assert info.value.error_msg.startswith("Invalid parameter: ")
+
+
+# -- what a job produced: ft-metrics and metric lines, read by the SDK's own client ---------------------------------
+
+FT_JOB = "f7000000-0000-4000-8000-000000000001"
+SERIES = [
+    {"name_en": "train_loss", "group": "training", "data": [[1, 2.1], [2, 1.4], [3, 0.9]], "unit": ""},
+    {"name_en": "val_accuracy", "group": "validation", "data": [0.61, 0.74, 0.82], "x_axis": "epoch"},
+    {"name_en": "eval_loss", "group": "validation", "data": {"step": [100, 200], "value": [1.2, 0.8]}},
+]
+
+
+def _plain(value):
+    """The SDK reads a JSON number of an ``object`` field as a Decimal: compared here as the float it is."""
+    import decimal  # pylint: disable=import-outside-toplevel
+
+    if isinstance(value, decimal.Decimal):
+        return float(value)
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return dict((key, _plain(item)) for key, item in value.items())
+    return value
+
+
+def test_sdk_show_ft_metrics_parses_the_emulators_answer(tls_emu):
+    from huaweicloudsdkmodelarts.v1 import ShowFtMetricsRequest  # pylint: disable=import-outside-toplevel
+
+    tls_emu.add_job(id=FT_JOB, name="finetune-metrics", phase="Completed", ft_metrics=SERIES)
+    answer = _diagnostics_client(tls_emu).show_ft_metrics(ShowFtMetricsRequest(training_job_id=FT_JOB))
+    assert answer.train_process == 1.0 and answer.data.format_version == "1.0" and answer.data.timestamp.endswith("Z")
+    series = dict((metric.name_en, metric) for metric in answer.data.metrics)
+    assert sorted(series) == ["eval_loss", "train_loss", "val_accuracy"]
+    assert series["train_loss"].group == "training" and series["train_loss"].x_axis == "step"
+    assert _plain(series["train_loss"].data) == [[1, 2.1], [2, 1.4], [3, 0.9]]
+    assert _plain(series["val_accuracy"].data) == [0.61, 0.74, 0.82] and series["val_accuracy"].x_axis == "epoch" and series["val_accuracy"].type == "line"
+    assert _plain(series["eval_loss"].data) == {"step": [100, 200], "value": [1.2, 0.8]}
+    assert _plain(answer.loss) == {"data": [[1, 2.1], [2, 1.4], [3, 0.9]]} and _plain(answer.eval_loss) == {"data": {"step": [100, 200], "value": [1.2, 0.8]}}
+
+
+def test_sdk_sees_a_refused_ft_metrics_call(tls_emu):
+    from huaweicloudsdkmodelarts.v1 import ShowFtMetricsRequest  # pylint: disable=import-outside-toplevel
+
+    tls_emu.add_job(id=FT_JOB, name="finetune-metrics", phase="Completed", ft_metrics={"metrics": SERIES, "fault": "forbidden"})
+    with pytest.raises(exceptions.ClientRequestException) as info:
+        _diagnostics_client(tls_emu).show_ft_metrics(ShowFtMetricsRequest(training_job_id=FT_JOB))
+    assert (info.value.status_code, info.value.error_code) == (403, "ModelArts.2771")
+
+
+def test_sdk_pages_a_jobs_metric_lines_newest_first_through_aom(tls_emu):
+    from huaweicloudsdkmodelarts.v1 import ShowTrainingJobLogsFromAomRequest  # pylint: disable=import-outside-toplevel
+
+    lines = ["EVAL epoch %d val_accuracy=0.%d" % (epoch, 70 + epoch) for epoch in range(1, 6)]
+    tls_emu.add_job(id=FT_JOB, name="metric-lines", phase="Completed", metric_lines=lines, log={"lines": 1000})
+    client = _diagnostics_client(tls_emu)
+    seen, base = [], None
+    while True:
+        answer = client.show_training_job_logs_from_aom(
+            ShowTrainingJobLogsFromAomRequest(training_job_id=FT_JOB, task_id="worker-0", lines=500, order="desc", base_line=base)
+        )
+        seen.extend(answer.content.split("\n") if answer.content else [])
+        if answer.lines < 500:
+            break
+        base = answer.end_line
+    assert [line for line in seen if "val_accuracy" in line] == list(reversed(lines))
+    # The last metric line comes right after the last training line, before the log's end.
+    assert seen[0] == "[ModelArts Service Log]Training completed." and seen[2] == lines[-1]

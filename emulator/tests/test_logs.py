@@ -59,3 +59,46 @@ def test_a_bad_log_mapping_is_refused_naming_the_job(log, emu):
         logs.check_log_spec(log)
     with pytest.raises(Exception, match="bad-log.*log"):
         emu.add_job(id="e1090000-0000-4000-8000-000000000002", name="bad-log", log=log)
+
+
+# -- what a job produced --------------------------------------------------------------------------
+
+
+def test_metric_lines_are_written_through_the_training_lines_of_their_task():
+    from modelarts_emulator import produced  # pylint: disable=import-outside-toplevel
+
+    assert produced.interleave(["t1", "t2", "t3", "t4"], ["m1", "m2"]) == ["t1", "t2", "m1", "t3", "t4", "m2"]
+    assert produced.interleave(["t1"], ["m1", "m2", "m3"]) == ["m1", "t1", "m2", "m3"]
+    assert produced.interleave([], ["m1"]) == ["m1"]
+    assert produced.interleave(["t1"], []) == ["t1"]
+    assert produced.check_metric_lines(["a"], ["worker-0", "worker-1"]) == {"worker-0": ["a"]}
+    assert produced.check_metric_lines({"worker-1": [1.5]}, ["worker-0", "worker-1"]) == {"worker-1": ["1.5"]}
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ({"metric_lines": {"worker-3": ["x"]}}, "metric_lines: task 'worker-3' does not exist"),
+        ({"metric_lines": "x"}, "metric_lines must be a list of lines"),
+        ({"ft_metrics": [{"group": "training"}]}, "ft_metrics[0] must be a mapping with a name_en"),
+        ({"ft_metrics": [{"name_en": "a", "colour": "red"}]}, "ft_metrics[0]: unknown keys colour"),
+        ({"ft_metrics": [{"name_en": "a", "tags": "x"}]}, "ft_metrics[0].tags must be a list of strings"),
+        ({"ft_metrics": {"fault": "gone"}}, "ft_metrics.fault must be one of forbidden"),
+        ({"ft_metrics": "x"}, "ft_metrics must be a list of series"),
+    ],
+)
+def test_what_a_job_produced_is_checked_when_the_scenario_loads(spec, message):
+    from modelarts_emulator.scenario import ScenarioError  # pylint: disable=import-outside-toplevel
+    from modelarts_emulator.state import EmulatorState  # pylint: disable=import-outside-toplevel
+
+    with pytest.raises(ScenarioError) as raised:
+        EmulatorState({"jobs": [dict({"name": "j", "phase": "Completed"}, **spec)]})
+    assert message in str(raised.value)
+
+
+def test_ft_metrics_are_empty_before_the_job_ran_and_for_a_job_without_them(client, emu):
+    emu.add_job(id="f7000000-0000-4000-8000-000000000002", name="queued", phase="Pending", ft_metrics=[{"name_en": "a", "data": [1]}])
+    emu.add_job(id="f7000000-0000-4000-8000-000000000003", name="plain", phase="Completed")
+    for job_id in ("f7000000-0000-4000-8000-000000000002", "f7000000-0000-4000-8000-000000000003"):
+        response = client.request("GET", path(client, job_id, "ft-metrics"))
+        assert response.status_code == 200 and response.json()["data"]["metrics"] == []

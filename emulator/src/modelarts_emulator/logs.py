@@ -16,14 +16,15 @@ Three calls, shaped as the official SDK's models read them (huaweicloudsdkmodela
 
 A job that has not run yet has no log: the AOM call answers HTTP 204 with no body, the preview
 ``ModelArts.2776``.  A scenario job's ``log`` mapping shapes its logs (docs/emulator.md):
-``lines`` (training lines before the end, default 400), ``append`` (lines written last), ``fault``
+``lines`` (training lines before the end, default 400; the job's ``metric_lines``, ``produced.py``, are written through
+them), ``append`` (lines written last), ``fault``
 (``forbidden``: 403 on both log calls; ``aom_forbidden``: 403 on the AOM call only; ``not_ready``)
 and ``events_fault`` (``forbidden``: 403 on the events call).
 """
 
 import datetime
 
-from . import documents, errors
+from . import documents, errors, produced
 
 PREVIEW_LIMIT = 5 * 1024 * 1024
 AOM_MAX_LINES = 500
@@ -123,9 +124,12 @@ def task_log_lines(job, snapshot, task, failure, spec):
         # Notebook servers print their access token: the job document's endpoints.jupyter_lab.token.
         lines.append("[I %s ServerApp] Jupyter Server is running at: http://localhost:8888/lab?token=%s" % (stamp.strftime("%H:%M:%S.000"), job.uid_b[:24]))
     count = max(0, spec["lines"])
+    training = []
     for index in range(count):
         loss, throughput = 2.5 / (1 + index * 0.01), 812.5 + index % 7
-        lines.append("INFO: epoch %d step %05d loss %.4f lr 0.001000 throughput %.1f samples/s" % (index // 100 + 1, index, loss, throughput))
+        training.append("INFO: epoch %d step %05d loss %.4f lr 0.001000 throughput %.1f samples/s" % (index // 100 + 1, index, loss, throughput))
+    # What the job produced (the scenario's metric_lines): written through the training lines, as each epoch ends.
+    lines.extend(produced.interleave(training, (getattr(job, "metric_lines", None) or {}).get(task)))
     phase = snapshot.phase
     if phase in ("Failed", "Abnormal") and failure:
         if task == failure["task"]:
@@ -203,7 +207,14 @@ def _task_lines(job, snapshot, task, failure):
         raise errors.ApiError(404, "ModelArts.2778", "Task %s does not exist in this training job." % task)
     if job.log["fault"] == "not_ready":
         return None
-    return task_log_lines(job, snapshot, task, failure, job.log)
+    # The same log at every read of the same step: built once (a log of 100,000 lines is read 200 pages at a time).
+    key = (task, snapshot.phase, len(snapshot.history), bool(failure))
+    cached = getattr(job, "_log_cache", None)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    lines = task_log_lines(job, snapshot, task, failure, job.log)
+    job._log_cache = (key, lines)  # pylint: disable=protected-access
+    return lines
 
 
 def aom_body(job, snapshot, task, failure, params):

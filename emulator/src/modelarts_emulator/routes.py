@@ -1,6 +1,6 @@
 # Copyright: (c) 2026, modelarts.training contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The APIs: IAM tokens and projects, ModelArts v2 details, search, events and task logs, v1 job versions.
+"""The APIs: IAM tokens and projects, ModelArts v2 details, search, events, task logs and ft-metrics, v1 job versions.
 
 Each route returns a :class:`Response` or raises :class:`errors.ApiError`. Faults are drawn after
 authentication, so an anonymous request never consumes one.
@@ -14,7 +14,7 @@ import re
 import time
 from urllib.parse import parse_qsl, unquote
 
-from . import documents, errors, exchanges, faults as faults_mod, iam, logs, tags as tags_mod
+from . import documents, errors, exchanges, faults as faults_mod, iam, logs, produced, tags as tags_mod
 from .gateway import Caller, authenticate, check_project
 from .responses import Response, json_bytes
 
@@ -23,6 +23,7 @@ _V2_SEARCH = re.compile(r"^/v2/(?P<project>[^/]+)/training-job-searches/?$")
 _V2_EVENTS = re.compile(r"^/v2/(?P<project>[^/]+)/training-jobs/(?P<job>[^/]+)/events/?$")
 _V2_AOM_LOG = re.compile(r"^/v2/(?P<project>[^/]+)/training-jobs/(?P<job>[^/]+)/logs/(?P<task>[^/]+)/?$")
 _V2_LOG_PREVIEW = re.compile(r"^/v2/(?P<project>[^/]+)/training-jobs/(?P<job>[^/]+)/tasks/(?P<task>[^/]+)/logs/preview/?$")
+_V2_FT_METRICS = re.compile(r"^/v2/(?P<project>[^/]+)/training-jobs/(?P<job>[^/]+)/ft-metrics/?$")
 _V2_JOB_TAGS = re.compile(r"^/v2/(?P<project>[^/]+)/modelarts-training-job/(?P<job>[^/]+)/tags/?$")
 _V2_PROJECT_TAGS = re.compile(r"^/v2/(?P<project>[^/]+)/modelarts-training-job/tags/?$")
 _V1_JOB = re.compile(r"^/v1/(?P<project>[^/]+)/training-jobs/(?P<job>[^/]+)/versions/(?P<version>[^/]+)/?$")
@@ -58,7 +59,7 @@ def dispatch(state, exchange):
     match = _V2_JOB_TAGS.match(path)
     if match and method == "GET":
         return errors.V2, v2_job_tags(state, exchange, match)
-    for pattern, route in ((_V2_EVENTS, v2_events), (_V2_AOM_LOG, v2_aom_log), (_V2_LOG_PREVIEW, v2_log_preview)):
+    for pattern, route in ((_V2_EVENTS, v2_events), (_V2_AOM_LOG, v2_aom_log), (_V2_LOG_PREVIEW, v2_log_preview), (_V2_FT_METRICS, v2_ft_metrics)):
         match = pattern.match(path)
         if match and method == "GET":
             return errors.V2, route(state, exchange, match)
@@ -245,6 +246,13 @@ def v2_log_preview(state, exchange, match):
     """GET /v2/{project_id}/training-jobs/{id}/tasks/{task_id}/logs/preview: the latest 5 MB of a task's log."""
     job, snapshot, failure, fault, _query = _diagnosed_job(state, exchange, match)
     return finish(Response(200, json_bytes(logs.preview_body(job, snapshot, unquote(match.group("task")), failure))), fault)
+
+
+def v2_ft_metrics(state, exchange, match):
+    """GET /v2/{project_id}/training-jobs/{id}/ft-metrics: a fine-tuning job's metric series (produced.py)."""
+    job, snapshot, _failure, fault, _query = _diagnosed_job(state, exchange, match)
+    ran = any(step.phase == "Running" for step, _entered in snapshot.history)
+    return finish(Response(200, json_bytes(produced.ft_metrics_body(job, snapshot, ran, state.now()))), fault)
 
 
 def v1_detail(state, exchange, match):

@@ -22,7 +22,7 @@ import os
 import re
 import uuid
 
-from . import documents, logs, tags as tags_mod
+from . import documents, logs, produced, tags as tags_mod
 from .faults import normalise as normalise_fault
 from .lifecycle import Lifecycle, parse_timeline, static_timeline
 
@@ -75,6 +75,8 @@ JOB_KEYS = {
     "search_counts_as_poll",
     "model_metric_list",
     "log",
+    "metric_lines",
+    "ft_metrics",
 }
 _NAMESPACE = uuid.UUID("6f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f")
 # Shipped scenarios live in the package. The ones a bare start needs (demo, empty) are JSON, so the
@@ -261,9 +263,11 @@ def build_job(spec, directory, origin, ordinal):
     algorithm = spec.get("algorithm", "code")
     if algorithm not in ("code", "managed", "subscription"):
         raise ScenarioError("%s: algorithm must be code, managed or subscription" % where)
-    model_metric_list = spec.get("model_metric_list")
-    if model_metric_list is not None and not isinstance(model_metric_list, str):
-        raise ScenarioError("%s: model_metric_list is the v1 document's JSON text, a string" % where)
+    try:
+        model_metric_list = produced.model_metric_list_text(spec.get("model_metric_list"))
+        ft_metrics, ft_metrics_fault = produced.check_ft_metrics(spec.get("ft_metrics"))
+    except ValueError as exc:
+        raise ScenarioError("%s: %s" % (where, exc)) from None
     failure = spec.get("failure") or {}
     if not isinstance(failure, dict):
         raise ScenarioError("%s: failure must be a mapping {exit_code, message, task}" % where)
@@ -345,6 +349,9 @@ def build_job(spec, directory, origin, ordinal):
         not_found_status=int(spec.get("not_found_status", 400)),
         search_counts_as_poll=spec.get("search_counts_as_poll"),
         model_metric_list=model_metric_list,
+        ft_metrics=ft_metrics,
+        ft_metrics_fault=ft_metrics_fault,
+        metric_lines={},
         log=log,
         lifecycle=lifecycle,
         job_faults=list(spec.get("faults") or []),
@@ -352,6 +359,10 @@ def build_job(spec, directory, origin, ordinal):
     if job.node_count < 1:
         raise ScenarioError("%s: node_count must be >= 1" % where)
     tasks = documents.task_names(job)
+    try:
+        job.metric_lines = produced.check_metric_lines(spec.get("metric_lines"), tasks)
+    except ValueError as exc:
+        raise ScenarioError("%s: %s" % (where, exc)) from None
     if job.failure["task"] is not None and job.failure["task"] not in tasks:
         raise ScenarioError(
             "%s: failure task %r does not exist: a job of node_count %d has the tasks %s" % (where, job.failure["task"], job.node_count, ", ".join(tasks))
