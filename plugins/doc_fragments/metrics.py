@@ -57,8 +57,8 @@ options:
           - For V(log), a Python regular expression with exactly one group, which captures the number - as an algorithm's
             C(reward_attrs[].regex) - such as V(val_accuracy[=:] *([0-9.eE+-]+)). Matched line by line (C(re.search)); other
             groups must be written C((?:...)).
-          - Lines over 4096 characters are not matched. A match whose capture is not a number is no value (fail closed): it is
-            never skipped for an older line.
+          - Lines over 4096 characters are not matched. A match whose capture is not a number is no value (fail closed), never
+            skipped for an older line.
         type: str
       task:
         description:

@@ -35,11 +35,13 @@ options:
     description:
       - A dotted path into each item, such as V(phase) or V(details.status.duration), to return instead of the whole item.
       - Numbers in the path index lists, for example V(details.status.task_statuses.0.exit_code).
+      - With O(metrics), V(metrics.val_accuracy.value) is a metric's value and V(metrics_ok) the verdict on its bounds.
     type: str
 extends_documentation_fragment:
   - modelarts.training.connection.plugins
   - modelarts.training.wait.plugins
   - modelarts.training.query
+  - modelarts.training.metrics
 notes:
   - Errors name the job, the service's error code and the request id; no secret ever appears in them.
 seealso:
@@ -67,6 +69,20 @@ EXAMPLES = r"""
       {{ lookup('modelarts.training.training_job', job_id, wait=true, wait_timeout=3600,
                 field='details.algorithm.outputs.0.remote.obs.obs_url') }}
 
+- name: What a job produced - the val_accuracy its log reports
+  ansible.builtin.debug:
+    msg: >-
+      {{ lookup('modelarts.training.training_job', '5b1d7e2a-3c4f-4a6b-8d9e-0f1a2b3c4d52',
+                metrics=[{'name': 'val_accuracy', 'regex': 'val_accuracy=([0-9.]+)'}], field='metrics.val_accuracy.value') }}
+
+- name: Deploy only a model better than the one in production (the lookup fails when a bound fails, with wait)
+  ansible.builtin.debug:
+    msg: deploying
+  when: >-
+    lookup('modelarts.training.training_job', '5b1d7e2a-3c4f-4a6b-8d9e-0f1a2b3c4d52', wait=true,
+           metrics=[{'name': 'val_accuracy', 'regex': 'val_accuracy=([0-9.]+)', 'min_improvement': 0}],
+           baseline={'name': 'resnet50-flowers-train-baseline'}, field='metrics_ok')
+
 - name: Deploy only when the job is completed
   ansible.builtin.debug:
     msg: deploying
@@ -80,6 +96,7 @@ _list:
       (C(id), C(name), C(api_version), C(phase), C(terminal), C(completed), C(failed), C(create_time), C(start_time),
       C(duration_seconds), C(failure_reason), C(details), C(schema_errors), C(diagnostics), and with O(wait) C(waited_seconds),
       C(polls), C(phase_history)); or the value at O(field) of each item.
+    - With O(metrics), C(metrics) and C(metrics_ok) say what each C(Completed) job produced and whether it meets its bounds.
     - C(diagnostics) holds, for a v2 job in a O(fail_on) phase, the job's error events and the last O(log_lines) lines of each
       task's log (null for other jobs); with O(wait), a failure's error message quotes the last error event and log lines.
   type: list

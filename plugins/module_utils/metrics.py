@@ -383,7 +383,7 @@ def judge(metric, reading, base_reading, baseline_state):
             applied = True
             improvement = entry["improvement"]
             relative = improvement / abs(base) if base else None
-            by = "%s%s" % (_number_text(improvement), " (%s%%)" % _number_text(_rounded(relative * 100)) if relative is not None else "")
+            by = "%s%s" % (_number_text(improvement), " (%.4g%%)" % (relative * 100) if relative is not None else "")
             if bounds["min_improvement"] is not None and improvement < bounds["min_improvement"]:
                 broken.append(
                     "%s is %s, improving on the baseline's %s by %s, less than min_improvement %s (goal %s)"

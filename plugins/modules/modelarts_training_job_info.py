@@ -20,6 +20,9 @@ description:
   - For a v2 job in a O(fail_on) phase it also reads why the job failed - the job's error events and the last O(log_lines)
     lines of each task's log - into the item's C(diagnostics), and the failure message quotes the last error event and the
     last lines of the failing task's log (see O(diagnostics)). A completed job costs no extra call.
+  - With O(metrics) it also reads what each C(Completed) job produced - a v1 job's C(model_metric_list), a v2 task's log
+    scanned with a regular expression, a fine-tuning job's ft-metrics series - and checks the bounds it must meet, absolute
+    or against the O(baseline) (the model in production); with O(wait) a job that breaks one fails the task (fail closed).
   - This module never changes anything in the cloud.
   - "Legacy v1 integer statuses are mapped onto v2 phases as follows (C(status_code) keeps the integer):"
   - C(0) UNKNOWN -> C(Abnormal), the service lost track of the job; never success.
@@ -84,6 +87,7 @@ extends_documentation_fragment:
   - modelarts.training.wait
   - modelarts.training.query
   - modelarts.training.search
+  - modelarts.training.metrics
 attributes:
   check_mode:
     description: Can run in check mode and return the changed status prediction without modifying the target.
@@ -175,6 +179,45 @@ EXAMPLES = r"""
   modelarts.training.modelarts_training_job_info:
     training_job_id: 6a0c7f9e-3d2b-4c18-9e5a-1f2d3c4b5a60
     validate: warn
+
+- name: Gate on what a job produced - val_accuracy from its log at least 0.9 and better than the model in production
+  modelarts.training.modelarts_training_job_info:
+    training_job_id: 5b1d7e2a-3c4f-4a6b-8d9e-0f1a2b3c4d52
+    wait: true
+    metrics:
+      - name: val_accuracy
+        regex: "val_accuracy=([0-9.]+)"
+        min: 0.9
+        min_improvement: 0.01
+    baseline:
+      tags:
+        stage: production
+  register: candidate
+
+- name: Show how the candidate compares
+  ansible.builtin.debug:
+    msg: >-
+      {{ candidate.training_job.metrics.val_accuracy.value }} against
+      {{ candidate.training_job.metrics.val_accuracy.baseline_value }} of {{ candidate.baseline_job.name }}
+
+- name: The loss of a fine-tuning job, from its ft-metrics series (a report, without wait)
+  modelarts.training.modelarts_training_job_info:
+    name: finetune-llm
+    workspace_id: 0f1e2d3c4b5a69788796a5b4c3d2e1f0
+    latest: true
+    metrics:
+      - name: eval_loss
+        group: validation
+        goal: min
+        max: 1.2
+
+- name: The accuracy of a legacy v1 job, from its model_metric_list
+  modelarts.training.modelarts_training_job_info:
+    job_id: 11
+    version_id: 3
+    metrics:
+      - name: accuracy
+        min: 0.85
 
 - name: Keep a CI log short - only the paths the play reads stay under details
   modelarts.training.modelarts_training_job_info:
@@ -325,6 +368,23 @@ training_jobs:
           elements: str
           sample:
             - "log of task worker-0 (preview): HTTP 403 ModelArts.2771: No permission (the credentials need the IAM permission modelarts:trainJob:getLogs)"
+    metrics:
+      description:
+        - What the job produced, one entry per O(metrics) name - null unless the job is C(Completed).
+        - C(value) (a float, or null when it could not be read), C(source) (the source read - V(v1), V(log) or V(ft_metrics)),
+          C(ok) (V(true) or V(false), null for an entry with no bound), C(problems) (one line each - a bound broken, or why no
+          value could be read - the source tried, the API error, no match in the lines scanned, not a number, NaN or infinite),
+          C(baseline_value) and C(improvement) (the value's lead over the baseline's in the direction of O(metrics[].goal)).
+      type: dict
+      returned: when O(metrics) is given
+      sample: {"val_accuracy": {"value": 0.91, "source": "log", "ok": true, "problems": [], "baseline_value": 0.88, "improvement": 0.03}}
+    metrics_ok:
+      description:
+        - V(false) when any bound fails or a bounded value could not be read (fail closed), V(true) when all hold, null when
+          no entry has a bound or the job is not C(Completed).
+      type: bool
+      returned: when O(metrics) is given
+      sample: true
     error:
       description: Why a job could not be read at all (then most other keys are null).
       type: str
@@ -339,10 +399,18 @@ training_job:
   type: dict
   sample: {"id": "3f7a1c2e-9b4d-4e8a-a1b2-c3d4e5f60718", "name": "nightly-resnet50", "api_version": "v2", "phase": "Completed",
            "completed": true, "terminal": true, "failed": false}
+baseline_job:
+  description:
+    - The O(baseline) job's item, with its C(metrics) (read as the candidates' are, without bounds), or null when no
+      O(baseline) is given or no such job was found.
+  returned: when O(metrics) is given
+  type: dict
+  sample: {"id": "9d3f1a2b-4c5d-4e6f-8a9b-0c1d2e3f4a81", "name": "resnet50-flowers-train-baseline", "phase": "Completed",
+           "metrics": {"val_accuracy": {"value": 0.88, "source": "log", "ok": null, "problems": [], "baseline_value": null, "improvement": null}}}
 job_messages:
   description:
     - When the task failed, one line per job that is not done - id and name, phase, and the failure reason, or the last
-      phase seen and the time waited, or the error.
+      phase seen and the time waited, or the error - and one line per bound a C(Completed) job broke (with O(metrics)).
   returned: on failure
   type: list
   elements: str

@@ -32,6 +32,8 @@ DEMO = {
     "2b7e4d1c-8f3a-4e6b-a0c9-5d1e2f3a4b70": "bert-intent-train",
     "9d3f1a2b-4c5d-4e6f-8a9b-0c1d2e3f4a81": "resnet50-flowers-train-baseline",
     "0e4a2b3c-5d6e-4f70-9b8c-1d2e3f4a5b92": "yolo-detect-nightly",
+    "5b1d7e2a-3c4f-4a6b-8d9e-0f1a2b3c4d51": "resnet50-flowers-v2",
+    "5b1d7e2a-3c4f-4a6b-8d9e-0f1a2b3c4d52": "resnet50-flowers-v3",
     # The two runs of the name the examples of ansible-doc use (finetune-llm is in another workspace: not listed).
     "4c8e2a10-7b3d-4f5e-9a1c-2d3e4f5a6b01": "resnet-nightly",
     "4c8e2a10-7b3d-4f5e-9a1c-2d3e4f5a6b02": "resnet-nightly",

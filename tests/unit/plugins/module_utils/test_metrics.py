@@ -197,7 +197,7 @@ def test_improvement_against_the_baseline_in_the_direction_of_the_goal():
     assert (entry["ok"], entry["improvement"], entry["baseline_value"], broken) == (True, 0.05, 0.86, [])
     entry, broken = metrics_mod.judge(metric(min_improvement=0.0), reading(0.81), base, "found")
     assert entry["ok"] is False and entry["improvement"] == -0.05
-    assert broken == ["acc is 0.81, improving on the baseline's 0.86 by -0.05 (-5.813953488%), less than min_improvement 0 (goal max)"]
+    assert broken == ["acc is 0.81, improving on the baseline's 0.86 by -0.05 (-5.814%), less than min_improvement 0 (goal max)"]
     # goal min: a lower loss is better.
     entry, broken = metrics_mod.judge(metric(goal="min", min_relative_improvement=0.1), reading(0.45), reading(0.5), "found")
     assert (entry["ok"], entry["improvement"]) == (True, 0.05)
@@ -344,7 +344,7 @@ def test_an_unfit_job_gets_one_line_per_broken_bound_and_the_message_names_value
     assert candidate["metrics_ok"] is False and candidate["metrics"]["f1"]["ok"] is True
     assert measured.job_messages() == [
         "training job %s (candidate): acc is 0.81, below min 0.9 (the baseline's is 0.86)" % JOB,
-        "training job %s (candidate): acc is 0.81, improving on the baseline's 0.86 by -0.05 (-5.813953488%%), less than min_improvement 0 (goal max)" % JOB,
+        "training job %s (candidate): acc is 0.81, improving on the baseline's 0.86 by -0.05 (-5.814%%), less than min_improvement 0 (goal max)" % JOB,
     ]
     assert measured.message().startswith(
         "1 Completed training job did not meet its metric bounds (baseline training job %s (resnet-prod)): training job %s" % (PROD, JOB)
