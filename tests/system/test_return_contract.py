@@ -33,6 +33,7 @@ CONDITIONS = {
     "for v1 jobs": lambda case, item: item.get("api_version") == "v1",
     "when O(wait=true)": lambda case, item: case["wait"],
     "when the job could not be fetched": lambda case, item: case.get("unfetched", False),
+    "when O(metrics) is given": lambda case, item: case.get("metrics", False),
 }
 
 
@@ -59,6 +60,12 @@ CASES = [
     ("not found", {"training_job_id": MISSING}, dict(single=True, wait=False, failed=True, api_error=True, unfetched=True)),
     ("two not found", {"training_job_ids": [MISSING, MISSING.replace("dead", "beef")]}, dict(single=False, wait=False, failed=True, unfetched=True)),
     ("strict schema failure", "drifted", dict(single=True, wait=False, failed=True, schema_error=True, unfetched=True)),
+    ("with metrics", {"training_job_ids": [COMPLETED, RUNNING], "metrics": [{"name": "accuracy"}]}, dict(single=False, wait=False, failed=False, metrics=True)),
+    (
+        "metrics failing a wait",
+        {"training_job_id": COMPLETED, "wait": True, "metrics": [{"name": "accuracy", "min": 0.5}]},
+        dict(single=True, wait=True, failed=True, metrics=True),
+    ),
 ]
 
 
