@@ -88,6 +88,24 @@ def cases(emu, files):
         task("mutually exclusive", dict(connection, training_job_id=COMPLETED, name="phase-completed")),
         task("none selected", dict(connection)),
         task("details_paths", dict(connection, training_job_ids=[COMPLETED, RUNNING], details_paths=["metadata.name", "status.phase"])),
+        # Issue 48: what a job produced, its bounds and a baseline; the options' check of its suboptions.
+        task(
+            "metrics",
+            dict(connection, training_job_ids=[COMPLETED, RUNNING], v1_jobs=[{"job_id": 2001, "version_id": 1}], metrics=[{"name": "accuracy", "min": 0.5}]),
+        ),
+        task(
+            "metrics failing a wait",
+            dict(
+                connection,
+                job_id=2001,
+                version_id=1,
+                wait=True,
+                wait_sleep=1,
+                metrics=[{"name": "accuracy", "min": 0.99}],
+                baseline={"training_job_id": COMPLETED},
+            ),
+        ),
+        task("unknown metrics key", dict(connection, training_job_id=COMPLETED, metrics=[{"name": "a", "regx": "a=(.*)"}])),
         task("validate_certs false warns", dict(connection, training_job_id=COMPLETED, validate_certs=False)),
         task("credentials through environment only", dict(only_place, training_job_id=COMPLETED), environment=environment),
         task("environment under the task's options", dict(connection, training_job_id=COMPLETED), environment={"HUAWEICLOUD_SDK_AK": "AKFROMENV"}),
@@ -270,6 +288,10 @@ def test_every_task_gives_the_same_registered_result_both_ways(both_ways, emulat
     assert by_name["schema failure"]["failed"] and by_name["schema failure"]["schema_errors"]
     assert by_name["unknown option"]["msg"].startswith("Unsupported parameters for (modelarts.training.modelarts_training_job_info) module: wiat")
     assert by_name["bad value"]["failed"] and "validate" in by_name["bad value"]["msg"]
+    assert [item["metrics_ok"] for item in by_name["metrics"]["training_jobs"]] == [False, None, True]
+    assert by_name["metrics failing a wait"]["failed"] and "accuracy is" in by_name["metrics failing a wait"]["msg"]
+    assert by_name["metrics failing a wait"]["baseline_job"]["id"] == COMPLETED
+    assert "metrics.regx (did you mean regex?)" in by_name["unknown metrics key"]["msg"]
     assert by_name["mutually exclusive"]["failed"] and "mutually exclusive" in by_name["mutually exclusive"]["msg"]
     assert by_name["credentials through environment only"]["training_job"]["phase"] == "Completed"
     assert by_name["environment under the task's options"]["training_job"]["phase"] == "Completed"
