@@ -9,14 +9,21 @@
 2. Run playbooks/gate_deployment.yml on the two good jobs: the gate waits through Creating,
    Pending and Running, opens on Completed, and the deploy step writes a release manifest.
 3. Run it again with the BERT job added: the gate stays closed, the deploy never runs.
-4. Stop the emulator and remove the demo's private temporary directory (the release manifests too).
+4. Gate on what a job produced, against the model in production (resnet50-flowers-train-baseline, tagged
+   stage=production: val_accuracy 0.88 in its log): resnet50-flowers-v2 completed with a worse model (0.85), and
+   the gate stays closed although the job is Completed, its message naming the metric, its value, the bound and
+   production's value; resnet50-flowers-v3 (0.91) opens it. Each run writes its decision record, whose sha256
+   the demo checks.
+5. Stop the emulator and remove the demo's private temporary directory (the release manifests too).
 
 Run from the checkout with the project's venv; ANSIBLE_COLLECTIONS_PATH must point at a staged
 copy of the collection (hacking/in_staged_copy.sh does that for `make demo`).
 """
 
+import hashlib
 import json
 import os
+import stat
 import subprocess
 import sys
 import tempfile
@@ -53,9 +60,17 @@ def say(text):
     print("\n\033[1m==> %s\033[0m" % text if sys.stdout.isatty() else "\n==> %s" % text, flush=True)
 
 
-def run_gate(env, release_dir, release, job_ids, v1_jobs):
+WORSE_V2 = "5b1d7e2a-3c4f-4a6b-8d9e-0f1a2b3c4d51"  # resnet50-flowers-v2: Completed, val_accuracy 0.85
+BETTER_V2 = "5b1d7e2a-3c4f-4a6b-8d9e-0f1a2b3c4d52"  # resnet50-flowers-v3: Completed, val_accuracy 0.91
+# Fit to ship: val_accuracy (read from the job's log) at least 0.8 and no worse than the model in production's.
+METRICS = [{"name": "val_accuracy", "regex": "val_accuracy=([0-9.]+)", "min": 0.8, "min_improvement": 0}]
+PRODUCTION = {"tags": {"stage": "production"}}
+
+
+def run_gate(env, release_dir, release, job_ids, v1_jobs, **gate):
     """Run the gate playbook; return its exit code."""
     extra = {"training_job_ids": job_ids, "training_v1_jobs": v1_jobs, "release_name": release, "release_dir": release_dir, "gate_poll": 1, "gate_timeout": 120}
+    extra.update(gate)
     command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local", PLAYBOOK, "-e", json.dumps(extra)]
     return subprocess.call(command, env=env, cwd=ROOT)
 
@@ -104,8 +119,57 @@ def demo(work):
             "The gate stayed closed: the failed job blocked the deploy, and no release-demo-2.json was written; the message above"
             " quotes the job's last error event and the last lines of its log (diagnostics)"
         )
+
+        records = os.path.join(work, "records")
+        os.mkdir(records)
+        say("Run 3: gate on what resnet50-flowers-v2 produced - Completed, but its val_accuracy (0.85) is worse than production's (0.88)")
+        worse = os.path.join(records, "demo-3.json")
+        third = run_gate(env, release_dir, "demo-3", [WORSE_V2], [], gate_metrics=METRICS, gate_baseline=PRODUCTION, gate_record=worse)
+        if third == 0 or os.path.exists(os.path.join(release_dir, "release-demo-3.json")):
+            say("Run 3 should have closed the gate but did not")
+            return 1
+        say("The gate stayed closed on a Completed job whose model is worse than production; its decision record (%s):" % worse)
+        if not show_record(worse, "closed"):
+            return 1
+
+        say("Run 4: gate on resnet50-flowers-v3 - its val_accuracy (0.91) beats production's")
+        better = os.path.join(records, "demo-4.json")
+        fourth = run_gate(env, release_dir, "demo-4", [BETTER_V2], [], gate_metrics=METRICS, gate_baseline=PRODUCTION, gate_record=better)
+        if fourth != 0 or not os.path.exists(os.path.join(release_dir, "release-demo-4.json")):
+            say("Run 4 should have opened the gate but did not (exit %d)" % fourth)
+            return 1
+        say("The gate opened on the better model and the deploy step wrote release-demo-4.json; its decision record:")
+        if not show_record(better, "open"):
+            return 1
     say("Emulator stopped. Releases written: %s (removed with the demo's temporary directory)" % ", ".join(sorted(os.listdir(release_dir))))
     return 0
+
+
+def show_record(path, decision):
+    """Print the gist of a decision record and check its sha256 as docs/role.md says a later step does."""
+    with open(path) as handle:
+        record = json.load(handle)
+    text = json.dumps(dict((key, value) for key, value in record.items() if key != "sha256"), sort_keys=True, separators=(",", ":"))
+    intact = hashlib.sha256(text.encode("utf-8")).hexdigest() == record["sha256"]
+    mode = stat.S_IMODE(os.stat(path).st_mode)
+    job = record["jobs"][0]
+    metric = job["metrics"]["val_accuracy"]
+    print(
+        "    decision %s at %s; %s (%s): val_accuracy %s against %s of %s; mode %o; sha256 %s %s"
+        % (
+            record["decision"],
+            record["decided_at"],
+            job["name"],
+            job["phase"],
+            metric["value"],
+            metric["baseline_value"],
+            record["baseline_job"]["name"],
+            mode,
+            record["sha256"][:16],
+            "checks" if intact else "DOES NOT CHECK",
+        )
+    )
+    return intact and record["decision"] == decision and mode == 0o600
 
 
 if __name__ == "__main__":

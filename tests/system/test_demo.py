@@ -1,6 +1,7 @@
 # Copyright: (c) 2026, modelarts.training contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""`make demo`, the README's first command, works: the gate opens on Completed jobs and stays shut on a Failed one."""
+"""`make demo`, the README's first command, works: the gate opens on Completed jobs and stays shut on a Failed one, and
+on what a job produced: shut on a model worse than production, open on a better one."""
 
 import os
 import subprocess
@@ -31,7 +32,14 @@ def test_demo_opens_then_closes_the_gate(collection_root, ansible_env, tmp_path)
     assert "last error event at " in output and "Failed to run the training job." in output
     assert "torch.cuda.OutOfMemoryError: CUDA out of memory." in output
     assert "last 5 log lines of task worker-0:" in output and "[ModelArts Service Log]Training end with return code: 137" in output
-    assert "Releases written: release-demo-1.json" in output
+    # Issue 48: a Completed job whose model is worse than production keeps the gate closed; a better one opens it.
+    assert "The gate stayed closed on a Completed job whose model is worse than production" in output
+    assert "1 of 1 training jobs Completed but not fit: a bound of training_job_gate_metrics failed" in output
+    assert "(resnet50-flowers-v2): val_accuracy is 0.85, improving on the baseline's 0.88 by -0.03 (-3.409%), less than min_improvement 0" in output
+    assert "decision closed at " in output and "resnet50-flowers-v2 (Completed): val_accuracy 0.85 against 0.88 of resnet50-flowers-train-baseline" in output
+    assert "The gate opened on the better model and the deploy step wrote release-demo-4.json" in output
+    assert "decision open at " in output and "mode 600; sha256 " in output and "DOES NOT CHECK" not in output
+    assert "Releases written: release-demo-1.json, release-demo-4.json" in output
     assert sorted(os.listdir(scratch)) == []
 
 

@@ -445,3 +445,107 @@ def test_log_text_is_never_a_template_and_a_quoted_line_is_masked(emulator, run_
     assert "captured '{ { lookup(" in problem and "is not a number" in problem
     assert not marker.exists(), "a log line was rendered as a template"
     assert emulator.sk not in output and emulator.sk not in json.dumps(results)
+
+
+# -- the role -----------------------------------------------------------------------------------------------
+
+
+def test_the_role_opens_only_on_a_fit_model_and_writes_a_record_an_audit_can_check(emulator, run_playbook, tmp_path):
+    import hashlib  # pylint: disable=import-outside-toplevel
+    import os  # pylint: disable=import-outside-toplevel
+    import stat  # pylint: disable=import-outside-toplevel
+
+    stage, prod, better, worse, _running = champion_and_challengers(emulator)
+    connection = emulator_connection(emulator)
+
+    def gate(case, job):
+        return {
+            "name": "gate on %s" % case,
+            "block": [
+                {
+                    "ansible.builtin.include_role": {"name": "modelarts.training.training_job_gate"},
+                    "vars": {
+                        "training_job_gate_ids": [job],
+                        "training_job_gate_timeout": 60,
+                        "training_job_gate_connection": connection,
+                        "training_job_gate_metrics": [{"name": "val_accuracy", "regex": ACC, "min": 0.8, "min_improvement": 0.0}],
+                        "training_job_gate_baseline": {"tags": {"stage": stage}},
+                        "training_job_gate_record": str(tmp_path / ("record-%s.json" % case)),
+                    },
+                },
+                {"ansible.builtin.set_fact": {case: {"opened": True}}},
+            ],
+            "rescue": [
+                {"ansible.builtin.set_fact": {case: {"opened": False, "msg": "{{ ansible_failed_result.msg }}", "lines": "{{ training_job_gate_messages }}"}}}
+            ],
+        }
+
+    verify = {
+        "name": "a later step checks the record",
+        "ansible.builtin.assert": {
+            "that": ["record.sha256 == record | modelarts.training.record_digest", "record.decision == 'closed'"],
+        },
+        "vars": {"record": "{{ lookup('ansible.builtin.file', '%s') | from_json }}" % (tmp_path / "record-worse.json")},
+    }
+    tasks = [gate("worse", worse), gate("better", better), verify, save(tmp_path, "worse", "better")]
+    results, output = run(run_playbook, tmp_path, [{"hosts": "localhost", "gather_facts": False, "tasks": tasks}])
+    assert emulator.sk not in output
+    closed = results["worse"]
+    assert not closed["opened"] and results["better"]["opened"]
+    assert closed["msg"].splitlines() == [
+        "training_job_gate: closed: 1 of 1 training jobs Completed but not fit: a bound of training_job_gate_metrics failed",
+        "training job %s (resnet-worse): val_accuracy is 0.85, improving on the baseline's 0.88 by -0.03 (-3.409%%), less than min_improvement 0 (goal max)"
+        % worse,
+    ]
+    assert closed["lines"] == closed["msg"].splitlines()[1:]
+    for case, decision in (("worse", "closed"), ("better", "open")):
+        path = tmp_path / ("record-%s.json" % case)
+        assert stat.S_IMODE(os.stat(str(path)).st_mode) == 0o600
+        record = json.loads(path.read_text())
+        # The digest, computed as docs/role.md says, without the collection.
+        canonical = json.dumps(dict((key, value) for key, value in record.items() if key != "sha256"), sort_keys=True, separators=(",", ":"))
+        assert record["sha256"] == hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+        assert record["decision"] == decision and record["collection"] == "modelarts.training"
+        assert record["selection"]["ids"] == [worse if case == "worse" else better] and record["selection"]["baseline"] == {"tags": {"stage": stage}}
+        assert record["baseline_job"]["id"] == prod and record["baseline_job"]["metrics"]["val_accuracy"]["value"] == 0.88
+        assert record["jobs"][0]["phase"] == "Completed" and record["jobs"][0]["phase_history"]
+        assert record["bounds"] == [
+            {"name": "val_accuracy", "source": "auto", "pick": "last", "goal": "max", "regex": ACC, "lines": 1000, "min": 0.8, "min_improvement": 0.0}
+        ]
+        assert record["decided_at"].endswith("Z") and record["messages"]
+        assert emulator.sk not in path.read_text()
+    worse_record = json.loads((tmp_path / "record-worse.json").read_text())
+    assert worse_record["jobs"][0]["metrics_ok"] is False and worse_record["messages"] == closed["msg"].splitlines()
+    # Edited, it no longer checks.
+    worse_record["decision"] = "open"
+    canonical = json.dumps(dict((key, value) for key, value in worse_record.items() if key != "sha256"), sort_keys=True, separators=(",", ":"))
+    assert worse_record["sha256"] != hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def test_a_gate_refused_before_any_request_records_its_refusal(emulator, run_playbook, tmp_path):
+    job = new_id()
+    emulator.add_job(id=job, name="candidate", phase="Completed", metric_lines=epochs(0.9))
+    tasks = [
+        {
+            "name": "gate",
+            "block": [
+                {
+                    "ansible.builtin.include_role": {"name": "modelarts.training.training_job_gate"},
+                    "vars": {
+                        "training_job_gate_ids": [job],
+                        "training_job_gate_connection": emulator_connection(emulator, regoin="cn-north-4"),
+                        "training_job_gate_metrics": [{"name": "val_accuracy", "regex": ACC, "min": 0.8}],
+                        "training_job_gate_record": str(tmp_path / "refused.json"),
+                    },
+                }
+            ],
+            "rescue": [{"ansible.builtin.set_fact": {"refused": "{{ ansible_failed_result.msg }}"}}],
+        },
+        save(tmp_path, "refused"),
+    ]
+    seq = last_seq(emulator)
+    results, _output = run(run_playbook, tmp_path, [{"hosts": "localhost", "gather_facts": False, "tasks": tasks}])
+    assert "training_job_gate_connection: unknown option regoin (did you mean region?)" in results["refused"]
+    record = json.loads((tmp_path / "refused.json").read_text())
+    assert record["decision"] == "closed" and record["jobs"] == [] and record["messages"] == [results["refused"]]
+    assert requests_since(emulator, seq) == []

@@ -1,0 +1,50 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The filters ``gate_record`` and ``record_digest``: a gate's decision record, and the digest that checks one.
+
+The role ``training_job_gate`` builds its record with ``gate_record`` and writes it (``training_job_gate_record``);
+a later step checks it with ``record_digest`` (``record.sha256 == record | modelarts.training.record_digest``).  What a
+record holds and how its digest is computed is ``module_utils/record.py``; these filters only translate.
+"""
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.modelarts.training.plugins.module_utils.record import RecordError, decision_record, digest
+
+
+def _plain(value):
+    """A templated value as plain data (ansible-core hands filters its own str, dict and list subclasses)."""
+    if isinstance(value, dict):
+        return dict((str(key), _plain(item)) for key, item in value.items())
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if isinstance(value, str):
+        return str(value)
+    return value
+
+
+def gate_record(result, decision, messages=None, selection=None, metrics=None, baseline=None):
+    """The decision record of a gate, ``sha256`` included (see ``module_utils/record.py``)."""
+    try:
+        return decision_record(_plain(result), decision, _plain(messages), _plain(selection), _plain(metrics), _plain(baseline))
+    except RecordError as error:
+        raise AnsibleFilterError("modelarts.training.gate_record: %s" % error) from None
+
+
+def record_digest(record):
+    """The SHA-256 of a decision record's canonical JSON, without its ``sha256`` key: equal to its ``sha256`` unless edited."""
+    if not isinstance(record, dict):
+        raise AnsibleFilterError("modelarts.training.record_digest: the input must be a decision record (a dict), got a %s" % type(record).__name__)
+    try:
+        return digest(_plain(record))
+    except RecordError as error:
+        raise AnsibleFilterError("modelarts.training.record_digest: %s" % error) from None
+
+
+class FilterModule(object):
+    """modelarts.training filters."""
+
+    def filters(self):
+        return {"gate_record": gate_record, "record_digest": record_digest}
