@@ -127,10 +127,10 @@ options:
         description: The version of the v1 job O(baseline.job_id).
         type: int
       name:
-        description: Search by name (exactly, as O(name) does).
+        description: Search by name, matched exactly (as the module's O(modelarts.training.modelarts_training_job_info#module:name)).
         type: str
       tags:
-        description: Search by TMS tags, as O(tags) does.
+        description: Search by TMS tags (as the module's O(modelarts.training.modelarts_training_job_info#module:tags)).
         type: dict
       workspace_id:
         description: The workspace the search looks in.
