@@ -82,7 +82,7 @@ FOREIGN = {
 }
 
 # Words the examples' users wrote (a misspelt option or value), quoted unquoted by the messages that echo them.
-USER_WORDS = ("regoin",)
+USER_WORDS = ("regoin", "regx", "nmae")
 
 # A value in a message: what the code fills in rather than writes.
 VALUE = re.compile(
@@ -222,6 +222,9 @@ def code_pieces():
     # The json module's reasons, which the credential exchanges quote with a small first letter.
     for path in glob.glob(os.path.join(os.path.dirname(json.__file__), "*.py")):
         pieces.update(piece[:1].lower() + piece[1:] for text in _python_strings(path) for piece in _pieces(text))
+    # Python's re: why a metric's regex does not compile, which the option check quotes.
+    for path in _re_sources():
+        pieces.update(piece for text in _python_strings(path) for piece in _pieces(text))
     # The emulator's scenarios: the failure reasons, events and logs the service would send.
     for path in glob.glob(os.path.join(ROOT, "emulator", "src", "**", "*.json"), recursive=True):
         with open(path, encoding="utf-8") as handle:
@@ -232,6 +235,15 @@ def code_pieces():
     pieces.update(FOREIGN)
     pieces.update(USER_WORDS)
     return pieces
+
+
+def _re_sources():
+    """The files of Python's re that word its errors: the package re/ from Python 3.11, sre_parse and sre_constants before."""
+    import re as re_module  # pylint: disable=import-outside-toplevel
+
+    if os.path.basename(re_module.__file__) == "__init__.py":
+        return glob.glob(os.path.join(os.path.dirname(re_module.__file__), "*.py"))
+    return [os.path.join(os.path.dirname(re_module.__file__), name) for name in ("sre_parse.py", "sre_constants.py")]
 
 
 @pytest.fixture(scope="module")
