@@ -19,6 +19,7 @@ given: a call without them loads none of it (nor ``metric_reads.py``, nor ``matc
 
 from __future__ import annotations
 
+import math
 import re
 
 from ansible_collections.modelarts.training.plugins.module_utils import diagnostics
@@ -178,7 +179,11 @@ def _bound(entry, key, where):
             number = float(value.strip())
         except ValueError:
             number = value
-    if isinstance(number, bool) or not isinstance(number, (int, float)) or number != number or number in (float("inf"), float("-inf")):
+    try:
+        finite = not isinstance(number, bool) and isinstance(number, (int, float)) and math.isfinite(number)
+    except OverflowError:  # an integer beyond any float
+        finite = False
+    if not finite:
         raise _problem(where, "%s must be a finite number, got %s" % (key, describe_value(value, 40)))
     return float(number)
 
@@ -219,7 +224,7 @@ def check_metric(entry, index, has_baseline):
     where = "metrics[%d]" % index
     if not isinstance(entry, dict):
         raise ConnectionConfigError("%s must be a dict with at least a name, got %s" % (where, describe_value(entry, 40)))
-    found = unknown_names([key for key in entry], list(METRIC_ENTRY_OPTIONS))
+    found = unknown_names(list(entry), list(METRIC_ENTRY_OPTIONS))
     if found:
         raise _problem(where, unknown_text(found, "key"))
     name = _text(entry, "name", where)
@@ -269,7 +274,7 @@ def check_baseline(value, candidates=()):
         raise ConnectionConfigError(
             "baseline must be a dict (training_job_id, job_id with version_id, or name and/or tags), got %s" % describe_value(value, 40)
         )
-    found = unknown_names([key for key in value], list(BASELINE_OPTIONS))
+    found = unknown_names(list(value), list(BASELINE_OPTIONS))
     if found:
         raise _problem("baseline", unknown_text(found, "key"))
     given = dict((key, entry) for key, entry in value.items() if entry is not None and key != "required")

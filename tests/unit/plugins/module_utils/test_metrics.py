@@ -63,6 +63,7 @@ def refused(metrics, baseline=None, candidates=()):
         ([{"name": "acc", "max": True}], None, "max must be a finite number, got true"),
         ([{"name": "acc", "min": float("nan")}], None, "min must be a finite number, got nan"),
         ([{"name": "acc", "max": "inf"}], None, "max must be a finite number, got 'inf'"),
+        ([{"name": "acc", "max": 10**400}], None, "max must be a finite number, got an integer of 1329 bits"),
         ([{"name": "acc", "min_improvement": [1]}], {"training_job_id": PROD}, "min_improvement must be a finite number, got an array of 1 item"),
         ([{"name": "acc", "min": 0.9, "max": 0.5}], None, "metrics[0] (acc): min 0.9 is above max 0.5: no value can meet both"),
         ([{"name": "acc", "min_improvement": 0}], None, "min_improvement compares with a baseline job: set baseline"),
