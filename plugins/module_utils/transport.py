@@ -481,7 +481,7 @@ class HttpTransport(object):
         secrets=(),
         session=None,
         clock=time.monotonic,
-        sleep=time.sleep,
+        sleep=None,
         rand=random.random,
         utcnow=None,
         pool_size=16,
@@ -495,6 +495,8 @@ class HttpTransport(object):
         self._secrets = tuple(secrets)
         self._clock = clock
         self._sleep = sleep
+        # What a backoff sleep waits on when no ``sleep`` was injected: :meth:`abandon` sets it, so the sleep ends at once.
+        self._woken = threading.Event()
         self._rand = rand
         self._utcnow = utcnow or (lambda: datetime.datetime.now(datetime.timezone.utc))
         self._trace = trace
@@ -562,6 +564,7 @@ class HttpTransport(object):
         task's ``timeout:`` in the controller's process, ^C), and their answers are dropped.  Their sockets are shut down
         (the watchdog's), an attempt not yet sent is refused and no retry waits; then :meth:`close`."""
         self._abandoned = True
+        self._woken.set()
         if self._watchdog is not None:
             self._watchdog.abandon()
 
@@ -626,8 +629,16 @@ class HttpTransport(object):
                     "%s (no time left before the deadline to retry: it passes in %.1fs and %s)" % (error.args[0], max(0.0, deadline - self._clock()), wanted),
                 )
                 raise error
-            self._sleep(delay)
+            self._nap(delay)
             attempt += 1
+
+    def _nap(self, seconds):
+        """The backoff between two attempts.  :meth:`abandon` ends it at once - an event source cancelled at shutdown while
+        it honours a ``Retry-After: 90`` leaves then, not 90 s later - and the next attempt is then refused."""
+        if self._sleep is not None:
+            self._sleep(seconds)
+        else:
+            self._woken.wait(seconds)
 
     def _backoff(self, attempt, retry_after):
         if retry_after is not None:

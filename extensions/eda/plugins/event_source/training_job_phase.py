@@ -11,6 +11,7 @@ and log lines.  See DOCUMENTATION below and docs/event_source.md.
 from __future__ import annotations
 
 import asyncio
+import collections
 import importlib.util
 import json
 import logging
@@ -232,15 +233,18 @@ if not any(getattr(existing, "one_line", False) for existing in logger.filters):
 
 async def run(watcher, queue, feedback=None):
     """Poll on the watcher's schedule (each round in a worker thread, so the event loop never blocks) until it is done;
-    put every event on ``queue`` and then tell the watcher they were handed over (its state file is saved then).
+    put every event on ``queue`` and then tell the watcher which were handed over (its state file is saved then).
 
     ``feedback``: ansible-rulebook's feedback queue (``feedback: true`` with persistence), which gives back each event
-    once the rules engine took it: the events count as handed over only when acknowledged there."""
+    once the rules engine took it: the events count as handed over only when acknowledged there.  Without it, an event
+    counts as handed over once it was seen leaving ansible-rulebook's queue (:class:`Departures`)."""
     while True:
         retry = await asyncio.to_thread(watcher.prepare)
         if retry is None:
             break
         await asyncio.sleep(max(0.0, retry - watcher.clock()))
+    # Only a state file needs to know the events were taken: without one, nothing waits for ansible-rulebook.
+    departures = Departures(queue) if feedback is None and watcher.state is not None else None
     while not watcher.done():
         wait = watcher.next_due() - watcher.clock()
         if wait > 0:
@@ -248,31 +252,83 @@ async def run(watcher, queue, feedback=None):
         events = await asyncio.to_thread(watcher.round, watcher.clock())
         handed = []
         for event in events:
-            await queue.put(event)
-            if feedback is None or await acknowledged(feedback, event, watcher.arguments.interval):
-                handed.append(event)
-        if feedback is None and watcher.state is not None:
-            # Only a state file needs to know the events were taken: without one, nothing waits for ansible-rulebook.
-            await drained(queue, watcher.arguments.interval)
+            if departures is not None:
+                await departures.put(event)
+            else:
+                await queue.put(event)
+                if feedback is None or await acknowledged(feedback, event, watcher.arguments.interval):
+                    handed.append(event)
+        if departures is not None:
+            handed = await departures.left(max(5.0, watcher.arguments.interval))
         await asyncio.to_thread(watcher.delivered, handed)
+    if departures is not None:
+        await asyncio.to_thread(watcher.delivered, await departures.left(max(5.0, watcher.arguments.interval)))
     watcher.finish()
     if not watcher.arguments.stop_when_done:
         logger.info("nothing left to watch; idling until ansible-rulebook stops (stop_when_done is false)")
         await asyncio.Event().wait()
 
 
-async def drained(queue, interval):
-    """Wait (at most about an interval, at least a few seconds) until ansible-rulebook took every event off ``queue``:
-    without a feedback queue, that is the nearest sign that its rules engine has them.  ansible-rulebook 1.3 hands
-    the source a ``FilteredQueue`` whose ``queue`` is the ``asyncio.Queue`` its rule set reads."""
-    inner = getattr(queue, "queue", None)
-    inner = inner if callable(getattr(inner, "empty", None)) else queue
-    if not callable(getattr(inner, "empty", None)):
-        return
-    loop = asyncio.get_running_loop()
-    limit = loop.time() + max(5.0, interval)
-    while not inner.empty() and loop.time() < limit:
-        await asyncio.sleep(0.05)
+class Departures(object):
+    """The events put on ansible-rulebook's queue that were not yet seen leaving it.
+
+    ansible-rulebook 1.3 hands a source a ``FilteredQueue`` whose ``queue`` is the ``asyncio.Queue`` (of size 1) that the
+    rule set reads, shared by every source of the rule set: that it is empty says nothing of this source's events when
+    another source keeps it busy.  So each event is followed itself: the object the put left at the queue's tail (what
+    the source's event filters made of the event) is looked for in the queue, and the event has left when it is no longer
+    there.  A queue that cannot be looked into counts an event as left only once the queue is empty; one with no way to
+    tell (a plain consumer, as in the standalone debugging mode) counts it as left at once."""
+
+    def __init__(self, queue):
+        inner = getattr(queue, "queue", None)
+        self.queue = queue
+        self.inner = inner if callable(getattr(inner, "empty", None)) else queue
+        self.pending = []  # (event, what stands for it in the queue, whether its stay was already warned about)
+
+    def _items(self):
+        items = getattr(self.inner, "_queue", None)
+        return items if isinstance(items, collections.deque) else None
+
+    async def put(self, event):
+        """Put ``event`` on the queue and remember what stands for it there."""
+        await self.queue.put(event)
+        # An unbounded put, or the end of a put that waited for room, returns to this coroutine without yielding: what
+        # the put appended is still at the tail.
+        items = self._items()
+        marker = items[-1] if items else None
+        self.pending.append([event, marker, False])
+
+    def _gone(self, marker):
+        items = self._items()
+        if items is not None:
+            return marker is None or not any(item is marker for item in items)
+        empty = getattr(self.inner, "empty", None)
+        return empty() if callable(empty) else True
+
+    async def left(self, limit):
+        """The pending events seen leaving the queue within ``limit`` seconds, in order; a warning names each one still
+        there after it (it stays pending: recorded once it is seen leaving, reported again after a restart before)."""
+        loop = asyncio.get_running_loop()
+        until = loop.time() + limit
+        while self.pending and not self._gone(self.pending[0][1]) and loop.time() < until:
+            await asyncio.sleep(0.05)
+        gone = []
+        while self.pending and self._gone(self.pending[0][1]):
+            gone.append(self.pending.pop(0)[0])
+        for entry in self.pending:
+            if not entry[2]:
+                entry[2] = True
+                body = entry[0]["modelarts"]
+                logger.warning(
+                    "event %s (training job %s: %s -> %s) is still on ansible-rulebook's queue after %.0fs (another source of the rule set may "
+                    "keep it busy): it is not recorded as reported until it leaves, and a restart before then reports it again with the same event_id",
+                    body["event_id"],
+                    body["training_job"].get("id"),
+                    body.get("previous_phase"),
+                    body.get("phase"),
+                    limit,
+                )
+        return gone
 
 
 async def acknowledged(feedback, event, interval):
