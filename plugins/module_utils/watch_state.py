@@ -257,7 +257,7 @@ class StateFile(object):
 
 
 def _no_constant(name):
-    raise ValueError("%s is not a number this source writes" % name)
+    raise ValueError("%r is not a number this source writes" % name)
 
 
 def _malformed(data):

@@ -28,7 +28,9 @@ description:
     "event_id": <uuid>}}): the item has the shape of the items of M(modelarts.training.modelarts_training_job_info), with the
     access tokens of the job''s endpoints masked unless O(include_endpoint_tokens) is set.'
   - C(event_id) is a UUID that is the same for the same job and transition (C(previous_phase), C(phase)) in every run, so a
-    rule or playbook can drop a repeat (the shipped C(gate_deployment) playbook does).
+    rule or playbook can drop a repeat. An event into a final phase (C(Completed), C(Failed), C(Terminated), C(Abnormal))
+    takes its id from the job and that phase alone - a job enters a final phase once - so a restart that first sees the job
+    finished (C(None -> Completed)) repeats the id of the C(Running -> Completed) reported before.
   - With two or more O(training_job_ids), phases are polled through the search API, one request per 10 jobs, spread over
     the O(interval); a job the search shows in a final phase (C(Completed), C(Failed), C(Terminated), C(Abnormal)) or a
     O(fail_on) phase, or does not return, is read with one GET, so its event - the one a rule acts on - carries the job's
@@ -83,22 +85,29 @@ options:
         one gives its first event when its phase changes. A job that appears later is new and gives its first observation.
       - A job the O(state_file) knows is not a first observation - it gives an event only when its phase changed since it
         was reported.
+      - With O(training_job_ids), only the jobs read at their first attempt are the starting point; a job whose first reads
+        failed gives its first observation when it is read (it may have finished meanwhile).
     type: str
     choices: [all, changes]
     default: all
   state_file:
     description:
-      - A path where the source keeps what it has reported (each job's last reported phase, and the newest creation time
-        its search has listed), written atomically with mode 0600 after the events were put on the queue (or, with
-        C(feedback=true) and persistence, acknowledged by ansible-rulebook). Its directory must belong to the user running
-        the source and be writable by nobody else.
+      - A path where the source keeps what it has reported (each job's last reported phase, and how far its search's
+        listing has covered), written atomically with mode 0600 after the events left ansible-rulebook's queue (or, with
+        C(feedback=true) and persistence, were acknowledged by ansible-rulebook). Its directory must belong to the user
+        running the source and be writable by nobody else; one that does not exist is made (mode 0700).
       - Read at start - a job whose phase is the recorded one gives no event, one whose phase changed while the source was
-        down gives one event from the recorded phase, a job created since the last save is new, and another job follows
-        O(startup).
-      - A file written for another selection (ids, name, tags, workspace, project, endpoint), or one that cannot be read,
-        stops the source at start with a message naming the file and what differs, and no event; the file is left as it is.
+        down gives one event from the recorded phase, a job created since the listing the file covers is new, and another
+        job follows O(startup).
+      - With O(training_job_ids), ids may be added and removed between starts - the ids still watched keep what the file
+        knows, new ids follow O(startup), removed ones are dropped.
+      - A file written for another selection (ids for a search, name, tags, workspace, project, endpoint), one that cannot be
+        read (not this source's JSON, a symbolic link) or a directory that cannot be written (read-only, full) stops the
+        source at start, before any request, with a message naming the file and what is wrong, and no event; the file is
+        left as it is.
       - The file holds no job the selection no longer returns (about 50 bytes a job).
-      - Unset, nothing is kept - every start follows O(startup).
+      - Unset, nothing is kept - every start follows O(startup). The shipped rulebook C(deploy_on_completed) keeps one, by
+        default in C(~/.local/state/modelarts.training/deploy_on_completed.json).
     type: path
   fail_on:
     description:
@@ -320,7 +329,7 @@ class Departures(object):
                 entry[2] = True
                 body = entry[0]["modelarts"]
                 logger.warning(
-                    "event %s (training job %s: %s -> %s) is still on ansible-rulebook's queue after %.0fs (another source of the rule set may "
+                    "event %s (training job %s: %s -> %s) is still on ansible-rulebook's queue after %.0f s (another source of the rule set may "
                     "keep it busy): it is not recorded as reported until it leaves, and a restart before then reports it again with the same event_id",
                     body["event_id"],
                     body["training_job"].get("id"),

@@ -143,9 +143,9 @@ def test_a_job_whose_first_reads_failed_gives_its_first_observation_with_startup
     "content, words",
     [
         ("[" * 100000 + "]" * 100000, "nests deeper"),
-        ('{"version": 1, "selection": {}, "covered": NaN, "jobs": {}}', "NaN is not a number"),
-        ('{"version": 1, "selection": {}, "covered": Infinity, "jobs": {}}', "Infinity is not a number"),
-        ('{"version": 1, "selection": {}, "covered": -Infinity, "jobs": {}}', "-Infinity is not a number"),
+        ('{"version": 1, "selection": {}, "covered": NaN, "jobs": {}}', "'NaN' is not a number"),
+        ('{"version": 1, "selection": {}, "covered": Infinity, "jobs": {}}', "'Infinity' is not a number"),
+        ('{"version": 1, "selection": {}, "covered": -Infinity, "jobs": {}}', "'-Infinity' is not a number"),
         ('{"version": 1, "selection": {}, "covered": 1e999, "jobs": {}}', "'covered' is not a time"),
         ('{"version": 1, "selection": {}, "covered": -5, "jobs": {}}', "'covered' is not a time"),
         ('{"version": 1, "selection": {}, "covered": null, "jobs": {"%s": "Finished"}}' % A, "'Finished', which is not a phase"),
