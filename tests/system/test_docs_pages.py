@@ -289,6 +289,8 @@ def quick_start():
 
 
 def rulebook(command, env, cwd):
+    # HOME in the test's directory: the shipped rulebook keeps its state file under ~/.local/state by default.
+    env = dict(env, HOME=str(cwd))
     return subprocess.run([os.path.join(BIN, command[0])] + command[1:], env=env, cwd=str(cwd), capture_output=True, text=True, timeout=300, check=False)
 
 
