@@ -64,6 +64,8 @@ STARTUP_CHOICES = ("all", "changes")
 # After the first listing, each round's search asks only for the jobs created since the newest one seen, less this
 # margin (a job may show in the search a little after its create_time); the watched jobs are read by id.
 CREATED_SINCE_MARGIN_MS = 60 * 1000
+# What a first listing that found nothing records as covered: when it started, less this (the host's clock may run ahead).
+EMPTY_LISTING_MARGIN_MS = 15 * 60 * 1000
 DOOR_ARGUMENTS = tuple(CONNECTION_OPTIONS) + tuple(QUERY_OPTIONS) + ("fail_on",)
 # The wait options are the module's and the lookup's: the source follows every job to a final phase.
 WAIT_HINTS = dict((name, "the source has no wait options; it follows each job to a final phase") for name in WAIT_OPTIONS if name != "fail_on")
@@ -357,7 +359,9 @@ class _Reporting(object):
         it a starting point of the next run."""
         covered = self.state.covered
         if self.listed:
-            covered = self.newest if self.newest is not None else self.listing_started
+            # A listing that found nothing covered up to when it started - by this host's clock, so with a margin for a
+            # clock ahead of the service's: it found no job, so an earlier point costs nothing.
+            covered = self.newest if self.newest is not None else max(0, self.listing_started - EMPTY_LISTING_MARGIN_MS)
         if self.pending:
             floor = max(0, min(self.pending.values()) - 1)
             covered = floor if covered is None else min(covered, floor)
@@ -368,6 +372,8 @@ class _Reporting(object):
         for key in keys:
             if isinstance(key, str) and key not in self.recorded and key not in self.finished and key not in self.dropped:
                 result = found.get(key)
+                # A document that breaks the schema still carries the item read from it (its create_time).
+                result = result if isinstance(result, dict) else getattr(result, "item", None)
                 created = _created_ms(result.get("create_time")) if isinstance(result, dict) else None
                 self.pending[key] = 0 if created is None else created
 

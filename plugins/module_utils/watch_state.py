@@ -20,6 +20,7 @@ import tempfile
 import uuid
 
 from ansible_collections.modelarts.training.plugins.module_utils.phases import PHASES, TERMINAL_PHASES
+from ansible_collections.modelarts.training.plugins.module_utils.selection import JOB_ID_PATTERN
 
 STATE_VERSION = 1
 # The namespace of every event_id (uuid5): fixed, so the same job and transition give the same id in every run.
@@ -28,9 +29,6 @@ EVENT_ID_NAMESPACE = uuid.UUID("7fc7da57-cd81-41d9-b345-f1b5a4ecf6ff")
 # source wrote (a job's entry is its id and phase: about 50 bytes).
 MAX_BYTES_PER_JOB = 400
 MIN_MAX_BYTES = 1 << 20
-# What stands for the previous phase in the id of an event into a final phase (not a phase name, so no transition
-# between phases has the same id).
-FINAL = "(final)"
 
 
 def event_id(job_id, previous_phase, phase, extra=None):
@@ -40,9 +38,10 @@ def event_id(job_id, previous_phase, phase, extra=None):
     An event into a final phase (``Completed``, ``Failed``, ``Terminated``, ``Abnormal``) takes its id from the job and
     that phase alone: a job enters a final phase once, and a restart that first sees it there (``None -> Completed``)
     must give the id the first run gave ``Running -> Completed``, or a deployment that skips a repeat by its id deploys
-    the same model twice."""
+    the same model twice.  That id is the one of ``None -> phase``, as 1.0.0 gave it: a restart after an upgrade repeats
+    the ids a 1.0.0 source gave to the jobs it first saw finished."""
     if phase in TERMINAL_PHASES and not extra:
-        previous_phase = FINAL
+        previous_phase = None
     parts = ["training-job", str(job_id), "" if previous_phase is None else str(previous_phase), "" if phase is None else str(phase)]
     if extra:
         parts.append(str(extra))
@@ -271,6 +270,9 @@ def _malformed(data):
     jobs = data.get("jobs")
     if not isinstance(jobs, dict) or not all(isinstance(key, str) and isinstance(value, str) for key, value in jobs.items()):
         return "its 'jobs' is not an object of job ids to phases"
+    odd = sorted(key for key in jobs if not JOB_ID_PATTERN.fullmatch(key))
+    if odd:
+        return "its 'jobs' holds %r, which is not a training job id" % odd[0][:60]
     unknown = sorted(set(jobs.values()) - set(PHASES))
     if unknown:
         return "its 'jobs' holds %r, which is not a phase" % unknown[0][:40]

@@ -95,7 +95,7 @@ options:
       - A path where the source keeps what it has reported (each job's last reported phase, and how far its search's
         listing has covered), written atomically with mode 0600 after the events left ansible-rulebook's queue (or, with
         C(feedback=true) and persistence, were acknowledged by ansible-rulebook). Its directory must belong to the user
-        running the source and be writable by nobody else; one that does not exist is made (mode 0700).
+        running the source and be writable by nobody else; one that does not exist is made (itself mode 0700).
       - Read at start - a job whose phase is the recorded one gives no event, one whose phase changed while the source was
         down gives one event from the recorded phase, a job created since the listing the file covers is new, and another
         job follows O(startup).
@@ -285,14 +285,16 @@ class Departures(object):
     rule set reads, shared by every source of the rule set: that it is empty says nothing of this source's events when
     another source keeps it busy.  So each event is followed itself: the object the put left at the queue's tail (what
     the source's event filters made of the event) is looked for in the queue, and the event has left when it is no longer
-    there.  A queue that cannot be looked into counts an event as left only once the queue is empty; one with no way to
-    tell (a plain consumer, as in the standalone debugging mode) counts it as left at once."""
+    there (an event the filters dropped left nothing there, and has nothing to wait for).  A queue that cannot be looked
+    into counts an event as left only once the queue is empty; one with no way to tell (a plain consumer, as in the
+    standalone debugging mode) counts it as left at once."""
 
-    def __init__(self, queue):
+    def __init__(self, queue, clock=None):
         inner = getattr(queue, "queue", None)
         self.queue = queue
         self.inner = inner if callable(getattr(inner, "empty", None)) else queue
-        self.pending = []  # (event, what stands for it in the queue, whether its stay was already warned about)
+        self.clock = clock or asyncio.get_running_loop().time
+        self.pending = []  # [event, what stands for it in the queue, when it was put, whether its stay was warned about]
 
     def _items(self):
         items = getattr(self.inner, "_queue", None)
@@ -300,12 +302,13 @@ class Departures(object):
 
     async def put(self, event):
         """Put ``event`` on the queue and remember what stands for it there."""
+        items = self._items()
+        before = items[-1] if items else None
         await self.queue.put(event)
         # An unbounded put, or the end of a put that waited for room, returns to this coroutine without yielding: what
-        # the put appended is still at the tail.
-        items = self._items()
-        marker = items[-1] if items else None
-        self.pending.append([event, marker, False])
+        # the put appended is still at the tail.  The same tail as before: the event filters dropped the event.
+        after = items[-1] if items else None
+        self.pending.append([event, None if after is before else after, self.clock(), False])
 
     def _gone(self, marker):
         items = self._items()
@@ -315,18 +318,17 @@ class Departures(object):
         return empty() if callable(empty) else True
 
     async def left(self, limit):
-        """The pending events seen leaving the queue within ``limit`` seconds, in order; a warning names each one still
-        there after it (it stays pending: recorded once it is seen leaving, reported again after a restart before)."""
-        loop = asyncio.get_running_loop()
-        until = loop.time() + limit
-        while self.pending and not self._gone(self.pending[0][1]) and loop.time() < until:
+        """The pending events seen leaving the queue, in order, waiting for each at most ``limit`` seconds after it was put;
+        a warning names each one still there after that (it stays pending: recorded once it is seen leaving, reported
+        again after a restart before)."""
+        while self.pending and not self._gone(self.pending[0][1]) and self.clock() < self.pending[0][2] + limit:
             await asyncio.sleep(0.05)
         gone = []
         while self.pending and self._gone(self.pending[0][1]):
             gone.append(self.pending.pop(0)[0])
         for entry in self.pending:
-            if not entry[2]:
-                entry[2] = True
+            if not entry[3] and self.clock() >= entry[2] + limit:
+                entry[3] = True
                 body = entry[0]["modelarts"]
                 logger.warning(
                     "event %s (training job %s: %s -> %s) is still on ansible-rulebook's queue after %.0f s (another source of the rule set may "

@@ -15,6 +15,7 @@ import collections
 import json
 import logging
 import os
+import uuid
 
 import pytest
 
@@ -71,6 +72,9 @@ def test_an_event_into_a_final_phase_takes_its_id_from_the_job_and_the_phase_alo
     restarted = built().observe(A, item(A, phase))["modelarts"]["event_id"]  # no state file: None -> phase
     assert seen_change == restarted == event_id(A, "Pending", phase) == event_id(A, None, phase)
     assert event_id(B, None, phase) != restarted
+    # The id 1.0.0 gave None -> phase: a restart after an upgrade repeats it.
+    namespace = uuid.UUID("7fc7da57-cd81-41d9-b345-f1b5a4ecf6ff")
+    assert restarted == str(uuid.uuid5(namespace, "\x1f".join(["training-job", A, "", phase])))
     # Transitions between phases that are not final keep their own ids.
     assert first_run["modelarts"]["event_id"] == event_id(A, None, "Running") != event_id(A, "Pending", "Running")
 
@@ -85,7 +89,8 @@ def test_an_empty_first_listing_records_what_it_covered_so_a_job_created_while_d
     listing(w, {})
     assert w.round(w.clock()) == [] and w.listed
     w.delivered([])
-    assert json.loads(open(path).read())["covered"] == JAN_1
+    # When the listing started, less 15 minutes for a host clock ahead of the service's.
+    assert json.loads(open(path).read())["covered"] == JAN_1 - 15 * 60 * 1000
     again = built(training_job_ids=None, tags={"team": "x"}, startup="changes", state_file=path)
     created_while_down = item(A, "Completed", create_time="2026-01-01T00:05:00Z")
     older = item(B, "Completed", create_time="2025-12-01T00:00:00Z")
@@ -150,6 +155,7 @@ def test_a_job_whose_first_reads_failed_gives_its_first_observation_with_startup
         ('{"version": 1, "selection": {}, "covered": -5, "jobs": {}}', "'covered' is not a time"),
         ('{"version": 1, "selection": {}, "covered": null, "jobs": {"%s": "Finished"}}' % A, "'Finished', which is not a phase"),
         ('{"version": 1, "selection": {}, "covered": null, "jobs": {"%s": "completed"}}' % A, "'completed', which is not a phase"),
+        ('{"version": 1, "selection": {}, "covered": null, "jobs": {"../etc": "Completed"}}', "'../etc', which is not a training job id"),
     ],
 )
 def test_an_odd_state_file_cannot_be_read_naming_the_file(tmp_path, content, words):
@@ -277,3 +283,39 @@ def test_a_queue_that_cannot_be_looked_into_counts_an_event_as_left_only_once_it
         return await departures.left(0.2)
 
     assert asyncio.run(scenario()) == [_event(A, "Completed")]
+
+
+def test_an_event_the_filters_dropped_is_not_waited_for_and_an_overdue_one_does_not_hold_every_round():
+    class Dropping(object):
+        """ansible-rulebook's FilteredQueue with an event filter that drops every event of this source."""
+
+        def __init__(self):
+            self.queue = asyncio.Queue()
+
+        async def put(self, data):
+            return None
+
+    async def scenario():
+        dropping = Dropping()
+        await dropping.queue.put({"other": "source"})
+        departures = source.Departures(dropping)
+        ours = _event(A, "Completed")
+        await departures.put(ours)
+        assert await departures.left(30) == [ours], "nothing of it reached the queue: nothing to wait for"
+        # An event that stays on the queue is waited for once, up to its limit after it was put; a later round does not
+        # wait for it again (a clock that moves one second at each reading: the first call reads it until the limit).
+        readings = []
+
+        def clock():
+            readings.append(len(readings))
+            return float(readings[-1])
+
+        rulebook = _Rulebook()
+        stuck = source.Departures(rulebook, clock=clock)
+        await stuck.put(_event(B, "Completed"))
+        assert await stuck.left(5) == [] and len(readings) >= 6
+        before = len(readings)
+        assert await stuck.left(5) == []
+        return len(readings) - before
+
+    assert asyncio.run(scenario()) <= 3, "the overdue event is not waited for again"
