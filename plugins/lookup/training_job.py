@@ -166,7 +166,8 @@ class LookupModule(LookupBase):
         keys = [term_key(term, index) for index, term in enumerate(flatten_terms(terms))]
         # The door reads the raw values itself, strictly, and names their origin in its errors.
         try:
-            query = Query([(LEVEL_KEYWORD, kwargs), (LEVEL_VARIABLE, rendered)], Selection(dict.fromkeys(keys)))
+            # The lookup selects by id only: a "not found" for a value that cannot be an id says where names are searched.
+            query = Query([(LEVEL_KEYWORD, kwargs), (LEVEL_VARIABLE, rendered)], Selection(dict.fromkeys(keys), name_option=None))
         except ConnectionConfigError as error:
             raise AnsibleLookupError("training_job lookup: %s" % error) from None
         with query:

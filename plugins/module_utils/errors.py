@@ -65,15 +65,34 @@ class ModelArtsError(Exception):
         self.deadline_cut = False
         # The start of a credential exchange's error body that was not JSON: for recognising it, never for a message.
         self.unshown_body = None
+        # True when the job asked for has an id no job can have (not a UUID): its "not found" is final, not a job
+        # too new to be seen yet (items.fetch_item sets it).
+        self.not_an_id = False
 
     @property
     def not_found(self):
         """True for ModelArts' "training job not found" (ModelArts.2775, HTTP 400) and for a bare HTTP 404.
 
         A 404 that carries another code is something else: ModelArts.2786 (the
-        credentials' project does not match the URL) or a gateway code.
+        credentials' project does not match the URL) or a gateway code.  A job asked for by a value that cannot be
+        an id (``not_an_id``) is not "not found" here: that answer will never change, so a wait does not tolerate it.
         """
+        if self.not_an_id:
+            return False
         return self.error_code in NOT_FOUND_CODES or (self.status == 404 and not self.error_code)
+
+    def replace_hint(self, hint):
+        """Put ``hint`` in place of the hint :data:`HINTS` gave this error's code (or before its request id, or at the
+        end, when it had none)."""
+        text = str(self.args[0]) if self.args else ""
+        known = HINTS.get(self.error_code)
+        if known and "(%s)" % known in text:
+            text = text.replace("(%s)" % known, "(%s)" % hint, 1)
+        elif self.request_id and text.endswith(" [request id %s]" % self.request_id):
+            text = "%s (%s) [request id %s]" % (text[: -len(" [request id %s]" % self.request_id)], hint, self.request_id)
+        else:
+            text = "%s (%s)" % (text, hint)
+        self.args = (text,) + tuple(self.args[1:])
 
     def to_dict(self):
         """The error's fields for a module result (``fail_json(**err.to_dict())``)."""

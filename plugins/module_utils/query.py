@@ -154,6 +154,7 @@ def query_jobs(
     search=None,
     name_pages=None,
     workspace_id=None,
+    name_option="name",
 ):
     """Fetch the jobs of ``keys`` concurrently over the client's one session; wait when asked.
 
@@ -167,12 +168,13 @@ def query_jobs(
     ``workspace_id`` the workspace bulk searches by id look in.  Those items are taken by the rule of every round
     (``observer.adopt``): with ``wait`` a job in a phase the wait acts on is read by its GET in the first round; without it
     every job is (the caller acts on whatever phase it gets), so what comes back is never a search's word.
+    ``name_option`` is the caller's option that selects jobs by name (:func:`items.fetch_item`).
     """
     keys = list(dict.fromkeys(keys))
     start = clock() if start is None else start
 
     def fetch_one(key, when):
-        return fetch_item(client, key, validate=validate, fail_on=fail_on, deadline=when, include_tokens=include_tokens, tokens=tokens)
+        return fetch_item(client, key, validate=validate, fail_on=fail_on, deadline=when, include_tokens=include_tokens, tokens=tokens, name_option=name_option)
 
     def poll(some, when):
         return fetch_concurrently(some, fetch_one, max_concurrency=max_concurrency, deadline=when, clock=clock)
@@ -333,8 +335,10 @@ class Query(object):
         """``{key: item or exception}`` for ``keys``, fetched concurrently; never raises for one job."""
         options = self._item_options()
 
+        name_option = self.selection.name_option if self.selection is not None else "name"
+
         def fetch_one(key, when):
-            return fetch_item(self.client, key, deadline=when, **options)
+            return fetch_item(self.client, key, deadline=when, name_option=name_option, **options)
 
         return fetch_concurrently(keys, fetch_one, max_concurrency=self.settings.max_concurrency, deadline=deadline, clock=self.clock)
 
@@ -532,6 +536,7 @@ class Query(object):
             search=selection.search,
             name_pages=pages[-1] if pages else None,
             workspace_id=selection.workspace_id,
+            name_option=selection.name_option,
             **self._item_options(),
         )
         result.single = selection.single

@@ -539,3 +539,56 @@ def test_a_reused_name_that_closes_a_wait_says_how_many_jobs_matched_and_points_
     result = make_query(session, Selection(name="nightly"), wait=True, wait_timeout=0, diagnostics=False).run()
     assert not result.ok
     assert result.msg.endswith("; the search named 'nightly' matched 2 jobs and each was waited on: set latest: true to wait on the newest only"), result.msg
+
+
+# -- a value that cannot be an id (issue 50) --------------------------------------------------------------------
+
+UUID = "3f7a1c2e-9b4d-4e8a-a1b2-c3d4e5f60718"
+NOT_FOUND = {"error_code": "ModelArts.2775", "error_msg": "Training job not found."}
+
+
+def not_found_session(job_id, status=400, body=NOT_FOUND):
+    return FakeSession(**{"training-jobs/" + job_id: FakeResponse(status, body, headers={"X-Request-Id": "r-1"})})
+
+
+@pytest.mark.parametrize("job_id", ["nightly-resnet50", "train", "3f7a1c2e", UUID + "0"])
+def test_a_not_found_value_that_cannot_be_an_id_says_so_and_ends_a_wait_at_once(job_id):
+    session = not_found_session(job_id)
+    query = make_query(session, Selection([job_id], single=True), wait=True, wait_timeout=60)
+    result = query.run()
+    hint = "(not a training job id, which is a UUID such as %s: to select jobs by their name, use name) [request id r-1]" % UUID
+    assert not result.ok and result.msg.endswith(hint), result.msg
+    assert "check project_id" not in result.msg and "not found after" not in result.msg
+    assert len(session.calls) == 1 and result.items[0]["polls"] == 1
+
+
+@pytest.mark.parametrize("job_id", [UUID, UUID.upper(), UUID.replace("-", "")])
+def test_a_not_found_uuid_is_tolerated_as_a_job_just_created(job_id):
+    session = not_found_session(job_id)
+    query = make_query(session, Selection([job_id], single=True), wait=True, wait_timeout=60, wait_sleep=1)
+    result = query.run()
+    assert "not found after 4 polls" in result.msg and "check project_id (HUAWEICLOUD_SDK_PROJECT_ID) and region" in result.msg, result.msg
+    assert "not a training job id" not in result.msg and len(session.calls) == 4
+
+
+def test_a_bare_404_of_a_name_gets_the_hint_before_its_request_id():
+    session = not_found_session("nightly", status=404, body={})
+    result = make_query(session, Selection(["nightly"])).run()
+    assert result.msg.endswith(
+        "HTTP 404 with an unrecognised error body: '{}' (not a training job id, which is a UUID such as %s: "
+        "to select jobs by their name, use name) [request id r-1]" % UUID
+    ), result.msg
+
+
+def test_the_lookups_selection_points_to_the_modules_name_option():
+    result = make_query(not_found_session("nightly"), Selection(["nightly"], name_option=None)).run()
+    assert result.msg.endswith(
+        "(not a training job id, which is a UUID such as %s: the lookup reads jobs by id; "
+        "modelarts_training_job_info's name finds a name's jobs) [request id r-1]" % UUID
+    ), result.msg
+
+
+def test_other_errors_of_a_name_given_as_an_id_are_left_as_they_are():
+    forbidden = {"error_code": "ModelArts.2771", "error_msg": "No permission."}
+    result = make_query(not_found_session("nightly", status=403, body=forbidden), Selection(["nightly"])).run()
+    assert "ModelArts.2771" in result.msg and "not a training job id" not in result.msg

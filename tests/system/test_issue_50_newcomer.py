@@ -1,0 +1,140 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What a fourth newcomer met (issue 50), met through ``ansible-playbook`` against the emulator: a job's name given
+as its id, a region that names nothing in the call, a host name that does not resolve, durations with fifteen digits,
+and the emulator's failed jobs telling one story each.
+
+Each test fails on the code before the issue; docs/troubleshooting.md quotes the messages they see.
+"""
+
+import json
+import re
+import uuid
+
+import pytest
+
+from conftest import ROOT
+
+TROUBLESHOOTING = ROOT + "/docs/troubleshooting.md"
+ROLE = "modelarts.training.training_job_gate"
+# The hint a "not found" carries for a value that cannot be an id (the module's and the event source's option).
+NOT_AN_ID = "(not a training job id, which is a UUID such as 3f7a1c2e-9b4d-4e8a-a1b2-c3d4e5f60718: to select jobs by their name, use name)"
+
+
+def documented_pattern(documented):
+    """A message docs/troubleshooting.md quotes, as a regular expression: ``...`` and ``<placeholder>`` match anything."""
+    parts = re.split(r"(\.\.\.|<[a-z0-9 ]+>)", documented)
+    return re.compile("".join(".*?" if index % 2 else re.escape(part) for index, part in enumerate(parts)))
+
+
+def assert_documented(message):
+    """docs/troubleshooting.md quotes ``message`` as the code printed it (a quotation may leave parts out as ``...``)."""
+    with open(TROUBLESHOOTING) as handle:
+        quoted = [text for text in re.findall(r"`([^`\n]+)`", handle.read()) if len(text) > 40]
+    assert any(documented_pattern(text).search(message) for text in quoted), "docs/troubleshooting.md does not quote: %s" % message
+
+
+def unique(prefix):
+    return "%s-%s" % (prefix, uuid.uuid4().hex[:10])
+
+
+def output(result):
+    return result.stdout + result.stderr
+
+
+def info_play(task, in_process=True, module_defaults=None):
+    """One play: a ``modelarts_training_job_info`` task (its failure ignored), then its ``msg`` and result printed."""
+    play = {
+        "hosts": "localhost",
+        "gather_facts": False,
+        "vars": {"modelarts_training_in_process": in_process},
+        "tasks": [
+            {"name": "read", "modelarts.training.modelarts_training_job_info": task, "register": "job", "ignore_errors": True},
+            {"name": "show", "ansible.builtin.debug": {"msg": "MSG={{ job.msg | default('') }}"}},
+            {"name": "save", "ansible.builtin.copy": {"content": "{{ job | to_json }}", "dest": "result.json", "mode": "0600"}},
+        ],
+    }
+    if module_defaults:
+        play["module_defaults"] = {"group/modelarts.training.modelarts": module_defaults}
+    return [play]
+
+
+def shown_message(result):
+    found = re.search(r"MSG=(.*?)\"?$", result.stdout, re.M)
+    assert found, output(result)[-3000:]
+    return found.group(1)
+
+
+def saved_result(tmp_path):
+    return json.loads((tmp_path / "result.json").read_text())
+
+
+HOW = pytest.mark.parametrize("in_process", [True, False], ids=["in-process", "module"])
+
+
+# -- item 1: a job's name given as training_job_id ---------------------------------------------------------------
+
+
+@pytest.fixture
+def named_job(emulator):
+    """A Completed job with a name of its own: what a newcomer gives as training_job_id."""
+    name = unique("i50-nightly")
+    emulator.add_jobs([{"id": str(uuid.uuid4()), "name": name, "phase": "Completed"}])
+    return name
+
+
+@HOW
+@pytest.mark.parametrize("wait", [False, True], ids=["read", "wait"])
+def test_a_name_given_as_training_job_id_is_said_to_be_no_id_and_points_to_name(emulator, run_playbook, tmp_path, named_job, in_process, wait):
+    task = dict(emulator.connection("aksk"), training_job_id=named_job, wait=wait, wait_timeout=30, wait_sleep=0.5)
+    result = run_playbook(info_play(task, in_process))
+    message = shown_message(result)
+    expected = "get training job %s: HTTP 400 ModelArts.2775: Training job not found. %s" % (named_job, NOT_AN_ID)
+    assert expected in message, message
+    assert "check project_id" not in message, message
+    if wait:
+        # It will never be found: the wait ends on the first answer, not after the polls a job just created is allowed.
+        assert "not found after" not in message and saved_result(tmp_path)["training_job"]["polls"] == 1, message
+    assert_documented(message)
+
+
+def test_a_uuid_that_no_job_has_still_says_to_check_the_project(emulator, run_playbook):
+    task = dict(emulator.connection("aksk"), training_job_id=str(uuid.uuid4()))
+    message = shown_message(run_playbook(info_play(task)))
+    assert "(no training job has this id in the project asked: check project_id (HUAWEICLOUD_SDK_PROJECT_ID) and region)" in message, message
+    assert "not a training job id" not in message
+
+
+def test_the_lookup_given_a_name_says_it_reads_ids_and_where_names_are_searched(emulator, run_playbook, named_job):
+    play = [
+        {
+            "hosts": "localhost",
+            "gather_facts": False,
+            "vars": dict(("modelarts_%s" % name, value) for name, value in emulator.connection("aksk").items()),
+            "tasks": [{"ansible.builtin.debug": {"msg": "{{ lookup('modelarts.training.training_job', '%s') }}" % named_job}}],
+        }
+    ]
+    result = run_playbook(play)
+    assert result.returncode != 0
+    expected = (
+        "(not a training job id, which is a UUID such as 3f7a1c2e-9b4d-4e8a-a1b2-c3d4e5f60718: the lookup reads jobs by id; "
+        "modelarts_training_job_info's name finds a name's jobs)"
+    )
+    assert expected in output(result), output(result)[-3000:]
+    assert_documented(expected)
+
+
+def test_the_gate_given_a_name_as_an_id_points_to_its_name_variable(emulator, run_playbook, named_job):
+    play = [
+        {
+            "hosts": "localhost",
+            "gather_facts": False,
+            "module_defaults": {"group/modelarts.training.modelarts": emulator.connection("aksk")},
+            "roles": [{"role": ROLE, "vars": {"training_job_gate_ids": [named_job], "training_job_gate_poll": 0.2, "training_job_gate_timeout": 30}}],
+        }
+    ]
+    result = run_playbook(play)
+    text = output(result)
+    assert result.returncode != 0
+    assert "to select jobs by their name, use training_job_gate_name)" in text, text[-3000:]
+    assert "use name)" not in text
