@@ -19,6 +19,7 @@ from __future__ import annotations
 import time
 
 from ansible_collections.modelarts.training.plugins.module_utils.client import HAS_REQUESTS, REQUESTS_IMPORT_ERROR, ModelArtsClient
+from ansible_collections.modelarts.training.plugins.module_utils.endpoints import unused_region
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.fanout import DEFAULT_MAX_CONCURRENCY, fetch_concurrently
 
@@ -32,7 +33,13 @@ from ansible_collections.modelarts.training.plugins.module_utils.items import ( 
     schema_warnings,
     unseen_item,
 )
-from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError, proxy_secret, resolve
+from ansible_collections.modelarts.training.plugins.module_utils.options import (
+    LEVEL_ENVIRONMENT,
+    ConnectionConfigError,
+    environment_level,
+    proxy_secret,
+    resolve,
+)
 from ansible_collections.modelarts.training.plugins.module_utils.phases import DEFAULT_FAIL_ON, DEFAULT_WAIT_FOR, PHASES, TERMINAL_PHASES
 
 # Selection moved to selection.py: these names stay importable from here.
@@ -289,6 +296,11 @@ class Query(object):
         self._masking = (None, None)  # (what it was built from, text.Secrets): rebuilt only when that changes
         if not self.settings.connection["validate_certs"]:
             self.warnings.append("validate_certs is false: the TLS certificates of %s are not verified" % self.client.endpoint)
+        region_at = dict((level, (values or {}).get("region")) for level, values in levels)
+        region_at[LEVEL_ENVIRONMENT] = environment_level(environ).get("region")
+        region = unused_region(self.settings.connection, self.settings.kind, self.settings.origins, region_at)
+        if region:
+            self.warnings.append(region)
 
     def __enter__(self):
         return self

@@ -138,3 +138,72 @@ def test_the_gate_given_a_name_as_an_id_points_to_its_name_variable(emulator, ru
     assert result.returncode != 0
     assert "to select jobs by their name, use training_job_gate_name)" in text, text[-3000:]
     assert "use name)" not in text
+
+
+# -- item 2: a region that names no host and no project -----------------------------------------------------------
+
+
+def warnings_in(text):
+    """Each ``[WARNING]: `` message of ``text`` on one line (ansible-core 2.16-2.18 wrap a warning at 79 columns)."""
+    found = []
+    for line in text.splitlines():
+        if line.startswith("[WARNING]: "):
+            found.append(line[len("[WARNING]: ") :])
+        elif found and found[-1] is not None and line and not line.startswith(("[", " ")):
+            found[-1] += " " + line
+        elif found:
+            found.append(None)
+    return [line for line in found if line is not None]
+
+
+def unused_region(level):
+    return (
+        "region eu-west-101 (%s) is not used: endpoint (environment variable HUAWEICLOUD_MODELARTS_ENDPOINT) names the host and "
+        "project_id (environment variable HUAWEICLOUD_SDK_PROJECT_ID) the project, and no request carries a region (the AK/SK "
+        "signature does not include one); to call eu-west-101, set endpoint and project_id for it (or leave them unset), else "
+        "leave region out" % level
+    )
+
+
+@HOW
+@pytest.mark.parametrize("where", ["task", "module_defaults"])
+def test_a_region_over_the_exported_endpoint_and_project_is_said_to_be_unused(emulator, run_playbook, tmp_path, in_process, where):
+    """getting_started.md's exports, then a play for another region: the job is read from the exported project, and the
+    play is told its region chose nothing."""
+    job = str(uuid.uuid4())
+    emulator.add_jobs([{"id": job, "name": unique("i50-region"), "phase": "Completed"}])
+    task = {"training_job_id": job}
+    if where == "task":
+        task["region"] = "eu-west-101"
+    result = run_playbook(info_play(task, in_process, {"region": "eu-west-101"} if where == "module_defaults" else None), env=emulator.env())
+    assert result.returncode == 0 and saved_result(tmp_path)["training_job"]["phase"] == "Completed", output(result)[-3000:]
+    assert warnings_in(output(result)) == [unused_region("task option")], output(result)[-3000:]
+    assert_documented(unused_region("task option"))
+
+
+def test_the_lookup_says_the_same_of_a_modelarts_region_variable(emulator, run_playbook):
+    job = str(uuid.uuid4())
+    emulator.add_jobs([{"id": job, "name": unique("i50-region"), "phase": "Completed"}])
+    play = [
+        {
+            "hosts": "localhost",
+            "gather_facts": False,
+            "vars": {"modelarts_region": "eu-west-101"},
+            "tasks": [{"ansible.builtin.debug": {"msg": "PHASE={{ lookup('modelarts.training.training_job', '%s', field='phase') }}" % job}}],
+        }
+    ]
+    result = run_playbook(play, env=emulator.env())
+    assert result.returncode == 0 and "PHASE=Completed" in result.stdout, output(result)[-3000:]
+    assert warnings_in(output(result)) == [unused_region("variable modelarts_region")], output(result)[-3000:]
+
+
+@HOW
+def test_a_region_written_with_its_endpoint_and_project_is_not_warned_about(emulator, run_playbook, tmp_path, in_process):
+    """The emulator's connection in module_defaults, and the exported one with the task's region the same: no warning."""
+    job = str(uuid.uuid4())
+    emulator.add_jobs([{"id": job, "name": unique("i50-region"), "phase": "Completed"}])
+    together = run_playbook(info_play({"training_job_id": job}, in_process, emulator.connection("aksk")))
+    same = run_playbook(info_play({"training_job_id": job, "region": emulator.region}, in_process), env=emulator.env())
+    for result in (together, same):
+        assert result.returncode == 0 and saved_result(tmp_path)["training_job"]["phase"] == "Completed", output(result)[-3000:]
+        assert "[WARNING]" not in output(result), output(result)[-3000:]
