@@ -40,8 +40,9 @@ class ModelArtsError(Exception):
     ``transient`` (worth retrying later: throttling, 5xx, connection and
     timeout errors, unreadable bodies), ``unreached`` (no connection could be made - refused, a name
     that does not resolve, no answer to the connect, TLS failed - to a host that has not answered once in this
-    client's life: a wait ends on it rather than retry it to the deadline)
-    and ``not_found``.  A transport failure
+    client's life: a wait ends on it rather than retry it to the deadline), ``unresolved`` (unreached because the
+    resolver does not know the host's name: the client does not retry it, as it retries a refused connection) and
+    ``not_found``.  A transport failure
     also says how far it got: ``connected`` is False when no connection could be
     made (refused, unreachable, the name not resolved, the connect timed out),
     True when one was made and no complete answer came, None when not known.
@@ -58,6 +59,8 @@ class ModelArtsError(Exception):
         self.request_id = request_id
         self.transient = transient
         self.unreached = False
+        # Unreached because the resolver does not know the host's name (transport.name_not_known): not retried.
+        self.unresolved = False
         # True when the deadline had passed before the request could be sent: no request, no answer, nothing failed.
         self.not_sent = False
         # True when the request was sent and the caller's deadline ended it before an answer came (see

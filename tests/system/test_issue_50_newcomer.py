@@ -207,3 +207,30 @@ def test_a_region_written_with_its_endpoint_and_project_is_not_warned_about(emul
     for result in (together, same):
         assert result.returncode == 0 and saved_result(tmp_path)["training_job"]["phase"] == "Completed", output(result)[-3000:]
         assert "[WARNING]" not in output(result), output(result)[-3000:]
+
+
+# -- item 3: a host name that does not resolve ---------------------------------------------------------------------
+
+
+@HOW
+def test_a_host_name_that_does_not_resolve_is_said_at_once_not_after_five_attempts(emulator, run_playbook, tmp_path, in_process):
+    """The client's default retries (backoff_retries 4) are not spent on a name the resolver does not know: the first
+    answer is the last. ``.invalid`` never resolves (RFC 2606)."""
+    job = str(uuid.uuid4())
+    task = dict(emulator.connection("aksk"), training_job_id=job, endpoint="https://modelarts.example.invalid", wait=True, wait_timeout=120)
+    message = shown_message(run_playbook(info_play(task, in_process)))
+    assert message.startswith("stopped waiting for Completed after ") and " on an error, 1 of 1 training job not Completed: " in message, message
+    assert "Failed to resolve 'modelarts.example.invalid'" in message or "Name or service not known" in message, message
+    assert "(modelarts.example.invalid is the host of endpoint (task option): check it)" in message, message
+    assert "gave up after" not in message, message
+    assert saved_result(tmp_path)["training_job"]["polls"] == 1
+    assert_documented(message)
+
+
+def test_a_refused_port_is_still_retried(emulator, run_playbook):
+    """The neighbour: a port that refuses may be a service restarting, and keeps the client's retries."""
+    from peers import closed_port  # pylint: disable=import-outside-toplevel
+
+    task = dict(emulator.connection("aksk"), training_job_id=str(uuid.uuid4()), endpoint="https://127.0.0.1:%d" % closed_port(), backoff_retries=2)
+    message = shown_message(run_playbook(info_play(task)))
+    assert "Connection refused" in message and "(gave up after 3 attempts)" in message, message
