@@ -224,7 +224,8 @@ class WaitResult:
     def job_fields(self, key):
         """Return the wait keys the module adds to one job's item: waited_seconds, polls, phase_history."""
         return {
-            "waited_seconds": self.job_waited_seconds[key],
+            # Milliseconds are what a monotonic reading can tell; its float's last digits are noise.
+            "waited_seconds": round(self.job_waited_seconds[key], 3),
             "polls": self.polls[key],
             "phase_history": [dict(entry) for entry in self.phase_history[key]],
         }

@@ -280,7 +280,7 @@ training_jobs:
       returned: always
       sample: []
     waited_seconds:
-      description: Seconds from the start of the task to this job's last observation.
+      description: Seconds from the start of the task to this job's last observation, rounded to milliseconds.
       type: float
       returned: when O(wait=true)
       sample: 125.2

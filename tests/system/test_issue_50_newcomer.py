@@ -234,3 +234,47 @@ def test_a_refused_port_is_still_retried(emulator, run_playbook):
     task = dict(emulator.connection("aksk"), training_job_id=str(uuid.uuid4()), endpoint="https://127.0.0.1:%d" % closed_port(), backoff_retries=2)
     message = shown_message(run_playbook(info_play(task)))
     assert "Connection refused" in message and "(gave up after 3 attempts)" in message, message
+
+
+# -- item 4: durations in milliseconds -----------------------------------------------------------------------------
+
+
+def decimals(value):
+    return len(repr(value).partition(".")[2])
+
+
+@HOW
+def test_waited_seconds_is_in_milliseconds_in_the_result_and_as_printed(emulator, run_playbook, tmp_path, in_process):
+    job = str(uuid.uuid4())
+    emulator.add_jobs([{"id": job, "name": unique("i50-durations"), "timeline": ["Pending", "Running", "Completed"], "run_seconds": 64.3946}])
+    task = dict(emulator.connection("aksk"), training_job_id=job, wait=True, wait_timeout=60, wait_sleep=0.3, wait_sleep_max=0.3)
+    result = run_playbook(info_play(task, in_process), verbosity=1)
+    item = saved_result(tmp_path)["training_job"]
+    assert item["phase"] == "Completed" and item["polls"] >= 3, item
+    # A monotonic reading's difference has fifteen digits after the point; milliseconds have three at most.
+    assert decimals(item["waited_seconds"]) <= 3 and item["waited_seconds"] > 0, item["waited_seconds"]
+    assert decimals(item["duration_seconds"]) <= 3, item["duration_seconds"]
+    printed = re.findall(r'"(?:waited|duration)_seconds": ([0-9.]+)', result.stdout)
+    assert printed and all(decimals(float(value)) <= 3 and len(value.partition(".")[2]) <= 3 for value in printed), printed
+
+
+def test_the_lookups_items_say_milliseconds_too(emulator, run_playbook):
+    job = str(uuid.uuid4())
+    emulator.add_jobs([{"id": job, "name": unique("i50-durations"), "timeline": ["Running", "Completed"]}])
+    play = [
+        {
+            "hosts": "localhost",
+            "gather_facts": False,
+            "vars": dict(("modelarts_%s" % name, value) for name, value in emulator.connection("aksk").items()),
+            "tasks": [
+                {
+                    "ansible.builtin.debug": {
+                        "msg": "LOOKUP={{ lookup('modelarts.training.training_job', '%s', wait=true, wait_sleep=0.3, field='waited_seconds') }}" % job
+                    }
+                }
+            ],
+        }
+    ]
+    result = run_playbook(play)
+    value = re.search(r"LOOKUP=([0-9.]+)", result.stdout).group(1)
+    assert len(value.partition(".")[2]) <= 3, value
