@@ -382,3 +382,30 @@ def test_emulator_differences_deny_no_call_the_emulator_serves(emulator):
         root = "/".join(path.split("/")[:3])  # /v3.0/OS-CREDENTIAL
         for sentence in re.split(r"(?<=\.)\s", " ".join(differences.split())):
             assert not (root in sentence and re.search(r"\bno\b", sentence) and "mints" not in sentence), sentence
+
+
+# -- docs/module.md: waiting in the background -----------------------------------------------------------------------
+
+BASELINE_JOB = "9d3f1a2b-4c5d-4e6f-8a9b-0c1d2e3f4a81"  # resnet50-flowers-train-baseline: Completed in the demo scenario
+
+
+def test_module_page_async_wait_runs_with_home_elsewhere_given_the_pages_async_dir(started, ansible_env, tmp_path):
+    """module.md's async example, run with ``HOME`` in a folder that is not the account's home directory: with the
+    page's ``ANSIBLE_ASYNC_DIR`` it collects the wait; without it, async_status fails as the page says."""
+    section = page("module.md").split("### Waiting in the background: `async`", 1)[1].split("\n## ", 1)[0]
+    play = {"hosts": "localhost", "gather_facts": False, "tasks": yaml.safe_load(blocks(section, "yaml")[0])}
+    play["tasks"][-1]["delay"] = 1  # the page polls every 30 s; the job is Completed already
+    exports = [line for line in blocks(section, "console")[0].splitlines() if line.startswith("$ export ")]
+    assert exports == ['$ export ANSIBLE_ASYNC_DIR="$HOME/.ansible_async"'], exports
+    home = tmp_path / "work-home"
+    home.mkdir()
+    env = environment(ansible_env, started, HOME=str(home), ANSIBLE_PYTHON_INTERPRETER=ansible_env["ANSIBLE_PYTHON_INTERPRETER"])
+    del env["ANSIBLE_ASYNC_DIR"]
+    documented = "could not find job"
+    assert documented in " ".join(section.split())
+    without = playbook(tmp_path, env, [play], "-e", "job_id=%s" % BASELINE_JOB)
+    assert without.returncode != 0 and documented in without.stdout, (without.stdout + without.stderr)[-3000:]
+    env["ANSIBLE_ASYNC_DIR"] = os.path.join(str(home), ".ansible_async")
+    given = playbook(tmp_path, env, [play], "-e", "job_id=%s" % BASELINE_JOB)
+    assert given.returncode == 0, (given.stdout + given.stderr)[-3000:]
+    assert re.search(r"failed=0 ", given.stdout) and os.listdir(env["ANSIBLE_ASYNC_DIR"]), given.stdout[-3000:]
