@@ -278,3 +278,64 @@ def test_the_lookups_items_say_milliseconds_too(emulator, run_playbook):
     result = run_playbook(play)
     value = re.search(r"LOOKUP=([0-9.]+)", result.stdout).group(1)
     assert len(value.partition(".")[2]) <= 3, value
+
+
+# -- item 6: the emulator's failed jobs, one story each -------------------------------------------------------------
+
+
+@HOW
+def test_the_emulators_failed_jobs_each_tell_one_story(emulator, run_playbook, tmp_path, in_process):
+    """Read through the module, as a newcomer reads the demo's failures: the default failed job, an import error and a
+    container killed for memory. Before issue 50 the first showed a CUDA out-of-memory error and "loss is NaN" together
+    and "exited with code 1" twice, the second ended inside conv.py's forward, the third printed a CUDA traceback."""
+    diverged, missing, killed = (str(uuid.uuid4()) for _each in range(3))
+    emulator.add_jobs(
+        [
+            {"id": diverged, "name": unique("i50-default-failed"), "phase": "Failed"},
+            {
+                "id": missing,
+                "name": unique("i50-import"),
+                "phase": "Failed",
+                "node_count": 2,
+                "failure": {"task": "worker-1", "exit_code": 2, "message": "ModuleNotFoundError: No module named 'torchvision'"},
+            },
+            {
+                "id": killed,
+                "name": unique("i50-oomkilled"),
+                "phase": "Failed",
+                "failure": {"task": "worker-0", "exit_code": 137, "message": "Container killed: out of memory (OOMKilled)"},
+            },
+        ]
+    )
+    task = dict(emulator.connection("aksk"), training_job_ids=[diverged, missing, killed], wait=True, wait_timeout=30, log_lines=12)
+    message = shown_message(run_playbook(info_play(task, in_process)))
+    items = dict((item["id"], item) for item in saved_result(tmp_path)["training_jobs"])
+    assert message.startswith("stopped waiting for Completed after ") and len(items) == 3, message
+
+    def told(job):
+        item = items[job]
+        tail = item["diagnostics"]["tasks"][0]["log_tail"]
+        return item["failure_reason"], [event["message"] for event in item["diagnostics"]["events"]], tail
+
+    reason, events, tail = told(diverged)
+    assert reason == "task worker-0 exited with code 1: RuntimeError: training diverged: loss is NaN", reason
+    assert "[worker-0] Training process exited with code 1: RuntimeError: training diverged: loss is NaN" in events, events
+    assert tail[-2:] == ["RuntimeError: training diverged: loss is NaN", "[ModelArts Service Log]Training end with return code: 1"], tail
+    assert not [line for line in tail + events if "CUDA" in line or "out of memory" in line or "OutOfMemory" in line], tail
+
+    reason, events, tail = told(missing)
+    assert tail[-3:] == [
+        "    import torchvision",
+        "ModuleNotFoundError: No module named 'torchvision'",
+        "[ModelArts Service Log]Training end with return code: 2",
+    ]
+    assert not [line for line in tail if "conv.py" in line or "forward" in line or "torch/nn" in line], tail
+
+    reason, events, tail = told(killed)
+    assert reason == "task worker-0 exited with code 137: Container killed: out of memory (OOMKilled)", reason
+    assert " Killed " in tail[-2] and tail[-1] == "[ModelArts Service Log]Training end with return code: 137", tail
+    assert not [line for line in tail if "Traceback" in line or "CUDA" in line or line.startswith("ERROR")], tail
+    for job in (diverged, missing, killed):
+        # Each job's line in the message says how its task ended once, and its own story only.
+        line = next(part for part in message.split("; training job ") if job in part)
+        assert line.count("Training end with return code") == 1, line
