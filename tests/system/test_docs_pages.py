@@ -409,3 +409,37 @@ def test_module_page_async_wait_runs_with_home_elsewhere_given_the_pages_async_d
     given = playbook(tmp_path, env, [play], "-e", "job_id=%s" % BASELINE_JOB)
     assert given.returncode == 0, (given.stdout + given.stderr)[-3000:]
     assert re.search(r"failed=0 ", given.stdout) and os.listdir(env["ANSIBLE_ASYNC_DIR"]), given.stdout[-3000:]
+
+
+# -- docs/getting_started.md: one place for the module and the lookup -------------------------------------------------
+
+
+def test_getting_started_group_variables_serve_the_module_and_the_lookup(started, ansible_env, tmp_path):
+    """The page's group_vars file and play, the vaulted values given as extra variables: the module (through the play's
+    module_defaults) and the lookup (by itself) read the same variables, and no AK/SK is exported."""
+    section = page("getting_started.md").split("## Set the connection once", 1)[1].split("\n## ", 1)[0]
+    group_vars, plays = blocks(section, "yaml")
+    assert group_vars.startswith("# group_vars/all/modelarts.yml")
+    (tmp_path / "group_vars" / "all").mkdir(parents=True)
+    (tmp_path / "group_vars" / "all" / "modelarts.yml").write_text(group_vars)
+    vaulted = {
+        "vault_modelarts_project_id": started["HUAWEICLOUD_SDK_PROJECT_ID"],
+        "vault_huaweicloud_ak": started["HUAWEICLOUD_SDK_AK"],
+        "vault_huaweicloud_sk": started["HUAWEICLOUD_SDK_SK"],
+    }
+    (tmp_path / "vault.yml").write_text(yaml.safe_dump(vaulted))
+    # The endpoints and the CA stay exported (the page's emulator settings); the credentials come from the variables only.
+    exports = dict((name, value) for name, value in started.items() if name not in ("HUAWEICLOUD_SDK_AK", "HUAWEICLOUD_SDK_SK", "HUAWEICLOUD_SDK_PROJECT_ID"))
+    env = environment(ansible_env, exports)
+    assert not [name for name in env if name.startswith("HUAWEICLOUD_SDK_") and name.endswith(("_AK", "_SK"))]
+    run = playbook(tmp_path, env, plays, "-e", "@vault.yml")
+    output = run.stdout + run.stderr
+    assert run.returncode == 0, output[-3000:]
+    assert re.search(r'"msg": "deploying 4c8e2a10-7b3d-4f5e-9a1c-2d3e4f5a6b02"', run.stdout), output[-3000:]
+    assert "[WARNING]" not in output, output[-3000:]
+    # Without the play's module_defaults the module has no credentials, as the page says.
+    bare = yaml.safe_load(plays)
+    del bare[0]["module_defaults"]
+    refused = playbook(tmp_path, env, bare, "-e", "@vault.yml")
+    documented = re.search(r"fails with `([^`]+)`", " ".join(section.split())).group(1)
+    assert refused.returncode != 0 and documented in refused.stdout, (refused.stdout + refused.stderr)[-3000:]
