@@ -201,6 +201,7 @@ $(STAMP_DEMO): requirements/runtime.txt requirements/demo.txt emulator/pyproject
 
 demo: $(STAMP_DEMO)
 	@$(IN_COPY) -- $(VENV_DEMO)/bin/python $(CURDIR)/hacking/demo.py
+	@echo "make demo: the emulator is stopped and its files removed; .venv-demo stays for the next run (rm -rf .venv-demo removes it)"
 
 # What the suites share, made once before they run side by side: the venvs (.venv with the EE tools,
 # .venv-newest when Python 3.13 is there) and ansible-test's offline pip bootstrap.
