@@ -443,3 +443,53 @@ def test_getting_started_group_variables_serve_the_module_and_the_lookup(started
     refused = playbook(tmp_path, env, bare, "-e", "@vault.yml")
     documented = re.search(r"fails with `([^`]+)`", " ".join(section.split())).group(1)
     assert refused.returncode != 0 and documented in refused.stdout, (refused.stdout + refused.stderr)[-3000:]
+
+
+# -- every link between the pages ----------------------------------------------------------------------------------
+
+
+def slug(heading):
+    """The anchor GitHub and the docsite (MyST, ``myst_heading_anchors``) give a Markdown heading."""
+    text = re.sub(r"[`*_]{2,}|`", "", heading.strip()).lower()
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+def anchors(path):
+    found, seen = set(), {}
+    in_code = False
+    with open(path) as handle:
+        for line in handle:
+            if line.startswith("```"):
+                in_code = not in_code
+            elif not in_code and re.match(r"#{1,6} ", line):
+                base = slug(line.lstrip("#"))
+                count = seen.get(base, 0)
+                found.add(base if not count else "%s-%d" % (base, count))
+                seen[base] = count + 1
+    return found
+
+
+MARKDOWN_PAGES = sorted(
+    [os.path.join(DOCS, name) for name in os.listdir(DOCS) if name.endswith(".md")]
+    + [os.path.join(ROOT, name) for name in ("README.md", os.path.join("benchmarks", "README.md"), os.path.join("emulator", "README.md"))]
+    + [os.path.join(ROOT, "roles", "training_job_gate", "README.md")]
+)
+
+
+@pytest.mark.parametrize("path", MARKDOWN_PAGES, ids=[os.path.relpath(path, ROOT) for path in MARKDOWN_PAGES])
+def test_every_link_between_the_pages_reaches_a_file_and_a_heading(path):
+    """A relative link names a file of the checkout, and its ``#anchor`` a heading of that page."""
+    with open(path) as handle:
+        text = re.sub(r"```.*?```", "", handle.read(), flags=re.S)
+    broken = []
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if re.match(r"[a-z]+:", target):
+            continue
+        name, _sep, anchor = target.partition("#")
+        linked = os.path.normpath(os.path.join(os.path.dirname(path), name)) if name else path
+        if not os.path.exists(linked):
+            broken.append("%s: no such file" % target)
+        elif anchor and linked.endswith(".md") and anchor not in anchors(linked):
+            broken.append("%s: no such heading" % target)
+    assert not broken, broken
