@@ -38,7 +38,7 @@ author:
 options:
   training_job_id:
     description:
-      - ID of one v2 training job (a UUID, never the job's name: O(name) selects jobs by name).
+      - ID of one v2 training job, a UUID (never the job's name, which O(name) selects by).
       - Exactly one of O(training_job_id), O(training_job_ids), O(name) and/or O(tags), or O(job_id) with O(version_id) is
         required; only O(training_job_ids) and O(v1_jobs), and O(name) and O(tags), may be combined.
     type: str
