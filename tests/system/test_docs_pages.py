@@ -472,7 +472,7 @@ def anchors(path):
 
 MARKDOWN_PAGES = sorted(
     [os.path.join(DOCS, name) for name in os.listdir(DOCS) if name.endswith(".md")]
-    + [os.path.join(ROOT, name) for name in ("README.md", os.path.join("benchmarks", "README.md"), os.path.join("emulator", "README.md"))]
+    + [os.path.join(ROOT, name) for name in ("README.md", "CONTRIBUTING.md", os.path.join("benchmarks", "README.md"), os.path.join("emulator", "README.md"))]
     + [os.path.join(ROOT, "roles", "training_job_gate", "README.md")]
 )
 
