@@ -69,7 +69,7 @@ class ModelArtsError(Exception):
         # The start of a credential exchange's error body that was not JSON: for recognising it, never for a message.
         self.unshown_body = None
         # True when the job asked for has an id no job can have (not a UUID): its "not found" is final, not a job
-        # too new to be seen yet (items.fetch_item sets it).
+        # too new to be seen yet (items.fetch_item sets it; the waiter's judge does not tolerate it).
         self.not_an_id = False
 
     @property
@@ -78,10 +78,8 @@ class ModelArtsError(Exception):
 
         A 404 that carries another code is something else: ModelArts.2786 (the
         credentials' project does not match the URL) or a gateway code.  A job asked for by a value that cannot be
-        an id (``not_an_id``) is not "not found" here: that answer will never change, so a wait does not tolerate it.
+        an id is not found all the same, and ``not_an_id`` says that this answer will never change.
         """
-        if self.not_an_id:
-            return False
         return self.error_code in NOT_FOUND_CODES or (self.status == 404 and not self.error_code)
 
     def replace_hint(self, hint):

@@ -560,6 +560,9 @@ def test_a_not_found_value_that_cannot_be_an_id_says_so_and_ends_a_wait_at_once(
     assert not result.ok and result.msg.endswith(hint), result.msg
     assert "check project_id" not in result.msg and "not found after" not in result.msg
     assert len(session.calls) == 1 and result.items[0]["polls"] == 1
+    # Still the service's "not found" (error_code, status), and final: no job just created is behind it.
+    error = result.first_error()
+    assert error.not_found and error.not_an_id and error.error_code == "ModelArts.2775"
 
 
 @pytest.mark.parametrize("job_id", [UUID, UUID.upper(), UUID.replace("-", "")])
