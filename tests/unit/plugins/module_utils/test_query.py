@@ -547,7 +547,8 @@ UUID = "3f7a1c2e-9b4d-4e8a-a1b2-c3d4e5f60718"
 NOT_FOUND = {"error_code": "ModelArts.2775", "error_msg": "Training job not found."}
 
 
-def not_found_session(job_id, status=400, body=NOT_FOUND):
+def not_found_session(job_id, status=400, body=None):
+    body = NOT_FOUND if body is None else body
     return FakeSession(**{"training-jobs/" + job_id: FakeResponse(status, body, headers={"X-Request-Id": "r-1"})})
 
 
