@@ -104,7 +104,9 @@ def demo(work):
             "The gate stayed closed: the failed job blocked the deploy, and no release-demo-2.json was written; the message above"
             " quotes the job's last error event and the last lines of its log (diagnostics)"
         )
-    say("Emulator stopped. Releases written: %s (removed with the demo's temporary directory)" % ", ".join(sorted(os.listdir(release_dir))))
+    # The release manifests (the playbook also keeps deployed-training-jobs there: the jobs it deployed, each once).
+    releases = sorted(name for name in os.listdir(release_dir) if name.startswith("release-"))
+    say("Emulator stopped. Releases written: %s (removed with the demo's temporary directory)" % ", ".join(releases))
     return 0
 
 

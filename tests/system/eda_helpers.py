@@ -63,7 +63,8 @@ def run_rulebook(ansible_env, workdir, rulebook, variables=None, env=None, shutd
         command.append("-" + "v" * verbosity)
     # HOME in the work directory: the shipped rulebook keeps its state file under ~/.local/state by default, and a test's
     # watch must not meet another test's (or an earlier session's) file there.
-    merged = dict(ansible_env, HOME=workdir, **(env or {}))
+    merged = dict(ansible_env, HOME=workdir)
+    merged.update(env or {})
     return run_in_group(command, merged, workdir, max(timeout, HANG_SECONDS))
 
 
