@@ -141,7 +141,9 @@ def demo(work):
         say("The gate opened on the better model and the deploy step wrote release-demo-4.json; its decision record:")
         if not show_record(better, "open"):
             return 1
-    say("Emulator stopped. Releases written: %s (removed with the demo's temporary directory)" % ", ".join(sorted(os.listdir(release_dir))))
+    # The release manifests (the playbook also keeps deployed-training-jobs there: the jobs it deployed, each once).
+    releases = sorted(name for name in os.listdir(release_dir) if name.startswith("release-"))
+    say("Emulator stopped. Releases written: %s (removed with the demo's temporary directory)" % ", ".join(releases))
     return 0
 
 

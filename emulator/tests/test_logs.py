@@ -7,6 +7,7 @@ import pytest
 from modelarts_emulator import logs
 
 FAILED = "a1000000-0000-4000-8000-000000000002"
+LOST = "a1000000-0000-4000-8000-000000000007"  # phase-abnormal-lost: its node stopped responding (a Warning), then lost
 POLLED = "a1000000-0000-4000-8000-000000000010"  # polls-to-completed: each GET of the job is one poll
 
 
@@ -15,16 +16,16 @@ def path(client, job, rest):
 
 
 def test_events_filter_by_level_and_page_by_page_index(client):
-    everything = client.request("GET", path(client, FAILED, "events"), query=[("limit", "100")]).json()
+    everything = client.request("GET", path(client, LOST, "events"), query=[("limit", "100")]).json()
     levels = [event["level"] for event in everything["events"]]
     assert set(levels) == {"Info", "Warning", "Error"} and everything["order"] == "desc"
-    warnings = client.request("GET", path(client, FAILED, "events"), query=[("level", "Warning")]).json()
+    warnings = client.request("GET", path(client, LOST, "events"), query=[("level", "Warning")]).json()
     assert [event["level"] for event in warnings["events"]] == ["Warning"]
-    second = client.request("GET", path(client, FAILED, "events"), query=[("limit", "2"), ("offset", "1")]).json()
+    second = client.request("GET", path(client, LOST, "events"), query=[("limit", "2"), ("offset", "1")]).json()
     assert second["events"] == everything["events"][2:4]
-    oldest_first = client.request("GET", path(client, FAILED, "events"), query=[("order", "asc"), ("limit", "100")]).json()
+    oldest_first = client.request("GET", path(client, LOST, "events"), query=[("order", "asc"), ("limit", "100")]).json()
     assert oldest_first["events"] == list(reversed(everything["events"]))
-    assert client.request("GET", path(client, FAILED, "events"), query=[("level", "Debug")]).status_code == 400
+    assert client.request("GET", path(client, LOST, "events"), query=[("level", "Debug")]).status_code == 400
 
 
 def test_aom_reads_forward_from_a_base_line(client):
@@ -102,3 +103,91 @@ def test_ft_metrics_are_empty_before_the_job_ran_and_for_a_job_without_them(clie
     for job_id in ("f7000000-0000-4000-8000-000000000002", "f7000000-0000-4000-8000-000000000003"):
         response = client.request("GET", path(client, job_id, "ft-metrics"))
         assert response.status_code == 200 and response.json()["data"]["metrics"] == []
+
+
+# -- one story per failure kind (failures.py) -----------------------------------------------------------------
+
+
+def story(client, emu, job_id, task="worker-0", **spec):
+    """(events oldest first, the end of ``task``'s log or None) of a job added with ``spec``."""
+    emu.add_job(id=job_id, name="story", **spec)
+    for _poll in range(len(spec.get("timeline") or ())):
+        client.job(job_id)  # a timeline driven by polls: to its end
+    events = client.request("GET", path(client, job_id, "events"), query=[("order", "asc"), ("limit", "100")]).json()["events"]
+    answer = client.request("GET", path(client, job_id, "logs/" + task), query=[("lines", "500"), ("order", "asc")])
+    return [(event["level"], event["message"]) for event in events], (answer.json()["content"].split("\n") if answer.status_code == 200 else None)
+
+
+def test_a_default_failed_job_tells_one_story_a_loss_that_diverged(client, emu):
+    events, log = story(client, emu, "e1090000-0000-4000-8000-000000000011", phase="Failed")
+    assert ("Error", "[worker-0] Training process exited with code 1: RuntimeError: training diverged: loss is NaN") in events
+    assert not [level for level, _message in events if level == "Warning"], "nothing was seen coming"
+    text = "\n".join(log)
+    assert "CUDA" not in text and "OutOfMemoryError" not in text and text.count("exited with code") == 0
+    assert log[-3:] == [
+        "    raise RuntimeError('training diverged: loss is NaN')",
+        "RuntimeError: training diverged: loss is NaN",
+        "[ModelArts Service Log]Training end with return code: 1",
+    ]
+
+
+def test_an_import_error_ends_at_the_import_not_in_a_forward_pass(client, emu):
+    failure = {"task": "worker-1", "exit_code": 2, "message": "ModuleNotFoundError: No module named 'torchvision'"}
+    events, log = story(client, emu, "e1090000-0000-4000-8000-000000000012", task="worker-1", phase="Failed", node_count=2, failure=failure)
+    assert log[-4:] == [
+        '  File "/home/ma-user/modelarts/user-job-dir/code/train.py", line 141, in evaluate',
+        "    import torchvision",
+        "ModuleNotFoundError: No module named 'torchvision'",
+        "[ModelArts Service Log]Training end with return code: 2",
+    ]
+    assert not [line for line in log if "torch/nn" in line or "forward" in line or "CUDA" in line]
+    assert [level for level, _message in events if level != "Info"] == ["Error", "Error"]
+    failure["message"] = "ImportError: cannot import name 'nms' from 'torchvision.ops'"
+    _events, log = story(client, emu, "e1090000-0000-4000-8000-000000000013", task="worker-1", phase="Failed", node_count=2, failure=failure)
+    assert log[-3] == "    from torchvision.ops import nms"
+
+
+def test_a_container_killed_for_memory_prints_no_traceback(client, emu):
+    failure = {"task": "worker-0", "exit_code": 137, "message": "Container killed: out of memory (OOMKilled) while loading batch 1412"}
+    events, log = story(client, emu, "e1090000-0000-4000-8000-000000000014", phase="Failed", failure=failure)
+    assert "Traceback (most recent call last):" not in log and not [line for line in log if "CUDA" in line or line.startswith("ERROR")]
+    assert log[-2].endswith(
+        " Killed                  python /home/ma-user/modelarts/user-job-dir/code/train.py --data_url=/home/ma-user/modelarts/inputs/data_url_0"
+    )
+    assert log[-1] == "[ModelArts Service Log]Training end with return code: 137"
+    assert [message for level, message in events if level == "Warning"] == ["[worker-0] Memory usage above 95% of the container's limit for 60 seconds."]
+    assert [message for _level, message in events].count("[worker-0] Training process exited with code 137: %s" % failure["message"]) == 1
+
+
+def test_a_cuda_out_of_memory_error_is_the_one_raised_in_the_forward_pass(client, emu):
+    failure = {"exit_code": 1, "message": "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"}
+    events, log = story(client, emu, "e1090000-0000-4000-8000-000000000015", phase="Failed", failure=failure)
+    assert log[-4:] == [
+        '  File "/home/ma-user/anaconda3/lib/python3.9/site-packages/torch/nn/modules/conv.py", line 463, in forward',
+        "    return self._conv_forward(input, self.weight, self.bias)",
+        failure["message"],
+        "[ModelArts Service Log]Training end with return code: 1",
+    ]
+    assert [message for level, message in events if level == "Warning"] == ["[worker-0] GPU memory usage above 95% for 60 seconds."]
+
+
+def test_a_segfault_a_lost_node_and_a_job_that_never_ran(client, emu):
+    _events, log = story(
+        client, emu, "e1090000-0000-4000-8000-000000000016", phase="Failed", failure={"exit_code": 139, "message": "Segmentation fault (core dumped)"}
+    )
+    assert " Segmentation fault (core dumped) " in log[-2] and log[-1].endswith("return code: 139") and "Traceback (most recent call last):" not in log
+    failure = {"exit_code": 137, "message": "Node lost while running"}
+    events, log = story(client, emu, "e1090000-0000-4000-8000-000000000017", timeline=["Creating", "Running", "Abnormal"], failure=failure)
+    assert log[-1].startswith("INFO: epoch ") and "Training end" not in log[-1], "the log stops where the node went"
+    assert [message for _level, message in events][-3:] == [
+        "[worker-0] The node running this task stopped responding.",
+        "[worker-0] Task lost with its node (exit code 137): Node lost while running",
+        "Failed to run the training job.",
+    ]
+    assert [message for _level, message in events][:3] == ["Training job created.", "The training job starts to run.", "[worker-0] Training code downloaded."]
+    events, log = story(client, emu, "e1090000-0000-4000-8000-000000000018", phase="Abnormal")
+    assert log is None
+    assert [message for level, message in events if level != "Info"] == [
+        "[worker-0] Failed to create pod worker-0: insufficient resources in the resource pool",
+        "Failed to run the training job.",
+    ]

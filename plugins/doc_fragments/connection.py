@@ -15,6 +15,8 @@ options:
     description:
       - Huawei Cloud region, for example C(cn-north-4).
       - Derives the default O(endpoint) and O(iam_endpoint), and names the project looked up when O(project_id) is not set.
+      - No request carries it (the signature does not include a region). With O(endpoint) and O(project_id) given it chooses
+        nothing, and a warning says so when it was given apart from them or the endpoint's host is in another region.
       - If not set, the value of the E(HUAWEICLOUD_SDK_REGION) environment variable is used.
     type: str
   project_id:
@@ -234,6 +236,8 @@ options:
     description:
       - Huawei Cloud region, for example C(cn-north-4).
       - Derives the default O(endpoint) and O(iam_endpoint), and names the project looked up when O(project_id) is not set.
+      - No request carries it (the signature does not include a region). With O(endpoint) and O(project_id) given it chooses
+        nothing, and a warning says so when it was given apart from them or the endpoint's host is in another region.
     type: str
     env:
       - name: HUAWEICLOUD_SDK_REGION

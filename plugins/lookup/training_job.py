@@ -18,6 +18,9 @@ description:
   - Options come from keywords, inventory variables such as C(modelarts_region) and environment variables, in that
     order of precedence. The C(modelarts_*) variables are templates like any inventory value (vaulted values included) and
     are rendered before use; no other variable is read.
+  - C(module_defaults) does not reach a lookup; ansible-core applies it to the arguments of a task's module, while a
+    lookup runs as the task is templated and is given only its terms, its keywords and the variables in scope. Keep the
+    connection in C(modelarts_*) variables and hand them to the module in C(module_defaults), or in the environment.
   - The credential kind comes from the highest of these levels that names any credential option, so a keyword
     O(auth_token) replaces AK/SK from C(modelarts_*) variables or E(HUAWEICLOUD_SDK_AK)/E(HUAWEICLOUD_SDK_SK).
   - A keyword that is not one of the options below is an error that names it and the closest option
@@ -183,7 +186,8 @@ class LookupModule(LookupBase):
         keys = [term_key(term, index) for index, term in enumerate(flatten_terms(terms))]
         # The door reads the raw values itself, strictly, and names their origin in its errors.
         try:
-            query = Query([(LEVEL_KEYWORD, kwargs), (LEVEL_VARIABLE, rendered)], Selection(dict.fromkeys(keys)))
+            # The lookup selects by id only: a "not found" for a value that cannot be an id says where names are searched.
+            query = Query([(LEVEL_KEYWORD, kwargs), (LEVEL_VARIABLE, rendered)], Selection(dict.fromkeys(keys), name_option=None))
         except ConnectionConfigError as error:
             raise AnsibleLookupError("training_job lookup: %s" % error) from None
         with query:

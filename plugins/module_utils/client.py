@@ -117,8 +117,8 @@ class ModelArtsClient(object):
     credential rules are checked at construction, before any request.
 
     ``clock``, ``sleep``, ``rand`` and ``utcnow`` are injectable for tests:
-    a monotonic clock, a sleep function, ``random.random`` and a function
-    returning the aware UTC ``datetime``.  ``session`` may be any object with
+    a monotonic clock, a sleep function (default: a sleep that :meth:`abandon` ends at once), ``random.random`` and a
+    function returning the aware UTC ``datetime``.  ``session`` may be any object with
     a ``requests.Session``-like ``request()`` method.
     """
 
@@ -127,7 +127,7 @@ class ModelArtsClient(object):
         params,
         session=None,
         clock=time.monotonic,
-        sleep=time.sleep,
+        sleep=None,
         rand=random.random,
         utcnow=None,
         pool_size=16,

@@ -9,7 +9,14 @@ from __future__ import annotations
 from urllib.parse import quote, urlsplit
 
 from ansible_collections.modelarts.training.plugins.module_utils.credentials import CredentialsConfigError
-from ansible_collections.modelarts.training.plugins.module_utils.options import REGION_PATTERN, ConnectionConfigError, describe, where as option_origin
+from ansible_collections.modelarts.training.plugins.module_utils.options import (
+    IAM_KINDS,
+    REGION_PATTERN,
+    SELF_DESCRIBING_KINDS,
+    ConnectionConfigError,
+    describe,
+    where as option_origin,
+)
 from ansible_collections.modelarts.training.plugins.module_utils.text import label
 
 # Regions whose ModelArts endpoint does not end in .myhuaweicloud.com (from the official SDK's region map).
@@ -162,3 +169,57 @@ class Endpoints(object):
                     describe(name),
                 )
         return ""
+
+
+def host_region(url, service="modelarts"):
+    """The region a public host name of ``service`` names (``modelarts.cn-north-4.myhuaweicloud.com``: cn-north-4), or None."""
+    labels = (urlsplit(url or "").hostname or "").split(".")
+    if len(labels) >= 3 and labels[0] == service and "-" in labels[1] and REGION_PATTERN.fullmatch(labels[1]):
+        return labels[1]
+    return None
+
+
+def unused_region(params, kind, origins=None, region_at=None):
+    """A warning when ``region`` is given and names nothing in the call, yet looks as if it chose where the call goes
+    ('' otherwise).
+
+    A region makes the default ModelArts host, the IAM host (for a kind that calls IAM), the STS host (OIDC), and the
+    project looked up (or scoped, for a password) when ``project_id`` is not given; no request carries it otherwise
+    (the SDK-HMAC-SHA256 signature has no region in it). With ``endpoint``, ``project_id`` and whatever IAM or STS
+    endpoint the kind needs all given, it is used for nothing. That is said when the endpoint's host is in another
+    region, or when the region was given apart from the endpoint or the project id: at another level (``origins``:
+    option -> level) that does not give this same region too (``region_at``: level -> the region given there) - the
+    task's ``region: eu-west-101`` over an exported ``HUAWEICLOUD_MODELARTS_ENDPOINT`` and
+    ``HUAWEICLOUD_SDK_REGION=cn-north-4``.  A region written with the endpoint and project it goes with is left alone.
+    """
+    region = params.get("region")
+    if not region or not params.get("endpoint") or not params.get("project_id"):
+        return ""
+    needs_iam = kind in IAM_KINDS or kind in SELF_DESCRIBING_KINDS or params.get("agency_name")
+    if (needs_iam and not params.get("iam_endpoint")) or (kind == "oidc" and not params.get("sts_endpoint")):
+        return ""
+    origins = origins or {}
+    region_at = region_at or {}
+    named = host_region(params["endpoint"])
+
+    def apart(name):
+        level = origins.get(name)
+        given = region_at.get(level)
+        return level != origins.get("region") and (given.strip() if isinstance(given, str) else given) != region
+
+    if named in (None, region) and not apart("endpoint") and not apart("project_id"):
+        return ""
+
+    def shown(name):
+        return option_origin(name, origins[name]) if origins.get(name) else describe(name)
+
+    text = "%s is not used: %s names the host and %s the project, and no request carries a region%s" % (
+        # region eu-west-101 (task option)
+        shown("region").replace("region", "region %s" % label(region, 60), 1),
+        shown("endpoint"),
+        shown("project_id"),
+        " (the AK/SK signature does not include one)" if kind == "aksk" else "",
+    )
+    if named and named != region:
+        text += "; the endpoint's host %s is in %s" % (label(urlsplit(params["endpoint"]).hostname, 200), named)
+    return text + "; to call %s, set endpoint and project_id for it (or leave them unset), else leave region out" % label(region, 60)

@@ -40,8 +40,9 @@ class ModelArtsError(Exception):
     ``transient`` (worth retrying later: throttling, 5xx, connection and
     timeout errors, unreadable bodies), ``unreached`` (no connection could be made - refused, a name
     that does not resolve, no answer to the connect, TLS failed - to a host that has not answered once in this
-    client's life: a wait ends on it rather than retry it to the deadline)
-    and ``not_found``.  A transport failure
+    client's life: a wait ends on it rather than retry it to the deadline), ``unresolved`` (unreached because the
+    resolver does not know the host's name: the client does not retry it, as it retries a refused connection) and
+    ``not_found``.  A transport failure
     also says how far it got: ``connected`` is False when no connection could be
     made (refused, unreachable, the name not resolved, the connect timed out),
     True when one was made and no complete answer came, None when not known.
@@ -58,6 +59,8 @@ class ModelArtsError(Exception):
         self.request_id = request_id
         self.transient = transient
         self.unreached = False
+        # Unreached because the resolver does not know the host's name (transport.name_not_known): not retried.
+        self.unresolved = False
         # True when the deadline had passed before the request could be sent: no request, no answer, nothing failed.
         self.not_sent = False
         # True when the request was sent and the caller's deadline ended it before an answer came (see
@@ -65,15 +68,32 @@ class ModelArtsError(Exception):
         self.deadline_cut = False
         # The start of a credential exchange's error body that was not JSON: for recognising it, never for a message.
         self.unshown_body = None
+        # True when the job asked for has an id no job can have (not a UUID): its "not found" is final, not a job
+        # too new to be seen yet (items.fetch_item sets it; the waiter's judge does not tolerate it).
+        self.not_an_id = False
 
     @property
     def not_found(self):
         """True for ModelArts' "training job not found" (ModelArts.2775, HTTP 400) and for a bare HTTP 404.
 
         A 404 that carries another code is something else: ModelArts.2786 (the
-        credentials' project does not match the URL) or a gateway code.
+        credentials' project does not match the URL) or a gateway code.  A job asked for by a value that cannot be
+        an id is not found all the same, and ``not_an_id`` says that this answer will never change.
         """
         return self.error_code in NOT_FOUND_CODES or (self.status == 404 and not self.error_code)
+
+    def replace_hint(self, hint):
+        """Put ``hint`` in place of the hint :data:`HINTS` gave this error's code (or before its request id, or at the
+        end, when it had none)."""
+        text = str(self.args[0]) if self.args else ""
+        known = HINTS.get(self.error_code)
+        if known and "(%s)" % known in text:
+            text = text.replace("(%s)" % known, "(%s)" % hint, 1)
+        elif self.request_id and text.endswith(" [request id %s]" % self.request_id):
+            text = "%s (%s) [request id %s]" % (text[: -len(" [request id %s]" % self.request_id)], hint, self.request_id)
+        else:
+            text = "%s (%s)" % (text, hint)
+        self.args = (text,) + tuple(self.args[1:])
 
     def to_dict(self):
         """The error's fields for a module result (``fail_json(**err.to_dict())``)."""

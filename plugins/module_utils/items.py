@@ -8,9 +8,10 @@ endpoint tokens masked (or kept, ``include_endpoint_tokens``) and collected; and
 
 from __future__ import annotations
 
+from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.jobs import ITEM_KEYS, build_item
 from ansible_collections.modelarts.training.plugins.module_utils.phases import DEFAULT_FAIL_ON
-from ansible_collections.modelarts.training.plugins.module_utils.selection import JOB_ID_PATTERN, Search, v2_key
+from ansible_collections.modelarts.training.plugins.module_utils.selection import JOB_ID_PATTERN, Search, can_be_job_id, not_a_job_id, v2_key
 from ansible_collections.modelarts.training.plugins.module_utils.text import MASK, label, name_key, redact
 from ansible_collections.modelarts.training.plugins.module_utils.validation import SchemaValidationError
 
@@ -108,12 +109,14 @@ def keep_paths(details, paths):
 _ABSENT = object()
 
 
-def fetch_item(client, key, validate="strict", fail_on=DEFAULT_FAIL_ON, deadline=None, include_tokens=False, tokens=None):
+def fetch_item(client, key, validate="strict", fail_on=DEFAULT_FAIL_ON, deadline=None, include_tokens=False, tokens=None, name_option="name"):
     """GET one job (v2 id or v1 key), validate the raw document, normalise it and mask its endpoint tokens.
 
     Raises ``ModelArtsError`` for API failures (a ``jobs.WrongJobError`` when the answer is another job's document)
     and ``SchemaValidationError`` under ``validate=strict`` (its item masked too).  ``tokens``, a dict used as an
-    ordered set, receives the endpoint tokens found.
+    ordered set, receives the endpoint tokens found.  A v2 key that cannot be an id (a job's name given as its id)
+    that is not found says so, pointing to ``name_option`` (the entry point's name search), and is final
+    (``ModelArtsError.not_an_id``).
     """
     try:
         # The answer is checked against the question (expect): another job's document is never this job's item.
@@ -121,7 +124,13 @@ def fetch_item(client, key, validate="strict", fail_on=DEFAULT_FAIL_ON, deadline
             response = client.get_job_version(key[1], key[2], deadline=deadline)
             api, expect, operation = "v1", key[1:], "get training job %s version %s" % (label(key[1]), label(key[2]))
         else:
-            response = client.get_training_job(key, deadline=deadline)
+            try:
+                response = client.get_training_job(key, deadline=deadline)
+            except ModelArtsError as error:
+                if error.not_found and not can_be_job_id(key):
+                    error.replace_hint(not_a_job_id(name_option))
+                    error.not_an_id = True
+                raise
             api, expect, operation = "v2", key, "get training job %s" % label(key)
         item = build_item(
             response.data, api, validate=validate, fail_on=fail_on, job_ref=name_key(key), expect=expect, operation=operation, request_id=response.request_id

@@ -19,6 +19,7 @@ from __future__ import annotations
 import time
 
 from ansible_collections.modelarts.training.plugins.module_utils.client import HAS_REQUESTS, REQUESTS_IMPORT_ERROR, ModelArtsClient
+from ansible_collections.modelarts.training.plugins.module_utils.endpoints import unused_region
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.fanout import DEFAULT_MAX_CONCURRENCY, fetch_concurrently
 
@@ -32,7 +33,13 @@ from ansible_collections.modelarts.training.plugins.module_utils.items import ( 
     schema_warnings,
     unseen_item,
 )
-from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError, proxy_secret, resolve
+from ansible_collections.modelarts.training.plugins.module_utils.options import (
+    LEVEL_ENVIRONMENT,
+    ConnectionConfigError,
+    environment_level,
+    proxy_secret,
+    resolve,
+)
 from ansible_collections.modelarts.training.plugins.module_utils.phases import DEFAULT_FAIL_ON, DEFAULT_WAIT_FOR, PHASES, TERMINAL_PHASES
 
 # Selection moved to selection.py: these names stay importable from here.
@@ -164,6 +171,7 @@ def query_jobs(
     search=None,
     name_pages=None,
     workspace_id=None,
+    name_option="name",
 ):
     """Fetch the jobs of ``keys`` concurrently over the client's one session; wait when asked.
 
@@ -177,12 +185,13 @@ def query_jobs(
     ``workspace_id`` the workspace bulk searches by id look in.  Those items are taken by the rule of every round
     (``observer.adopt``): with ``wait`` a job in a phase the wait acts on is read by its GET in the first round; without it
     every job is (the caller acts on whatever phase it gets), so what comes back is never a search's word.
+    ``name_option`` is the caller's option that selects jobs by name (:func:`items.fetch_item`).
     """
     keys = list(dict.fromkeys(keys))
     start = clock() if start is None else start
 
     def fetch_one(key, when):
-        return fetch_item(client, key, validate=validate, fail_on=fail_on, deadline=when, include_tokens=include_tokens, tokens=tokens)
+        return fetch_item(client, key, validate=validate, fail_on=fail_on, deadline=when, include_tokens=include_tokens, tokens=tokens, name_option=name_option)
 
     def poll(some, when):
         return fetch_concurrently(some, fetch_one, max_concurrency=max_concurrency, deadline=when, clock=clock)
@@ -301,6 +310,11 @@ class Query(object):
         self._masking = (None, None)  # (what it was built from, text.Secrets): rebuilt only when that changes
         if not self.settings.connection["validate_certs"]:
             self.warnings.append("validate_certs is false: the TLS certificates of %s are not verified" % self.client.endpoint)
+        region_at = dict((level, (values or {}).get("region")) for level, values in levels)
+        region_at[LEVEL_ENVIRONMENT] = environment_level(environ).get("region")
+        region = unused_region(self.settings.connection, self.settings.kind, self.settings.origins, region_at)
+        if region:
+            self.warnings.append(region)
 
     def __enter__(self):
         return self
@@ -347,8 +361,10 @@ class Query(object):
         """``{key: item or exception}`` for ``keys``, fetched concurrently; never raises for one job."""
         options = self._item_options()
 
+        name_option = self.selection.name_option if self.selection is not None else "name"
+
         def fetch_one(key, when):
-            return fetch_item(self.client, key, deadline=when, **options)
+            return fetch_item(self.client, key, deadline=when, name_option=name_option, **options)
 
         return fetch_concurrently(keys, fetch_one, max_concurrency=self.settings.max_concurrency, deadline=deadline, clock=self.clock)
 
@@ -557,6 +573,7 @@ class Query(object):
             search=selection.search,
             name_pages=pages[-1] if pages else None,
             workspace_id=selection.workspace_id,
+            name_option=selection.name_option,
             **self._item_options(),
         )
         result.single = selection.single

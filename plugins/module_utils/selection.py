@@ -29,6 +29,28 @@ SELECTION_OPTIONS = ("training_job_id", "training_job_ids", "name", "job_id", "v
 JOB_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
+# What ModelArts issues as a training job id: a UUID (with or without its dashes).  A value of another shape is still
+# asked for (JOB_ID_PATTERN decides what may be sent), but a "not found" for it is final and says it is no id.
+UUID_PATTERN = re.compile(r"^(?:[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}|[0-9A-Fa-f]{32})$")
+# A job id as the service shows them, for messages.
+SAMPLE_JOB_ID = "3f7a1c2e-9b4d-4e8a-a1b2-c3d4e5f60718"
+
+
+def can_be_job_id(job_id):
+    """Whether ``job_id`` has the shape of the ids ModelArts gives training jobs (a UUID)."""
+    return isinstance(job_id, str) and bool(UUID_PATTERN.match(job_id.strip()))
+
+
+def not_a_job_id(name_option="name"):
+    """Why a "not found" for a v2 key that :func:`can_be_job_id` refuses is final (the message names the key already),
+    and what to use instead: ``name_option`` is the entry point's option that selects jobs by name (None when it has
+    none: the lookup)."""
+    text = "not a training job id, which is a UUID such as %s" % SAMPLE_JOB_ID
+    if name_option:
+        return text + ": to select jobs by their name, use %s" % name_option
+    return text + ": the lookup reads jobs by id; modelarts_training_job_info's name finds a name's jobs"
+
+
 def v2_key(job_id):
     """The key of a v2 job: its id."""
     return str(job_id)
@@ -208,10 +230,13 @@ def workspace_fields(workspace_id):
 
 class Selection(object):
     """Which jobs a call is about: ``keys`` (v2 ids and v1 keys, in order), or a :class:`Search` (``search``; ``name``
-    alone builds one); ``single`` when one job was asked for; ``workspace_id`` the workspace its searches look in."""
+    alone builds one); ``single`` when one job was asked for; ``workspace_id`` the workspace its searches look in;
+    ``name_option`` the entry point's option that selects jobs by name (messages point to it)."""
 
-    def __init__(self, keys=(), name=None, single=False, search=None, workspace_id=None):
+    def __init__(self, keys=(), name=None, single=False, search=None, workspace_id=None, name_option="name"):
         self.keys = list(keys)
+        # How the entry point selects jobs by name, for a "not found" of a value that cannot be an id (None: it cannot).
+        self.name_option = name_option
         if search is None and name is not None:
             search = Search(name=name, workspace_id=workspace_id)
         self.search = search

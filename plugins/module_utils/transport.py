@@ -257,6 +257,21 @@ def no_connection(exc):
     return any(type(cause).__name__ in ("NewConnectionError", "NameResolutionError") for cause in _causes(exc))
 
 
+# What the resolver answers for a name it does not know (EAI_NONAME), or knows without an address (EAI_NODATA, where the
+# platform has it). A server that cannot be asked (EAI_AGAIN) or failed (EAI_FAIL) may answer next time.
+_UNKNOWN_NAME_ERRNOS = frozenset(number for number in (getattr(socket, "EAI_NONAME", None), getattr(socket, "EAI_NODATA", None)) if number is not None)
+
+
+def name_not_known(exc):
+    """Whether ``exc`` (a ``requests`` error) says the resolver does not know the host's name: ``socket.gaierror``
+    EAI_NONAME (or EAI_NODATA) under urllib3's ``NameResolutionError`` (2.x) or ``NewConnectionError`` (1.x)."""
+    for cause in _causes(exc):
+        for inner in (cause, getattr(cause, "_reason", None), cause.__cause__, cause.__context__):
+            if isinstance(inner, socket.gaierror) and inner.errno in _UNKNOWN_NAME_ERRNOS:
+                return True
+    return False
+
+
 def speaks_tls(host, port, timeout):
     """Whether the server at ``host:port`` completes a TLS handshake (its certificate unchecked): asked once, when a
     plain-HTTP request there was dropped."""
@@ -481,7 +496,7 @@ class HttpTransport(object):
         secrets=(),
         session=None,
         clock=time.monotonic,
-        sleep=time.sleep,
+        sleep=None,
         rand=random.random,
         utcnow=None,
         pool_size=16,
@@ -495,6 +510,8 @@ class HttpTransport(object):
         self._secrets = tuple(secrets)
         self._clock = clock
         self._sleep = sleep
+        # What a backoff sleep waits on when no ``sleep`` was injected: :meth:`abandon` sets it, so the sleep ends at once.
+        self._woken = threading.Event()
         self._rand = rand
         self._utcnow = utcnow or (lambda: datetime.datetime.now(datetime.timezone.utc))
         self._trace = trace
@@ -562,6 +579,7 @@ class HttpTransport(object):
         task's ``timeout:`` in the controller's process, ^C), and their answers are dropped.  Their sockets are shut down
         (the watchdog's), an attempt not yet sent is refused and no retry waits; then :meth:`close`."""
         self._abandoned = True
+        self._woken.set()
         if self._watchdog is not None:
             self._watchdog.abandon()
 
@@ -608,7 +626,8 @@ class HttpTransport(object):
             error, retry_after = self._attempt(call)
             if not isinstance(error, ModelArtsError):
                 return error
-            if not error.transient or attempt >= retries or self._abandoned:
+            # A name the resolver does not know, for a host that never answered, is said at once (ModelArtsError.unresolved).
+            if not error.transient or attempt >= retries or self._abandoned or error.unresolved:
                 if attempt:
                     error.args = ("%s (gave up after %d attempts)" % (error.args[0], attempt + 1),)
                     error.not_sent = False  # earlier attempts were sent
@@ -626,8 +645,16 @@ class HttpTransport(object):
                     "%s (no time left before the deadline to retry: it passes in %.1fs and %s)" % (error.args[0], max(0.0, deadline - self._clock()), wanted),
                 )
                 raise error
-            self._sleep(delay)
+            self._nap(delay)
             attempt += 1
+
+    def _nap(self, seconds):
+        """The backoff between two attempts.  :meth:`abandon` ends it at once - an event source cancelled at shutdown while
+        it honours a ``Retry-After: 90`` leaves then, not 90 s later - and the next attempt is then refused."""
+        if self._sleep is not None:
+            self._sleep(seconds)
+        else:
+            self._woken.wait(seconds)
 
     def _backoff(self, attempt, retry_after):
         if retry_after is not None:
@@ -702,6 +729,9 @@ class HttpTransport(object):
             if origin in self._answered:
                 return error
         error.unreached = no_connection(exc)
+        # A host that never answered and whose name the resolver does not know: a typo, or a private name this machine
+        # cannot resolve. Asking again in a second does not change that answer.
+        error.unresolved = error.unreached and name_not_known(exc)
         parts = urlsplit(call.url)
         if parts.scheme == "http" and not self._proxies and "Connection aborted" in str(exc) and parts.hostname:
             if origin not in self._speaks_tls:

@@ -26,8 +26,9 @@ Rules, all measured on ``clock``:
   ``wait_for``, so waiting for it would only spin until the deadline.
 * Errors: ``getattr(exc, 'transient', False)`` errors are tolerated until the deadline;
   ``getattr(exc, 'not_found', False)`` errors are tolerated during a job's first
-  ``not_found_tolerance`` polls (a job just created may not be visible yet), and end the wait with
-  outcome ``error`` afterwards; any other error ends it at once with outcome ``error``.  A transient error
+  ``not_found_tolerance`` polls (a job just created may not be visible yet; not one asked for by a value that
+  cannot be an id, ``not_an_id``), and end the wait with outcome ``error`` afterwards; any other error ends it at
+  once with outcome ``error``.  A transient error
   that is also ``unreached`` (no connection to a host that has not answered once: refused, a name that does
   not resolve) ends it too (``unreached``): what never answered is not waited for until the deadline.
 * Only a job whose last item is in ``wait_for`` counts as done; the outcome is ``satisfied`` only
@@ -113,7 +114,8 @@ def judge(observation, poll_number, wait_for, fail_on, terminal_phases=TERMINAL_
     job's polls so far, this one included. ``reason`` is a short text for ending verdicts, else None.
     """
     if isinstance(observation, BaseException):
-        if _flag(observation, "not_found"):
+        # A value that cannot be a job id will never be found: no job just created is behind it (ModelArtsError.not_an_id).
+        if _flag(observation, "not_found") and not _flag(observation, "not_an_id"):
             if poll_number <= not_found_tolerance:
                 return JOB_TOLERATED, None
             return JOB_FATAL, "not found after %d poll%s: %s" % (poll_number, "" if poll_number == 1 else "s", observation)
@@ -212,7 +214,8 @@ class WaitResult:
     def job_fields(self, key):
         """Return the wait keys the module adds to one job's item: waited_seconds, polls, phase_history."""
         return {
-            "waited_seconds": self.job_waited_seconds[key],
+            # Milliseconds are what a monotonic reading can tell; its float's last digits are noise.
+            "waited_seconds": round(self.job_waited_seconds[key], 3),
             "polls": self.polls[key],
             "phase_history": [dict(entry) for entry in self.phase_history[key]],
         }

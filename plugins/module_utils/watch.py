@@ -64,6 +64,8 @@ STARTUP_CHOICES = ("all", "changes")
 # After the first listing, each round's search asks only for the jobs created since the newest one seen, less this
 # margin (a job may show in the search a little after its create_time); the watched jobs are read by id.
 CREATED_SINCE_MARGIN_MS = 60 * 1000
+# What a first listing that found nothing records as covered: when it started, less this (the host's clock may run ahead).
+EMPTY_LISTING_MARGIN_MS = 15 * 60 * 1000
 DOOR_ARGUMENTS = tuple(CONNECTION_OPTIONS) + tuple(QUERY_OPTIONS) + ("fail_on",)
 # The wait options are the module's and the lookup's: the source follows every job to a final phase.
 WAIT_HINTS = dict((name, "the source has no wait options; it follows each job to a final phase") for name in WAIT_OPTIONS if name != "fail_on")
@@ -302,7 +304,10 @@ class _Reporting(object):
         if self.arguments.startup != "changes":
             return False
         if self.arguments.search is None:
-            return True  # training_job_ids: every job is there from the start
+            # training_job_ids: a job read at its first attempt is a starting point.  One whose first reads failed (503s,
+            # not found yet) may have finished meanwhile: it gives its first observation when it is read.
+            job = self.jobs.get(key)
+            return job is not None and job.polls <= 1
         if not self.first_round:
             return False
         covered = self.state.covered if self.state is not None else None
@@ -313,6 +318,7 @@ class _Reporting(object):
         """Note ``phase`` as what ``key`` was reported at (or started from); written with the next save."""
         if isinstance(key, str) and phase is not None:
             self.recorded[key] = phase
+            self.pending.pop(key, None)
 
     def delivered(self, events):
         """The ``events`` were handed over (put on ansible-rulebook's queue, or acknowledged by it): record their phases and
@@ -337,15 +343,43 @@ class _Reporting(object):
             return
         self.last_save = now
         self.state.jobs = self.recorded
-        if self.newest is not None:
-            self.state.covered = max(self.newest, self.state.covered or self.newest)
+        self.state.covered = self._covered()
         try:
             self.state.save()
         except OSError as error:
             raise SourceError("%s: state_file %s cannot be written: %s" % (NAME, self.state.path, error.strerror or error)) from None
 
+    def _covered(self):
+        """What the state file says the search has covered (epoch ms): after a restart, a job the file does not know that
+        was created before it is a starting point (``startup: changes``), any other is new.
+
+        It moves only over what this run took care of: once the first listing is over, to the newest job listed (or to
+        when the listing started, when it found none), and never past a listed job that was not yet reported, saved or
+        taken as a starting point (its confirming GET failed, its event is still on its way): a kill then must not make
+        it a starting point of the next run."""
+        covered = self.state.covered
+        if self.listed:
+            # A listing that found nothing covered up to when it started - by this host's clock, so with a margin for a
+            # clock ahead of the service's: it found no job, so an earlier point costs nothing.
+            covered = self.newest if self.newest is not None else max(0, self.listing_started - EMPTY_LISTING_MARGIN_MS)
+        if self.pending:
+            floor = max(0, min(self.pending.values()) - 1)
+            covered = floor if covered is None else min(covered, floor)
+        return covered
+
+    def _listed_jobs(self, keys, found):
+        """Note each job a search listed that is not recorded yet, with its creation time (:meth:`_covered`)."""
+        for key in keys:
+            if isinstance(key, str) and key not in self.recorded and key not in self.finished and key not in self.dropped:
+                result = found.get(key)
+                # A document that breaks the schema still carries the item read from it (its create_time).
+                result = result if isinstance(result, dict) else getattr(result, "item", None)
+                created = _created_ms(result.get("create_time")) if isinstance(result, dict) else None
+                self.pending[key] = 0 if created is None else created
+
     def _forget(self, key):
         self.recorded.pop(key, None)
+        self.pending.pop(key, None)
 
     def _may_report(self, key, result):
         """Whether the search's answer for ``key`` could give an event (else no GET is needed to confirm it)."""
@@ -557,6 +591,7 @@ class _SearchRounds(object):
         if self.listing is None:
             self.listing = self.query.search_pages(self.arguments.search, resume_on=(ModelArtsError, ConnectionConfigError))
             self.listed_keys = set()
+            self.listing_started = int(self.wall() * 1000)
         try:
             page = next(self.listing)
         except StopIteration:
@@ -575,6 +610,7 @@ class _SearchRounds(object):
         self.listed_keys.update(key for key in keys if isinstance(key, str))
         for key in keys:
             self._resumed(key)
+        self._listed_jobs(keys, found)
         shown = dict((key, found[key]) for key in keys if key not in self.finished and key not in self.dropped and self._may_report(key, found[key]))
         found.update(self.query.settle(shown))
         events = self.searched(keys, found, complete=False)
@@ -643,6 +679,7 @@ class _SearchRounds(object):
                     found[key] = answers[key]
         for key in listed:
             self._resumed(key)
+        self._listed_jobs(listed, found)
         # A job the search shows in a final or fail_on phase is judged on its own GET, as with training_job_ids - when
         # its answer could give an event: not a job whose phase is the one reported, nor a starting point (startup: changes).
         shown = dict((key, found[key]) for key in listed if key not in self.finished and key not in self.dropped and self._may_report(key, found[key]))
@@ -733,6 +770,11 @@ class Watcher(_Reporting, _Verdicts, _SearchRounds):
         self.listed = False
         self.said_empty = False  # whether the log said, once, that the search has found no job yet
         self.last_save = None
+        # For the state file's covered (_covered): when the first listing started (epoch ms, this host's clock), and the
+        # listed jobs not yet recorded, with their creation times.
+        self.wall = time.time
+        self.listing_started = None
+        self.pending = {}
         self.prepare_state = JobState(now)
         # A poll starts this much early so that its answer, not its start, lands within one interval.
         self.lead = 0.0

@@ -41,7 +41,7 @@ author:
 options:
   training_job_id:
     description:
-      - ID of one v2 training job.
+      - ID of one v2 training job, a UUID (never the job's name, which O(name) selects by).
       - Exactly one of O(training_job_id), O(training_job_ids), O(name) and/or O(tags), or O(job_id) with O(version_id) is
         required; only O(training_job_ids) and O(v1_jobs), and O(name) and O(tags), may be combined.
     type: str
@@ -323,7 +323,7 @@ training_jobs:
       returned: always
       sample: []
     waited_seconds:
-      description: Seconds from the start of the task to this job's last observation.
+      description: Seconds from the start of the task to this job's last observation, rounded to milliseconds.
       type: float
       returned: when O(wait=true)
       sample: 125.2
@@ -359,7 +359,8 @@ training_jobs:
               each cut to 1000 characters) and C(log_truncated) (whether earlier lines, or the end of a long line, were left out).
           type: list
           elements: dict
-          sample: [{"task_id": "worker-0", "log_tail": ["torch.cuda.OutOfMemoryError: CUDA out of memory."], "log_truncated": true}]
+          sample: [{"task_id": "worker-0", "log_tail": ["run_train.sh: line 12:    87 Killed    python train.py",
+                                                        "[ModelArts Service Log]Training end with return code: 137"], "log_truncated": true}]
         errors:
           description:
             - What could not be read, one line each (HTTP 403 for a missing IAM permission such as
@@ -415,8 +416,8 @@ job_messages:
   type: list
   elements: str
   sample: ["3f7a1c2e (nightly-resnet50) reached Failed: task worker-0 exited with code 137: OOMKilled; last error event at
-            2024-05-01T13:40:09Z: Failed to run the training job.; last 2 log lines of task worker-0: torch.cuda.OutOfMemoryError:
-            CUDA out of memory. | [ModelArts Service Log]Training end with return code: 137"]
+            2024-05-01T13:40:09Z: Failed to run the training job.; last 2 log lines of task worker-0: run_train.sh: line 12:
+            87 Killed    python train.py | [ModelArts Service Log]Training end with return code: 137"]
 schema_errors:
   description:
     - When the task failed because a response broke the JSON schema under O(validate=strict), that response's errors

@@ -371,10 +371,14 @@ def test_rulebook_deploys_a_completed_job_in_the_decision_environment(emulator, 
     result = podman_run(DE_IMAGE, command, env=env, mounts=[shared_dir], workdir=shared_dir, timeout=900)
     output = clean(result.stdout + result.stderr)
     assert result.returncode == 0, output[-4000:]
-    # The release manifests, beside the event ids the playbook deployed (deployed-event-ids: a repeat is skipped).
+    # The release manifests, beside the jobs the playbook deployed (deployed-training-jobs: a job is deployed once).
     written = os.listdir(os.path.join(shared_dir, "modelarts-releases"))
     releases = [name for name in written if name.startswith("release-") and name.endswith(".json")]
-    assert len(releases) == 1 and sorted(written) == sorted(releases + ["deployed-event-ids"]), written
+    assert len(releases) == 1 and sorted(written) == sorted(releases + ["deployed-training-jobs"]), written
+    # The shipped rulebook's state file, under the DE user's HOME (made for it, mode 0700).
+    state = os.path.join(shared_dir, ".local", "state", "modelarts.training", "deploy_on_completed.json")
+    with open(state) as handle:
+        assert json.load(handle)["jobs"] == {COMPLETED_V2: "Completed", FAILING_V2: "Failed"}
     with open(os.path.join(shared_dir, "modelarts-releases", releases[0])) as handle:
         assert [model["job_id"] for model in json.load(handle)["models"]] == [COMPLETED_V2]
     assert "bert-intent-train (%s) is Failed" % FAILING_V2 in output and "Nothing is deployed" in output

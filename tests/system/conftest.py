@@ -19,10 +19,13 @@
   past its task's ``timeout``) reaches the emulator during a later test.
 * ``run_info_task(task, verbosity=3)``: runs a playbook whose one task is ``modelarts_training_job_info`` with
   ``task`` (its failure ignored, so that the playbook itself must pass) and returns ``(registered result, process)``.
+* ``collection_plugins()``: every plugin and role ``ansible-doc`` shows, as ``(kind, FQCN)``, read from the tree (the
+  one list the documentation tests share: a new plugin is in it by being added).
 """
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -37,6 +40,39 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # are in a user's tests.
 
 BIN = os.path.dirname(sys.executable)
+# plugins/<folder> -> the ansible-doc type of what it holds; the other folders hold no documented plugin (action
+# plugins pair with the module of the same name, doc fragments and module_utils are shared code).
+PLUGIN_FOLDERS = {"modules": "module"}
+UNDOCUMENTED_FOLDERS = ("action", "doc_fragments", "module_utils")
+
+
+def collection_plugins(root=ROOT):
+    """Every plugin and role of the collection that ``ansible-doc`` shows, as ``(kind, FQCN)``, sorted: a plugin is a
+    ``.py`` file holding ``DOCUMENTATION`` or a ``.yml`` file of documentation (a filter's or a test's, whose code is a
+    ``FilterModule``/``TestModule`` of several) under ``plugins/<type>/``, and a role is a folder of ``roles/`` with
+    ``meta/argument_specs.yml``."""
+    found = set()
+    plugins = os.path.join(root, "plugins")
+    for folder in sorted(os.listdir(plugins)):
+        if folder in UNDOCUMENTED_FOLDERS or not os.path.isdir(os.path.join(plugins, folder)):
+            continue
+        kind = PLUGIN_FOLDERS.get(folder, folder)
+        for name in sorted(os.listdir(os.path.join(plugins, folder))):
+            stem, extension = os.path.splitext(name)
+            path = os.path.join(plugins, folder, name)
+            if stem.startswith("_"):
+                continue
+            if extension == ".yml":
+                found.add((kind, "modelarts.training." + stem))
+            elif extension == ".py":
+                with open(path, encoding="utf-8") as handle:
+                    if re.search(r"^DOCUMENTATION\s*=", handle.read(), re.M):
+                        found.add((kind, "modelarts.training." + stem))
+    roles = os.path.join(root, "roles")
+    for name in sorted(os.listdir(roles)):
+        if os.path.isfile(os.path.join(roles, name, "meta", "argument_specs.yml")):
+            found.add(("role", "modelarts.training." + name))
+    return sorted(found)
 
 
 def run_in_group(command, env, cwd, timeout):

@@ -61,7 +61,10 @@ def run_rulebook(ansible_env, workdir, rulebook, variables=None, env=None, shutd
     command = [os.path.join(BIN, "ansible-rulebook"), "--rulebook", rulebook, "-i", inventory, "--vars", vars_file, "--shutdown-delay", str(shutdown_delay)]
     if verbosity:
         command.append("-" + "v" * verbosity)
-    merged = dict(ansible_env, **(env or {}))
+    # HOME in the work directory: the shipped rulebook keeps its state file under ~/.local/state by default, and a test's
+    # watch must not meet another test's (or an earlier session's) file there.
+    merged = dict(ansible_env, HOME=workdir)
+    merged.update(env or {})
     return run_in_group(command, merged, workdir, max(timeout, HANG_SECONDS))
 
 

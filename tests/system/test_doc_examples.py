@@ -3,7 +3,8 @@
 """The examples ``ansible-doc`` shows run (issue 38, item 9): each plugin's EXAMPLES, as ``ansible-doc --json``
 prints them, is run with ``ansible-playbook`` against an emulator serving the shipped ``demo`` scenario, the
 credentials and endpoints exported as a user would (``HUAWEICLOUD_*``), so every id and name they use must be
-one the scenario serves. The role's documentation (its argument spec) has no examples."""
+one the scenario serves. The plugins are every one the tree holds (``conftest.collection_plugins``): a new plugin's
+examples run by its being added. The role's documentation (its argument spec) has no examples."""
 
 import json
 import os
@@ -13,15 +14,10 @@ import subprocess
 import pytest
 import yaml
 
-from conftest import BIN
+from conftest import BIN, collection_plugins
 
-PLUGINS = [
-    ("module", "modelarts.training.modelarts_training_job_info"),
-    ("lookup", "modelarts.training.training_job"),
-    ("test", "modelarts.training.completed"),
-    ("test", "modelarts.training.terminal"),
-    ("test", "modelarts.training.failed"),
-]
+# Every plugin of the tree (conftest.collection_plugins); the role's documentation (its argument spec) has no examples.
+PLUGINS = [(kind, name) for kind, name in collection_plugins() if kind != "role"]
 # The variables the examples name without defining them, as the pages around them say.
 DEMO_JOB = "6a0c7f9e-3d2b-4c18-9e5a-1f2d3c4b5a60"
 

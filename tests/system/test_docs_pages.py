@@ -289,6 +289,8 @@ def quick_start():
 
 
 def rulebook(command, env, cwd):
+    # HOME in the test's directory: the shipped rulebook keeps its state file under ~/.local/state by default.
+    env = dict(env, HOME=str(cwd))
     return subprocess.run([os.path.join(BIN, command[0])] + command[1:], env=env, cwd=str(cwd), capture_output=True, text=True, timeout=300, check=False)
 
 
@@ -382,3 +384,114 @@ def test_emulator_differences_deny_no_call_the_emulator_serves(emulator):
         root = "/".join(path.split("/")[:3])  # /v3.0/OS-CREDENTIAL
         for sentence in re.split(r"(?<=\.)\s", " ".join(differences.split())):
             assert not (root in sentence and re.search(r"\bno\b", sentence) and "mints" not in sentence), sentence
+
+
+# -- docs/module.md: waiting in the background -----------------------------------------------------------------------
+
+BASELINE_JOB = "9d3f1a2b-4c5d-4e6f-8a9b-0c1d2e3f4a81"  # resnet50-flowers-train-baseline: Completed in the demo scenario
+
+
+def test_module_page_async_wait_runs_with_home_elsewhere_given_the_pages_async_dir(started, ansible_env, tmp_path):
+    """module.md's async example, run with ``HOME`` in a folder that is not the account's home directory: with the
+    page's ``ANSIBLE_ASYNC_DIR`` it collects the wait; without it, async_status fails as the page says."""
+    section = page("module.md").split("### Waiting in the background: `async`", 1)[1].split("\n## ", 1)[0]
+    play = {"hosts": "localhost", "gather_facts": False, "tasks": yaml.safe_load(blocks(section, "yaml")[0])}
+    play["tasks"][-1]["delay"] = 1  # the page polls every 30 s; the job is Completed already
+    exports = [line for line in blocks(section, "console")[0].splitlines() if line.startswith("$ export ")]
+    assert exports == ['$ export ANSIBLE_ASYNC_DIR="$HOME/.ansible_async"'], exports
+    home = tmp_path / "work-home"
+    home.mkdir()
+    env = environment(ansible_env, started, HOME=str(home), ANSIBLE_PYTHON_INTERPRETER=ansible_env["ANSIBLE_PYTHON_INTERPRETER"])
+    del env["ANSIBLE_ASYNC_DIR"]
+    documented = "could not find job"
+    assert documented in " ".join(section.split())
+    without = playbook(tmp_path, env, [play], "-e", "job_id=%s" % BASELINE_JOB)
+    assert without.returncode != 0 and documented in without.stdout, (without.stdout + without.stderr)[-3000:]
+    env["ANSIBLE_ASYNC_DIR"] = os.path.join(str(home), ".ansible_async")
+    given = playbook(tmp_path, env, [play], "-e", "job_id=%s" % BASELINE_JOB)
+    assert given.returncode == 0, (given.stdout + given.stderr)[-3000:]
+    assert re.search(r"failed=0 ", given.stdout) and os.listdir(env["ANSIBLE_ASYNC_DIR"]), given.stdout[-3000:]
+
+
+# -- docs/getting_started.md: one place for the module and the lookup -------------------------------------------------
+
+
+def test_getting_started_group_variables_serve_the_module_and_the_lookup(started, ansible_env, tmp_path):
+    """The page's group_vars file and play, the vaulted values given as extra variables: the module (through the play's
+    module_defaults) and the lookup (by itself) read the same variables, and no AK/SK is exported."""
+    section = page("getting_started.md").split("## Set the connection once", 1)[1].split("\n## ", 1)[0]
+    group_vars, plays = blocks(section, "yaml")
+    assert group_vars.startswith("# group_vars/all/modelarts.yml")
+    (tmp_path / "group_vars" / "all").mkdir(parents=True)
+    (tmp_path / "group_vars" / "all" / "modelarts.yml").write_text(group_vars)
+    vaulted = {
+        "vault_modelarts_project_id": started["HUAWEICLOUD_SDK_PROJECT_ID"],
+        "vault_huaweicloud_ak": started["HUAWEICLOUD_SDK_AK"],
+        "vault_huaweicloud_sk": started["HUAWEICLOUD_SDK_SK"],
+    }
+    (tmp_path / "vault.yml").write_text(yaml.safe_dump(vaulted))
+    # The endpoints and the CA stay exported (the page's emulator settings); the credentials come from the variables only.
+    exports = dict((name, value) for name, value in started.items() if name not in ("HUAWEICLOUD_SDK_AK", "HUAWEICLOUD_SDK_SK", "HUAWEICLOUD_SDK_PROJECT_ID"))
+    env = environment(ansible_env, exports)
+    assert not [name for name in env if name.startswith("HUAWEICLOUD_SDK_") and name.endswith(("_AK", "_SK"))]
+    run = playbook(tmp_path, env, plays, "-e", "@vault.yml")
+    output = run.stdout + run.stderr
+    assert run.returncode == 0, output[-3000:]
+    assert re.search(r'"msg": "deploying 4c8e2a10-7b3d-4f5e-9a1c-2d3e4f5a6b02"', run.stdout), output[-3000:]
+    assert "[WARNING]" not in output, output[-3000:]
+    # Without the play's module_defaults the module has no credentials, as the page says.
+    bare = yaml.safe_load(plays)
+    del bare[0]["module_defaults"]
+    refused = playbook(tmp_path, env, bare, "-e", "@vault.yml")
+    documented = re.search(r"fails with `([^`]+)`", " ".join(section.split())).group(1)
+    assert refused.returncode != 0 and documented in refused.stdout, (refused.stdout + refused.stderr)[-3000:]
+
+
+# -- every link between the pages ----------------------------------------------------------------------------------
+
+
+def slug(heading):
+    """The anchor GitHub and the docsite (MyST, ``myst_heading_anchors``) give a Markdown heading."""
+    text = re.sub(r"[`*_]{2,}|`", "", heading.strip()).lower()
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+def anchors(path):
+    found, seen = set(), {}
+    in_code = False
+    with open(path) as handle:
+        for line in handle:
+            if line.startswith("```"):
+                in_code = not in_code
+            elif not in_code and re.match(r"#{1,6} ", line):
+                base = slug(line.lstrip("#"))
+                count = seen.get(base, 0)
+                found.add(base if not count else "%s-%d" % (base, count))
+                seen[base] = count + 1
+    return found
+
+
+MARKDOWN_PAGES = sorted(
+    [os.path.join(DOCS, name) for name in os.listdir(DOCS) if name.endswith(".md")]
+    + [os.path.join(ROOT, name) for name in ("README.md", "CONTRIBUTING.md", os.path.join("benchmarks", "README.md"), os.path.join("emulator", "README.md"))]
+    + [os.path.join(ROOT, "roles", "training_job_gate", "README.md")]
+)
+
+
+@pytest.mark.parametrize("path", MARKDOWN_PAGES, ids=[os.path.relpath(path, ROOT) for path in MARKDOWN_PAGES])
+def test_every_link_between_the_pages_reaches_a_file_and_a_heading(path):
+    """A relative link names a file of the checkout, and its ``#anchor`` a heading of that page."""
+    with open(path) as handle:
+        text = re.sub(r"```.*?```", "", handle.read(), flags=re.S)
+    broken = []
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if re.match(r"[a-z]+:", target):
+            continue
+        name, _sep, anchor = target.partition("#")
+        linked = os.path.normpath(os.path.join(os.path.dirname(path), name)) if name else path
+        if not os.path.exists(linked):
+            broken.append("%s: no such file" % target)
+        elif anchor and linked.endswith(".md") and anchor not in anchors(linked):
+            broken.append("%s: no such heading" % target)
+    assert not broken, broken

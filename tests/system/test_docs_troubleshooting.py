@@ -8,7 +8,7 @@ What counts as a quoted message (the page's markup convention, also stated at th
   shape of a message rather than a message).
 
 A message is tied to the code when it can be read, left to right, as literal pieces of the strings of the code that
-prints it - the collection (plugins/, the role), the emulator (which answers with the service's own texts), and the
+prints it - the collection (plugins/, the event source, the role), the emulator (which answers with the service's own texts), and the
 libraries whose texts the collection passes on (ansible-core's argument checks, requests, urllib3) - between values:
 an id, a number, a host, a path, a quoted value, an option or variable name, ``...`` (left out) or ``<placeholder>``.
 A word that is neither in those strings nor a value fails the test: a message reworded in the code and not in the page,
@@ -203,6 +203,7 @@ def code_pieces():
     pieces = set()
     python = glob.glob(os.path.join(ROOT, "plugins", "**", "*.py"), recursive=True)
     python += glob.glob(os.path.join(ROOT, "emulator", "src", "**", "*.py"), recursive=True)
+    python += glob.glob(os.path.join(ROOT, "extensions", "**", "*.py"), recursive=True)  # the event source's own lines
     for library in (ansible, requests, urllib3):
         base = os.path.dirname(library.__file__)
         if library is ansible:

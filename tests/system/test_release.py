@@ -19,7 +19,7 @@ import subprocess
 import pytest
 import yaml
 
-from conftest import BIN, ROOT
+from conftest import BIN, ROOT, collection_plugins
 
 ROLE = os.path.join(ROOT, "roles", "training_job_gate")
 
@@ -186,7 +186,7 @@ def test_the_support_table_is_what_make_test_cores_runs():
     assert re.search(r"^OLDEST := %s$" % re.escape(cores[0]), makefile, re.M)
 
 
-@pytest.mark.parametrize("kind,name", [("module", "modelarts.training.modelarts_training_job_info"), ("lookup", "modelarts.training.training_job")])
+@pytest.mark.parametrize("kind,name", [(kind, name) for kind, name in collection_plugins() if kind in ("module", "lookup")])
 def test_ansible_doc_lists_the_plugins_libraries(ansible_env, kind, name):
     result = subprocess.run([os.path.join(BIN, "ansible-doc"), "--json", "-t", kind, name], env=ansible_env, capture_output=True, text=True, check=True)
     requirements = json.loads(result.stdout)[name]["doc"]["requirements"]

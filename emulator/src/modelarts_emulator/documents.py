@@ -10,6 +10,8 @@ snapshot, so a document never contradicts itself or the phases a client saw befo
 
 import json
 
+from . import failures
+from .failures import DEFAULT_FAILURE, NOT_STARTED_MESSAGE
 from .lifecycle import TERMINAL_PHASES
 
 FLAVORS = {
@@ -92,25 +94,21 @@ ENGINES = {
 
 CUSTOM_METRICS_SHAPES = ("exec_http", "metrics_url")
 
-# Defaults of a failed/abnormal/terminated job's worker, unless the scenario says otherwise.
-DEFAULT_FAILURE = {
-    "Failed": {"exit_code": 1, "message": "Process exited with code 1: Traceback (most recent call last): RuntimeError: training diverged (loss is NaN)"},
-    "Abnormal": {"exit_code": -1, "message": "Pod worker-0 was evicted: the node became NotReady"},
-    "Terminated": {"exit_code": 143, "message": "Terminated by user request"},
-}
 V1_STATUS = {"Creating": 1, "Pending": 7, "Running": 8, "Terminating": 9, "Completed": 10, "Failed": 11, "Terminated": 12, "Abnormal": 14}
 
 
 def failure_info(job, phase, ran=True):
-    """Return {task, exit_code, message} describing why a job ended in ``phase`` (or None)."""
+    """Return {task, exit_code, message, kind} describing why a job ended in ``phase`` (or None); ``kind`` is the
+    failure's story (failures.py) for a Failed or Abnormal job, None for a Terminated one."""
     if phase not in DEFAULT_FAILURE:
         return None
     info = dict(DEFAULT_FAILURE[phase])
     if phase == "Abnormal" and not ran:
-        info["message"] = "Failed to create pod worker-0: insufficient resources in the resource pool"
+        info["message"] = NOT_STARTED_MESSAGE
     info["task"] = "worker-0"
     if job.failure and phase in ("Failed", "Abnormal"):
         info.update({k: v for k, v in job.failure.items() if v is not None})
+    info["kind"] = failures.kind(info, ran) if phase in ("Failed", "Abnormal") else None
     return info
 
 

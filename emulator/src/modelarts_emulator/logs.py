@@ -24,7 +24,7 @@ and ``events_fault`` (``forbidden``: 403 on the events call).
 
 import datetime
 
-from . import documents, errors, produced
+from . import documents, errors, failures, produced
 
 PREVIEW_LIMIT = 5 * 1024 * 1024
 AOM_MAX_LINES = 500
@@ -33,22 +33,6 @@ LOCAL_TIME = datetime.timezone(datetime.timedelta(hours=8))
 LOG_KEYS = ("lines", "append", "fault", "events_fault")
 LOG_FAULTS = ("forbidden", "aom_forbidden", "not_ready")
 EVENT_LEVELS = ("Info", "Warning", "Error")
-
-CUDA_TRACEBACK = (
-    "Traceback (most recent call last):",
-    '  File "/home/ma-user/modelarts/user-job-dir/code/train.py", line 212, in <module>',
-    "    main()",
-    '  File "/home/ma-user/modelarts/user-job-dir/code/train.py", line 188, in main',
-    "    loss = criterion(model(images), labels)",
-    '  File "/home/ma-user/anaconda3/lib/python3.9/site-packages/torch/nn/modules/module.py", line 1501, in _call_impl',
-    "    return forward_call(*args, **kwargs)",
-    '  File "/home/ma-user/anaconda3/lib/python3.9/site-packages/torch/nn/modules/conv.py", line 463, in forward',
-    "    return self._conv_forward(input, self.weight, self.bias)",
-)
-CUDA_OOM = (
-    "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 31.75 GiB total capacity; "
-    "29.12 GiB already allocated; 1.06 GiB free; 29.80 GiB reserved in total by PyTorch)"
-)
 
 
 def check_log_spec(spec):
@@ -81,29 +65,23 @@ def _ran(snapshot):
 def job_events(job, snapshot, failure):
     """The job's events so far, oldest first: ``{time, level, message, source}`` as the service words them."""
     events = [{"ms": snapshot.created_ms, "level": "Info", "message": "Training job created.", "source": "Job"}]
-    for step, entered in snapshot.history[1:]:
+    history = snapshot.history
+    for index, (step, entered) in enumerate(history[1:], 1):
         phase = step.phase
+        # How long the step lasted (till now for the last one): an event of the step never falls after it.
+        lasted = (history[index + 1][1] if index + 1 < len(history) else max(snapshot.now_ms, entered)) - entered
         if phase == "Pending":
             events.append({"ms": entered, "level": "Info", "message": "The training job is queuing and awaiting resource allocation.", "source": "Job"})
         elif phase == "Running" and step.restart:
             events.append({"ms": entered, "level": "Warning", "message": "The training job has been restarted.", "source": "Job"})
         elif phase == "Running":
             events.append({"ms": entered, "level": "Info", "message": "The training job starts to run.", "source": "Job"})
-            events.append({"ms": entered + 6000, "level": "Info", "message": "[worker-0] Training code downloaded.", "source": "Task"})
+            events.append({"ms": entered + min(6000, lasted // 2), "level": "Info", "message": "[worker-0] Training code downloaded.", "source": "Task"})
         elif phase == "Completed":
             events.append({"ms": entered, "level": "Info", "message": "Training job executed.", "source": "Job"})
         elif phase in ("Failed", "Abnormal") and failure:
-            task = failure["task"]
-            events.append({"ms": entered - 2000, "level": "Warning", "message": "[%s] GPU memory usage above 95%% for 60 seconds." % task, "source": "Task"})
-            events.append(
-                {
-                    "ms": entered - 1000,
-                    "level": "Error",
-                    "message": "[%s] Training process exited with code %s: %s" % (task, failure["exit_code"], failure["message"]),
-                    "source": "Task",
-                }
-            )
-            events.append({"ms": entered, "level": "Error", "message": "Failed to run the training job.", "source": "Job"})
+            # One story per failure kind (failures.py): what was seen coming, how the task ended, the job's verdict.
+            events.extend(failures.events(failure, entered, since=max(event["ms"] for event in events)))
         elif phase == "Terminated":
             events.append({"ms": entered, "level": "Info", "message": "The training job has been manually stopped.", "source": "Job"})
     return [dict(time=_local(event.pop("ms")), **event) for event in sorted(events, key=lambda event: event["ms"])]
@@ -133,14 +111,8 @@ def task_log_lines(job, snapshot, task, failure, spec):
     phase = snapshot.phase
     if phase in ("Failed", "Abnormal") and failure:
         if task == failure["task"]:
-            lines.extend(CUDA_TRACEBACK)
-            message = str(failure["message"])
-            # The exception the job document quotes ends the traceback; any other reason follows a CUDA out-of-memory error.
-            if message.partition(":")[0].endswith(("Error", "Exception")):
-                lines.append(message)
-            else:
-                lines.extend((CUDA_OOM, "ERROR: %s" % message))
-            lines.append("[ModelArts Service Log]Training end with return code: %s" % failure["exit_code"])
+            # The failing task's end tells the failure's story (failures.py), nothing else.
+            lines.extend(failures.log_end(failure) or ())
         else:
             lines.append("WARNING: %s ended, stopping" % failure["task"])
             lines.append("[ModelArts Service Log]Training end with return code: 143")

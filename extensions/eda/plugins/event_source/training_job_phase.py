@@ -11,6 +11,7 @@ and log lines.  See DOCUMENTATION below and docs/event_source.md.
 from __future__ import annotations
 
 import asyncio
+import collections
 import importlib.util
 import json
 import logging
@@ -27,7 +28,9 @@ description:
     "event_id": <uuid>}}): the item has the shape of the items of M(modelarts.training.modelarts_training_job_info), with the
     access tokens of the job''s endpoints masked unless O(include_endpoint_tokens) is set.'
   - C(event_id) is a UUID that is the same for the same job and transition (C(previous_phase), C(phase)) in every run, so a
-    rule or playbook can drop a repeat (the shipped C(gate_deployment) playbook does).
+    rule or playbook can drop a repeat. An event into a final phase (C(Completed), C(Failed), C(Terminated), C(Abnormal))
+    takes its id from the job and that phase alone - a job enters a final phase once - so a restart that first sees the job
+    finished (C(None -> Completed)) repeats the id of the C(Running -> Completed) reported before.
   - With two or more O(training_job_ids), phases are polled through the search API, one request per 10 jobs, spread over
     the O(interval); a job the search shows in a final phase (C(Completed), C(Failed), C(Terminated), C(Abnormal)) or a
     O(fail_on) phase, or does not return, is read with one GET, so its event - the one a rule acts on - carries the job's
@@ -82,22 +85,29 @@ options:
         one gives its first event when its phase changes. A job that appears later is new and gives its first observation.
       - A job the O(state_file) knows is not a first observation - it gives an event only when its phase changed since it
         was reported.
+      - With O(training_job_ids), only the jobs read at their first attempt are the starting point; a job whose first reads
+        failed gives its first observation when it is read (it may have finished meanwhile).
     type: str
     choices: [all, changes]
     default: all
   state_file:
     description:
-      - A path where the source keeps what it has reported (each job's last reported phase, and the newest creation time
-        its search has listed), written atomically with mode 0600 after the events were put on the queue (or, with
-        C(feedback=true) and persistence, acknowledged by ansible-rulebook). Its directory must belong to the user running
-        the source and be writable by nobody else.
+      - A path where the source keeps what it has reported (each job's last reported phase, and how far its search's
+        listing has covered), written atomically with mode 0600 after the events left ansible-rulebook's queue (or, with
+        C(feedback=true) and persistence, were acknowledged by ansible-rulebook). Its directory must belong to the user
+        running the source and be writable by nobody else; one that does not exist is made (itself mode 0700).
       - Read at start - a job whose phase is the recorded one gives no event, one whose phase changed while the source was
-        down gives one event from the recorded phase, a job created since the last save is new, and another job follows
-        O(startup).
-      - A file written for another selection (ids, name, tags, workspace, project, endpoint), or one that cannot be read,
-        stops the source at start with a message naming the file and what differs, and no event; the file is left as it is.
+        down gives one event from the recorded phase, a job created since the listing the file covers is new, and another
+        job follows O(startup).
+      - With O(training_job_ids), ids may be added and removed between starts - the ids still watched keep what the file
+        knows, new ids follow O(startup), removed ones are dropped.
+      - A file written for another selection (ids for a search, name, tags, workspace, project, endpoint), one that cannot be
+        read (not this source's JSON, a symbolic link) or a directory that cannot be written (read-only, full) stops the
+        source at start, before any request, with a message naming the file and what is wrong, and no event; the file is
+        left as it is.
       - The file holds no job the selection no longer returns (about 50 bytes a job).
-      - Unset, nothing is kept - every start follows O(startup).
+      - Unset, nothing is kept - every start follows O(startup). The shipped rulebook C(deploy_on_completed) keeps one, by
+        default in C(~/.local/state/modelarts.training/deploy_on_completed.json).
     type: path
   fail_on:
     description:
@@ -232,15 +242,18 @@ if not any(getattr(existing, "one_line", False) for existing in logger.filters):
 
 async def run(watcher, queue, feedback=None):
     """Poll on the watcher's schedule (each round in a worker thread, so the event loop never blocks) until it is done;
-    put every event on ``queue`` and then tell the watcher they were handed over (its state file is saved then).
+    put every event on ``queue`` and then tell the watcher which were handed over (its state file is saved then).
 
     ``feedback``: ansible-rulebook's feedback queue (``feedback: true`` with persistence), which gives back each event
-    once the rules engine took it: the events count as handed over only when acknowledged there."""
+    once the rules engine took it: the events count as handed over only when acknowledged there.  Without it, an event
+    counts as handed over once it was seen leaving ansible-rulebook's queue (:class:`Departures`)."""
     while True:
         retry = await asyncio.to_thread(watcher.prepare)
         if retry is None:
             break
         await asyncio.sleep(max(0.0, retry - watcher.clock()))
+    # Only a state file needs to know the events were taken: without one, nothing waits for ansible-rulebook.
+    departures = Departures(queue) if feedback is None and watcher.state is not None else None
     while not watcher.done():
         wait = watcher.next_due() - watcher.clock()
         if wait > 0:
@@ -248,31 +261,85 @@ async def run(watcher, queue, feedback=None):
         events = await asyncio.to_thread(watcher.round, watcher.clock())
         handed = []
         for event in events:
-            await queue.put(event)
-            if feedback is None or await acknowledged(feedback, event, watcher.arguments.interval):
-                handed.append(event)
-        if feedback is None and watcher.state is not None:
-            # Only a state file needs to know the events were taken: without one, nothing waits for ansible-rulebook.
-            await drained(queue, watcher.arguments.interval)
+            if departures is not None:
+                await departures.put(event)
+            else:
+                await queue.put(event)
+                if feedback is None or await acknowledged(feedback, event, watcher.arguments.interval):
+                    handed.append(event)
+        if departures is not None:
+            handed = await departures.left(max(5.0, watcher.arguments.interval))
         await asyncio.to_thread(watcher.delivered, handed)
+    if departures is not None:
+        await asyncio.to_thread(watcher.delivered, await departures.left(max(5.0, watcher.arguments.interval)))
     watcher.finish()
     if not watcher.arguments.stop_when_done:
         logger.info("nothing left to watch; idling until ansible-rulebook stops (stop_when_done is false)")
         await asyncio.Event().wait()
 
 
-async def drained(queue, interval):
-    """Wait (at most about an interval, at least a few seconds) until ansible-rulebook took every event off ``queue``:
-    without a feedback queue, that is the nearest sign that its rules engine has them.  ansible-rulebook 1.3 hands
-    the source a ``FilteredQueue`` whose ``queue`` is the ``asyncio.Queue`` its rule set reads."""
-    inner = getattr(queue, "queue", None)
-    inner = inner if callable(getattr(inner, "empty", None)) else queue
-    if not callable(getattr(inner, "empty", None)):
-        return
-    loop = asyncio.get_running_loop()
-    limit = loop.time() + max(5.0, interval)
-    while not inner.empty() and loop.time() < limit:
-        await asyncio.sleep(0.05)
+class Departures(object):
+    """The events put on ansible-rulebook's queue that were not yet seen leaving it.
+
+    ansible-rulebook 1.3 hands a source a ``FilteredQueue`` whose ``queue`` is the ``asyncio.Queue`` (of size 1) that the
+    rule set reads, shared by every source of the rule set: that it is empty says nothing of this source's events when
+    another source keeps it busy.  So each event is followed itself: the object the put left at the queue's tail (what
+    the source's event filters made of the event) is looked for in the queue, and the event has left when it is no longer
+    there (an event the filters dropped left nothing there, and has nothing to wait for).  A queue that cannot be looked
+    into counts an event as left only once the queue is empty; one with no way to tell (a plain consumer, as in the
+    standalone debugging mode) counts it as left at once."""
+
+    def __init__(self, queue, clock=None):
+        inner = getattr(queue, "queue", None)
+        self.queue = queue
+        self.inner = inner if callable(getattr(inner, "empty", None)) else queue
+        self.clock = clock or asyncio.get_running_loop().time
+        self.pending = []  # [event, what stands for it in the queue, when it was put, whether its stay was warned about]
+
+    def _items(self):
+        items = getattr(self.inner, "_queue", None)
+        return items if isinstance(items, collections.deque) else None
+
+    async def put(self, event):
+        """Put ``event`` on the queue and remember what stands for it there."""
+        items = self._items()
+        before = items[-1] if items else None
+        await self.queue.put(event)
+        # An unbounded put, or the end of a put that waited for room, returns to this coroutine without yielding: what
+        # the put appended is still at the tail.  The same tail as before: the event filters dropped the event.
+        after = items[-1] if items else None
+        self.pending.append([event, None if after is before else after, self.clock(), False])
+
+    def _gone(self, marker):
+        items = self._items()
+        if items is not None:
+            return marker is None or not any(item is marker for item in items)
+        empty = getattr(self.inner, "empty", None)
+        return empty() if callable(empty) else True
+
+    async def left(self, limit):
+        """The pending events seen leaving the queue, in order, waiting for each at most ``limit`` seconds after it was put;
+        a warning names each one still there after that (it stays pending: recorded once it is seen leaving, reported
+        again after a restart before)."""
+        while self.pending and not self._gone(self.pending[0][1]) and self.clock() < self.pending[0][2] + limit:
+            await asyncio.sleep(0.05)
+        gone = []
+        while self.pending and self._gone(self.pending[0][1]):
+            gone.append(self.pending.pop(0)[0])
+        for entry in self.pending:
+            if not entry[3] and self.clock() >= entry[2] + limit:
+                entry[3] = True
+                body = entry[0]["modelarts"]
+                logger.warning(
+                    "event %s (training job %s: %s -> %s) is still on ansible-rulebook's queue after %.0f s (another source of the rule set may "
+                    "keep it busy): it is not recorded as reported until it leaves, and a restart before then reports it again with the same event_id",
+                    body["event_id"],
+                    body["training_job"].get("id"),
+                    body.get("previous_phase"),
+                    body.get("phase"),
+                    limit,
+                )
+        return gone
 
 
 async def acknowledged(feedback, event, interval):

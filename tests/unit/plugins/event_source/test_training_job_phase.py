@@ -349,6 +349,16 @@ def test_not_found_is_tolerated_only_right_after_creation():
     assert "b" not in w.jobs and "b" in w.dropped
 
 
+def test_a_name_given_as_an_id_is_not_waited_for_as_a_job_just_created(caplog):
+    """Issue 50: a "not found" for a value that cannot be an id (ModelArtsError.not_an_id) is final at the first poll."""
+    w = watcher()
+    caplog.set_level(logging.ERROR, LOGGER)
+    missing = FakeError("get training job a: HTTP 400 ModelArts.2775: ... (not a training job id, ...)", status=400, not_found=True)
+    missing.not_an_id = True
+    w.record_error("a", missing)
+    assert "a" not in w.jobs and "not a training job id" in w.dropped["a"] and "no longer watched" in caplog.text
+
+
 def test_permission_error_drops_one_job_credential_error_ends_the_source(caplog):
     w = watcher()
     caplog.set_level(logging.ERROR, LOGGER)

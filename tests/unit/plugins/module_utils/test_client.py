@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import threading
 
 import pytest
@@ -208,6 +209,43 @@ def test_a_connection_error_is_unreached_until_the_host_has_answered():
         with pytest.raises(ModelArtsError) as info:
             client.get_training_job("job-1")
         assert info.value.transient and not info.value.unreached
+
+
+def unresolved(errno, modern=True):
+    """What requests raises when the resolver answers ``errno``: urllib3 2.x's NameResolutionError (the gaierror kept as
+    its reason and cause), or 1.x's NewConnectionError raised while handling the gaierror."""
+    gaierror = socket.gaierror(errno, "Name or service not known")
+    if modern and hasattr(urllib3.exceptions, "NameResolutionError"):
+        inner = urllib3.exceptions.NameResolutionError("modelarts.example.invalid", None, gaierror)
+        inner.__cause__ = gaierror
+    else:
+        inner = urllib3.exceptions.NewConnectionError(None, "Failed to establish a new connection: [Errno %d] Name or service not known" % errno)
+        inner.__context__ = gaierror
+    return requests.exceptions.ConnectionError(urllib3.exceptions.MaxRetryError(None, "/", inner))
+
+
+@pytest.mark.parametrize("modern", [True, False], ids=["urllib3-2", "urllib3-1"])
+@pytest.mark.parametrize("errno", [socket.EAI_NONAME] + ([socket.EAI_NODATA] if hasattr(socket, "EAI_NODATA") else []))
+def test_a_name_that_never_resolved_is_said_at_once(modern, errno):
+    session = FakeSession(unresolved(errno, modern), FakeResponse(200, JOB))
+    client, clock = make(session, {"backoff_retries": 4})
+    with pytest.raises(ModelArtsError) as info:
+        client.get_training_job("job-1")
+    assert len(session.calls) == 1 and clock.sleeps == [], "not retried"
+    assert info.value.unreached and info.value.unresolved and info.value.transient
+    assert "gave up after" not in str(info.value)
+
+
+def test_a_resolver_that_cannot_answer_now_and_a_name_that_resolved_before_are_retried():
+    # EAI_AGAIN: the resolver could not be asked; it may answer next time.
+    session = FakeSession(unresolved(socket.EAI_AGAIN), unresolved(socket.EAI_AGAIN), FakeResponse(200, JOB))
+    client, clock = make(session, {"backoff_retries": 4})
+    client.get_training_job("job-1")
+    assert len(session.calls) == 3 and len(clock.sleeps) == 2
+    # The host has answered: a name it had is a resolver's hiccup now, retried like any connection error.
+    session.script.extend([unresolved(socket.EAI_NONAME), FakeResponse(200, JOB)])
+    client.get_training_job("job-1")
+    assert len(session.calls) == 5 and len(clock.sleeps) == 3
 
 
 def test_never_sleeps_past_the_deadline():

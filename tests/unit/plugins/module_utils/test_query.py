@@ -646,3 +646,127 @@ def _collections_root():
     import ansible_collections.modelarts.training as collection  # pylint: disable=import-outside-toplevel
 
     return os.path.dirname(os.path.dirname(os.path.dirname(list(collection.__path__)[0])))
+
+
+# -- a value that cannot be an id (issue 50) --------------------------------------------------------------------
+
+UUID = "3f7a1c2e-9b4d-4e8a-a1b2-c3d4e5f60718"
+NOT_FOUND = {"error_code": "ModelArts.2775", "error_msg": "Training job not found."}
+
+
+def not_found_session(job_id, status=400, body=None):
+    body = NOT_FOUND if body is None else body
+    return FakeSession(**{"training-jobs/" + job_id: FakeResponse(status, body, headers={"X-Request-Id": "r-1"})})
+
+
+@pytest.mark.parametrize("job_id", ["nightly-resnet50", "train", "3f7a1c2e", UUID + "0"])
+def test_a_not_found_value_that_cannot_be_an_id_says_so_and_ends_a_wait_at_once(job_id):
+    session = not_found_session(job_id)
+    query = make_query(session, Selection([job_id], single=True), wait=True, wait_timeout=60)
+    result = query.run()
+    hint = "(not a training job id, which is a UUID such as %s: to select jobs by their name, use name) [request id r-1]" % UUID
+    assert not result.ok and result.msg.endswith(hint), result.msg
+    assert "check project_id" not in result.msg and "not found after" not in result.msg
+    assert len(session.calls) == 1 and result.items[0]["polls"] == 1
+    # Still the service's "not found" (error_code, status), and final: no job just created is behind it.
+    error = result.first_error()
+    assert error.not_found and error.not_an_id and error.error_code == "ModelArts.2775"
+
+
+@pytest.mark.parametrize("job_id", [UUID, UUID.upper(), UUID.replace("-", "")])
+def test_a_not_found_uuid_is_tolerated_as_a_job_just_created(job_id):
+    session = not_found_session(job_id)
+    query = make_query(session, Selection([job_id], single=True), wait=True, wait_timeout=60, wait_sleep=1)
+    result = query.run()
+    assert "not found after 4 polls" in result.msg and "check project_id (HUAWEICLOUD_SDK_PROJECT_ID) and region" in result.msg, result.msg
+    assert "not a training job id" not in result.msg and len(session.calls) == 4
+
+
+def test_a_bare_404_of_a_name_gets_the_hint_before_its_request_id():
+    session = not_found_session("nightly", status=404, body={})
+    result = make_query(session, Selection(["nightly"])).run()
+    assert result.msg.endswith(
+        "HTTP 404 with an unrecognised error body: '{}' (not a training job id, which is a UUID such as %s: "
+        "to select jobs by their name, use name) [request id r-1]" % UUID
+    ), result.msg
+
+
+def test_the_lookups_selection_points_to_the_modules_name_option():
+    result = make_query(not_found_session("nightly"), Selection(["nightly"], name_option=None)).run()
+    assert result.msg.endswith(
+        "(not a training job id, which is a UUID such as %s: the lookup reads jobs by id; "
+        "modelarts_training_job_info's name finds a name's jobs) [request id r-1]" % UUID
+    ), result.msg
+
+
+def test_other_errors_of_a_name_given_as_an_id_are_left_as_they_are():
+    forbidden = {"error_code": "ModelArts.2771", "error_msg": "No permission."}
+    result = make_query(not_found_session("nightly", status=403, body=forbidden), Selection(["nightly"])).run()
+    assert "ModelArts.2771" in result.msg and "not a training job id" not in result.msg
+
+
+# -- a region that names nothing in the call (issue 50) ---------------------------------------------------------
+
+EMULATOR = "https://127.0.0.1:8443"
+AKSK = {"access_key": "HPUA0000000000000001", "secret_key": "secret-0123456789"}
+EXPORTED = {
+    "HUAWEICLOUD_MODELARTS_ENDPOINT": EMULATOR,
+    "HUAWEICLOUD_SDK_PROJECT_ID": PROJECT,
+    "HUAWEICLOUD_SDK_AK": AKSK["access_key"],
+    "HUAWEICLOUD_SDK_SK": AKSK["secret_key"],
+}
+
+
+def region_warnings(task, environ=None):
+    query = Query([(LEVEL_OPTION, task)], Selection(["a"]), environ=environ or {}, session=FakeSession())
+    query.close()
+    return [text for text in query.warnings if text.startswith("region")]
+
+
+def test_a_task_region_over_an_exported_endpoint_and_project_is_said_to_be_unused():
+    warnings = region_warnings({"region": "eu-west-101"}, dict(EXPORTED, HUAWEICLOUD_SDK_REGION="cn-north-4"))
+    assert warnings == [
+        "region eu-west-101 (task option) is not used: endpoint (environment variable HUAWEICLOUD_MODELARTS_ENDPOINT) names the host and "
+        "project_id (environment variable HUAWEICLOUD_SDK_PROJECT_ID) the project, and no request carries a region (the AK/SK signature "
+        "does not include one); to call eu-west-101, set endpoint and project_id for it (or leave them unset), else leave region out"
+    ]
+    # Exported without a region of its own: given apart from them all the same.
+    assert region_warnings({"region": "eu-west-101"}, EXPORTED)
+
+
+@pytest.mark.parametrize(
+    "task,environ",
+    [
+        # Written together, at one level: the emulator's connection in module_defaults, or its exports.
+        (dict(AKSK, region="cn-north-4", endpoint=EMULATOR, project_id=PROJECT), {}),
+        ({}, dict(EXPORTED, HUAWEICLOUD_SDK_REGION="cn-north-4")),
+        # The task's region is the one exported with the endpoint (the ansible-doc examples against the emulator).
+        ({"region": "cn-north-4"}, dict(EXPORTED, HUAWEICLOUD_SDK_REGION="cn-north-4")),
+        # The region makes the ModelArts host, or the project is looked up from it.
+        (dict(AKSK, region="eu-west-101", project_id=PROJECT), {}),
+        ({"region": "eu-west-101"}, dict(EXPORTED, HUAWEICLOUD_SDK_PROJECT_ID="")),
+        # A password is exchanged at the IAM of the region; OIDC goes to the STS of the region.
+        ({"region": "eu-west-101", "username": "u", "password": "p", "domain_name": "d"}, EXPORTED),
+        ({"region": "cn-north-4", "oidc_provider_urn": "p", "oidc_agency_urn": "a", "oidc_id_token": "t"}, EXPORTED),
+        # A host that names the same region.
+        (dict(AKSK, region="cn-north-4", endpoint="https://modelarts.cn-north-4.myhuaweicloud.com", project_id=PROJECT), {}),
+    ],
+)
+def test_a_region_that_is_used_or_goes_with_its_endpoint_is_not_warned_about(task, environ):
+    assert region_warnings(task, environ) == []
+
+
+def test_a_region_other_than_the_endpoints_host_is_said_to_be_unused_even_beside_it():
+    task = dict(AKSK, region="cn-south-1", endpoint="https://modelarts.cn-north-4.myhuaweicloud.com", project_id=PROJECT)
+    (warning,) = region_warnings(task)
+    assert warning.startswith("region cn-south-1 (task option) is not used: endpoint (task option) names the host") and (
+        "; the endpoint's host modelarts.cn-north-4.myhuaweicloud.com is in cn-north-4; to call cn-south-1," in warning
+    ), warning
+
+
+def test_with_a_token_or_a_password_the_warning_does_not_speak_of_signatures():
+    (token,) = region_warnings({"region": "eu-west-101", "auth_token": "tok-0123456789"}, EXPORTED)
+    environ = dict(EXPORTED, HUAWEICLOUD_SDK_IAM_ENDPOINT=EMULATOR)
+    (password,) = region_warnings({"region": "eu-west-101", "username": "u", "password": "p", "domain_name": "d"}, environ)
+    for warning in (token, password):
+        assert "no request carries a region;" in warning and "signature" not in warning, warning

@@ -165,6 +165,14 @@ def test_phase_history_records_changes_only_and_survives_errors():
     assert result.polls == {"a": 5}
 
 
+def test_job_fields_round_the_time_waited_to_milliseconds():
+    """A monotonic clock's difference is 64.39466155900027, not 64.395: the item shows milliseconds (issue 50)."""
+    result, _script, _clock = run({"a": ["Pending", "Completed"]})
+    result.job_waited_seconds["a"] = 64.39466155900027
+    assert result.job_fields("a")["waited_seconds"] == 64.395
+    assert repr(result.job_fields("a")["waited_seconds"]) == "64.395"
+
+
 def test_job_fields_for_the_module_item():
     result, _script, _clock = run({"a": ["Pending", "Completed"]})
 

@@ -102,7 +102,8 @@ def test_a_kill_before_delivery_repeats_the_event_with_the_same_id(tmp_path):
 @pytest.mark.parametrize(
     "change, words",
     [
-        ({"training_job_ids": [A]}, "training_job_ids is %s here, %s, %s in the file" % (A, A, B)),
+        # Ids added or removed keep the file (test_ids_added_or_removed_keep_what_the_file_knows...); a search is another watch.
+        ({"training_job_ids": None, "tags": {"team": "x"}}, "training_job_ids is none here, %s, %s in the file" % (A, B)),
         ({"endpoint": "https://127.0.0.1:10"}, "endpoint is https://127.0.0.1:10 here, https://127.0.0.1:9 in the file"),
     ],
 )
@@ -143,8 +144,12 @@ def test_a_directory_others_can_write_is_refused(tmp_path):
     shared.chmod(0o777)
     with pytest.raises(watch.SourceConfigError, match="can be written by other users"):
         built(state_file=str(shared / "state.json"))
-    with pytest.raises(watch.SourceConfigError, match="its directory cannot be used"):
-        built(state_file=str(tmp_path / "missing" / "state.json"))
+    # A directory that does not exist yet is made, for this user only.
+    built(state_file=str(tmp_path / "missing" / "deeper" / "state.json"))
+    assert stat.S_IMODE(os.stat(tmp_path / "missing" / "deeper").st_mode) == 0o700
+    (tmp_path / "file").write_text("")
+    with pytest.raises(watch.SourceConfigError, match="its directory cannot be made"):
+        built(state_file=str(tmp_path / "file" / "sub" / "state.json"))
 
 
 def test_the_state_keeps_no_job_the_search_no_longer_returns(tmp_path):
@@ -179,6 +184,7 @@ def test_a_job_created_since_the_state_was_saved_is_new_whatever_startup_says(tm
     path = str(tmp_path / "state.json")
     w = built(training_job_ids=None, tags={"team": "x"}, startup="changes", state_file=path)
     w.newest = 1767225600000  # 2026-01-01T00:00:00Z
+    w.listed = True  # the first listing is over: the file covers what it listed
     w.delivered(w.searched([A], {A: item(A, "Running")}))
     again = built(training_job_ids=None, tags={"team": "x"}, startup="changes", state_file=path)
     late = item(B, "Completed", create_time="2026-01-01T01:00:00Z")
