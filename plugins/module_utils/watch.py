@@ -49,7 +49,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.watch_judge imp
 from ansible_collections.modelarts.training.plugins.module_utils.watch_ledger import Ledger
 from ansible_collections.modelarts.training.plugins.module_utils.watch_lister import Lister
 from ansible_collections.modelarts.training.plugins.module_utils.watch_schedule import Schedule
-from ansible_collections.modelarts.training.plugins.module_utils.watch_state import StateFile, StateFileError
+from ansible_collections.modelarts.training.plugins.module_utils.watch_state import StateFile, StateFileError, event_id  # noqa: F401  # pylint: disable=unused-import
 from ansible_collections.modelarts.training.plugins.module_utils.waiter import JOB_TOLERATED
 
 DEFAULT_INTERVAL = 10.0

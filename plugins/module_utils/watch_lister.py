@@ -122,21 +122,30 @@ class Lister(object):
             yield keys, found, newest
 
     def _new_since_covered(self):
-        """``startup: changes``: the jobs created since the state file's listing covered (less a margin), or without one
-        the newest job alone - one request while fewer than a page are new."""
+        """``startup: changes``: the jobs created since the state file's listing covered, or, without one, since the newest
+        job (asked for alone first) - each less the margin later rounds ask with, so that what they bring back was seen
+        here; one request while fewer than a page are new."""
+        since = None if self.covered is None else self.covered - CREATED_SINCE_MARGIN_MS
+        if since is None:
+            only = Search(name=self.search.name, tags=self.search.tags, latest=True, workspace_id=self.search.workspace_id)
+            page = yield from self._asked(only, None)
+            if page[2] is None:
+                return
+            since = page[2] - CREATED_SINCE_MARGIN_MS
+        yield from self._asked(self.search, since)
+
+    def _asked(self, search, since):
+        """One whole search (``query.search``) as a page, asked again after a failure; the page, once yielded."""
         while True:
             newest = []
             try:
-                if self.covered is not None:
-                    keys, found = self.query.search(self.search, None, None, self.covered - CREATED_SINCE_MARGIN_MS, newest)
-                else:
-                    only = Search(name=self.search.name, tags=self.search.tags, latest=True, workspace_id=self.search.workspace_id)
-                    keys, found = self.query.search(only, None, None, None, newest)
+                keys, found = self.query.search(search, None, None, since, newest)
             except SEARCH_ERRORS as error:
                 yield PageFailed(error)
                 continue
-            yield keys, found, (newest[0] if newest else None)
-            return
+            page = keys, found, (newest[0] if newest else None)
+            yield page
+            return page
 
     def _refused(self, error):
         self.unfinished_off = True

@@ -216,9 +216,11 @@ def test_startup_changes_lists_no_finished_job_and_confirms_none_by_get(tmp_path
     settled = []
     w.query.settle = lambda found, deadline=None: settled.append(dict(found)) or {}
     assert until_listed(w) == []
-    assert [kind for kind, _search in asked if kind != "by id"] == ["pages", "search"]
-    assert asked[0][1].phases and not asked[1][1].phases and asked[1][1].latest, "the unfinished jobs, then the newest alone"
-    assert settled == [{}, {}], "no GET for a starting point"
+    assert [kind for kind, _search in asked if kind != "by id"] == ["pages", "search", "search"]
+    searches = [search for _kind, search in asked]
+    assert searches[0].phases and searches[1].latest and not searches[2].latest, "the unfinished jobs, the newest alone, what is new since"
+    assert not any(search.phases is None and not search.latest for search in searches[:2])
+    assert settled == [{}, {}, {}], "no GET for a starting point"
     assert list(w.jobs) == [A] and list(w.finished) == ["f00"]
     assert w.newest == 1767312000000
 
