@@ -42,7 +42,6 @@ from ansible_collections.modelarts.training.plugins.module_utils.watch_events im
     make_event,
     make_invalid_event,
     message_of,
-    scrub,
 )
 from ansible_collections.modelarts.training.plugins.module_utils.search import PageFailed
 from ansible_collections.modelarts.training.plugins.module_utils.watch_judge import Judge

@@ -104,17 +104,6 @@ def make_invalid_event(item, schema_errors, previous_phase, key=None):
     }
 
 
-def scrub(value, redact):
-    """``value`` (JSON-like) with ``redact`` applied to every string: a last guard so no event carries a secret."""
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return dict((key, scrub(entry, redact)) for key, entry in value.items())
-    if isinstance(value, list):
-        return [scrub(entry, redact) for entry in value]
-    return value
-
-
 def is_credential_error(error):
     """True when an error says the credentials or project are wrong for every job, not just one (a configuration error
     met at a request - a token file that cannot be read, a project nobody named - is every job's too)."""

@@ -31,7 +31,6 @@ from ansible_collections.modelarts.training.plugins.module_utils.watch_events im
     make_event,
     make_invalid_event,
     message_of,
-    scrub,
 )
 
 # Verdicts after which a job is not polled again.
@@ -123,7 +122,7 @@ class Judge(object):
                 logger.debug("training job %s (%s): %s at start (startup: changes): the starting point", describe(key), label(item.get("name")), phase)
                 self.ledger.record(key, phase)
             else:
-                event = scrub(make_event(item, state.phase if state.seen else None, key), self.redact)
+                event = self.query.redact_value(make_event(item, state.phase if state.seen else None, key))
                 logger.info("training job %s (%s): %s -> %s", describe(key), label(item.get("name")), state.phase if state.seen else "(first seen)", phase)
         state.seen = True
         state.phase = phase
@@ -152,7 +151,7 @@ class Judge(object):
         if observed == state.invalid:
             return None
         state.invalid = observed
-        return scrub(make_invalid_event(item, problems, state.phase if state.seen else None, key), self.redact)
+        return self.query.redact_value(make_invalid_event(item, problems, state.phase if state.seen else None, key))
 
     def _report(self, key, state, signature, text):
         """Warn about schema problems once per change; note when they are gone."""
