@@ -3,9 +3,9 @@
 """The watch's lister: what a watch by ``name`` and/or ``tags`` asks the search.
 
 The first round follows the unfinished jobs first (the search with a ``phase`` filter), so that the size of the history
-never delays the news; then, with ``startup: all``, every job (a page at a time, those already listed skipped), or, with
-``startup: changes``, only what is new: the jobs created since the state file's listing covered, or without one the
-newest job alone (the point from which jobs are new) - finished jobs are never listed one by one for ``changes``.  Each
+never delays the news: with ``startup: changes`` before anything else, then only what is new: the jobs created since the state file's listing covered, or without one the
+newest job alone (the point from which jobs are new) - finished jobs are never listed one by one for ``changes``.  With ``startup: all`` it lists every job (a page at a time,
+those already listed skipped), the unfinished ones asked for once the listing is longer than four pages.  Each
 later round asks for what was created since the newest job seen and for the selection's unfinished jobs (a job tagged,
 moved or renamed into the selection while it runs), the two searches at once.  Pages come one at a time, so memory holds
 a page and the ids seen, however many jobs match; a failed request is asked again (``search.PageFailed``).
@@ -28,6 +28,9 @@ from ansible_collections.modelarts.training.plugins.module_utils.watch_events im
 )
 
 SEARCH_ERRORS = (ModelArtsError, ConnectionConfigError)
+# ``startup: all``: a listing longer than this many pages (200 jobs) has its unfinished jobs asked for after them, before
+# the rest; a shorter one is over before that search would have told anything.
+PAGES_BEFORE_UNFINISHED = 4
 
 
 class Lister(object):
@@ -100,18 +103,32 @@ class Lister(object):
         return thread, box
 
     def _first_round(self):
-        """The pages of the first round (a generator): the unfinished jobs, then every job or only what is new."""
+        """The pages of the first round (a generator).  ``startup: changes``: the unfinished jobs, then only what is new (or
+        every job when the service refuses the ``phase`` filter).  ``startup: all``: every job, the unfinished ones asked
+        for once the listing has gone past its first ``PAGES_BEFORE_UNFINISHED`` pages, before the rest of it."""
+        if self.startup == "all":
+            self.complete = True
+            listed = 0
+            for page in self._stage(self.search):
+                yield page
+                if not isinstance(page, PageFailed):
+                    listed += 1
+                    if listed == PAGES_BEFORE_UNFINISHED:
+                        yield from self._unfinished_pages()
+            return
+        yield from self._unfinished_pages()
+        if self.unfinished_off:
+            self.complete = True
+            yield from self._stage(self.search)
+        else:
+            yield from self._new_since_covered()
+
+    def _unfinished_pages(self):
         for page in self._stage(self.search.in_phases(UNFINISHED_PHASES)):
             if isinstance(page, PageFailed) and not getattr(page.error, "transient", False):
                 self._refused(page.error)
-                break
+                return
             yield page
-        if self.startup == "all" or self.unfinished_off:
-            self.complete = True
-            for page in self._stage(self.search):
-                yield page
-        else:
-            yield from self._new_since_covered()
 
     def _stage(self, search):
         for page in self.query.search_pages(search, resume_on=SEARCH_ERRORS):

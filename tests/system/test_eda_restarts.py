@@ -173,9 +173,10 @@ def test_sigkill_at_random_moments_loses_no_final_transition_and_repeats_only_wh
     staggered times and three were finished before the start; each restart uses the same state_file.
 
     The jobs live on the emulator's clock, which the test moves one step at a random moment of each killed run, before
-    its kill: two jobs reach their final phase at each step from the second to the sixth, so every killed run sees
-    transitions (or misses them while it is down) and the source cannot finish before its sixth kill, however fast or
-    slow the machine runs.
+    its kill: every job starts to run at the second step and two reach their final phase at each step from the third to
+    the seventh, which the run after the sixth kill makes as it starts - so every killed run sees transitions (or misses
+    them while it is down) and the source cannot finish before its sixth kill, however fast or slow the machine runs (the
+    sixth step, in a killed run, once left the source time to see its last jobs finish and end before its kill).
 
     What reached the rules is read from ``--print-events`` (ansible-rulebook prints an event when its rule set takes it off
     the source's queue, before the source saves it as reported) and from the rule's own line."""
@@ -187,7 +188,7 @@ def test_sigkill_at_random_moments_loses_no_final_transition_and_repeats_only_wh
     for index, job in enumerate(live):
         final = "Failed" if index % 4 == 3 else "Completed"
         running = {"phase": "Running", "seconds": STEP * (1 + index // 2)}
-        jobs.append({"id": job, "name": "kill-live", "timeline": [{"phase": "Pending", "seconds": STEP}, running, final]})
+        jobs.append({"id": job, "name": "kill-live", "timeline": [{"phase": "Pending", "seconds": 2 * STEP}, running, final]})
     emulator.add_jobs(jobs)
     finals = dict((job, "Completed") for job in before)
     finals.update((job, "Failed" if index % 4 == 3 else "Completed") for index, job in enumerate(live))
@@ -220,6 +221,7 @@ def test_sigkill_at_random_moments_loses_no_final_transition_and_repeats_only_wh
                     killed = True
                     kills += 1
             else:
+                emulator.advance_clock(STEP)
                 process.wait(timeout=180)
         finally:
             if process.poll() is None:

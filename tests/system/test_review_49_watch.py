@@ -5,6 +5,8 @@ emulator, counting what the emulator's request log says went out (counts, not ti
 
 import asyncio
 import math
+import threading
+import time
 import uuid
 
 import pytest
@@ -31,19 +33,34 @@ def modelarts_requests(emulator, since):
 
 def test_startup_changes_over_20000_finished_jobs_reports_a_completion_after_a_few_requests(src, modelarts_emulator):
     """20,000 matching finished jobs and 3 running ones: the first round follows the unfinished jobs (a search with a
-    phase filter) and the newest; the completion of a running job gives the first event after at most ceil(U/50) + 10
-    ModelArts requests (U = 3), and no finished job gives an event."""
+    phase filter) and the newest; the completion of a running job just after it (the emulator's clock moved once the
+    first round's searches went out) gives the first event after at most ceil(U/50) + 10 ModelArts requests (U = 3), and
+    no finished job gives an event."""
     emulator = modelarts_emulator
     tag = {"review49": uuid.uuid4().hex[:8]}
     emulator.add_jobs([{"name": "history-{n:05d}", "count": 20000, "created_ago": "2h", "stagger": "0.3s", "phase": "Completed", "tags": tag}])
     running = [
-        emulator.add_job(name="live-0", created_ago="10m", tags=tag, timeline=[{"phase": "Running", "polls": 2}, "Completed"]),
+        emulator.add_job(name="live-0", created_ago="10m", tags=tag, timeline=[{"phase": "Running", "seconds": 3600}, "Completed"]),
         emulator.add_job(name="live-1", created_ago="10m", tags=tag, timeline=[{"phase": "Running", "seconds": 86400}, "Completed"]),
         emulator.add_job(name="live-2", created_ago="10m", tags=tag, timeline=[{"phase": "Running", "seconds": 86400}, "Completed"]),
     ]
     mark = (emulator.requests() or [{"seq": 0}])[-1]["seq"]
     args = dict(connection_args(emulator), tags=tag, interval=0.5, startup="changes")
-    events = run(source_events(src, args, lambda events: len(events) >= 1, wait=300))
+    stop = threading.Event()
+
+    def complete_after_the_first_round():
+        # The first round is the unfinished jobs' search, the newest job, and what is new since it: three searches.
+        while not stop.is_set() and len([entry for entry in modelarts_requests(emulator, mark) if entry["method"] == "POST"]) < 3:
+            time.sleep(0.05)
+        emulator.advance_clock(3600)
+
+    mover = threading.Thread(target=complete_after_the_first_round, daemon=True)
+    mover.start()
+    try:
+        events = run(source_events(src, args, lambda events: len(events) >= 1, wait=300))
+    finally:
+        stop.set()
+        mover.join()
     assert transitions(events) == [(running[0], "Running", "Completed")]
     before = modelarts_requests(emulator, mark)
     event_get = max(index for index, entry in enumerate(before) if entry["method"] == "GET" and entry["path"].endswith(running[0]))

@@ -84,7 +84,7 @@ options:
       - What the first round reports (see docs/event_source.md, "Restarts").
       - V(all) - the first observation of each job is an event (C(previous_phase) null), finished jobs included.
       - V(changes) - the jobs the first round finds are the starting point - a finished one gives no event and is not read
-        again (a tag or name watch never lists its finished jobs: it asks for the unfinished ones and what is new); an unfinished
+        again (a tag or name watch never lists its finished jobs; it asks for the unfinished ones and what is new); an unfinished
         one gives its first event when its phase changes. A job that appears later is new and gives its first observation.
       - A job the O(state_file) knows is not a first observation - it gives an event only when its phase changed since it
         was reported.

@@ -182,12 +182,20 @@ def pages_of(lister):
         found.append(page if isinstance(page, PageFailed) else sorted(page[0]))
 
 
-def test_the_lister_for_startup_all_lists_the_unfinished_jobs_first_then_every_job():
+def test_the_lister_for_startup_all_asks_for_the_unfinished_jobs_after_four_pages_then_lists_the_rest():
+    pages = [{"j%d" % number: item("j%d" % number, "Completed")} for number in range(7)]
+    door = Door({A: item(A, "Running")}, every=pages)
+    lister = Lister(Search(tags=[("team", ["x"])]), door, "all", None, Clock(), lambda: JAN_1 / 1000.0)
+    assert pages_of(lister) == [["j0"], ["j1"], ["j2"], ["j3"], [A], ["j4"], ["j5"], ["j6"]]
+    assert door.asked == [("pages", False), ("pages", True)] and lister.complete and lister.started == JAN_1
+    assert lister.listed_keys == {A} | set(key for page in pages for key in page)
+
+
+def test_the_lister_for_startup_all_lists_a_short_selection_without_the_unfinished_search():
     door = Door({A: item(A, "Running")}, every=[{B: item(B, "Completed")}, {C: item(C, "Completed")}])
     lister = Lister(Search(tags=[("team", ["x"])]), door, "all", None, Clock(), lambda: JAN_1 / 1000.0)
-    assert pages_of(lister) == [[A], [B], [C]]
-    assert door.asked == [("pages", True), ("pages", False)] and lister.complete and lister.started == JAN_1
-    assert lister.listed_keys == {A, B, C}
+    assert pages_of(lister) == [[B], [C]]
+    assert door.asked == [("pages", False)] and lister.complete and lister.listed_keys == {B, C}
 
 
 def test_the_lister_for_startup_changes_never_lists_the_finished_jobs():
@@ -212,7 +220,7 @@ def test_the_lister_hands_a_failed_page_over_and_keeps_its_place():
     failed = PageFailed(ModelArtsError("HTTP 503", transient=True))
     door = Door({A: item(A, "Running")}, every=[{B: item(B, "Completed")}, failed, {C: item(C, "Completed")}])
     lister = Lister(Search(tags=[("team", ["x"])]), door, "all", None, Clock(), lambda: 0.0)
-    assert pages_of(lister) == [[A], [B], failed, [C]]
+    assert pages_of(lister) == [[B], failed, [C]]
 
 
 def test_a_later_round_asks_what_is_new_and_what_is_unfinished_together():
