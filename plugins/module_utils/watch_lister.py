@@ -2,13 +2,15 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The watch's lister: what a watch by ``name`` and/or ``tags`` asks the search.
 
-The first round follows the unfinished jobs first (the search with a ``phase`` filter), so that the size of the history
-never delays the news: with ``startup: changes`` before anything else, then only what is new: the jobs created since the state file's listing covered, or without one the
-newest job alone (the point from which jobs are new) - finished jobs are never listed one by one for ``changes``.  With ``startup: all`` it lists every job (a page at a time,
-those already listed skipped), the unfinished ones asked for once the listing is longer than four pages.  Each
-later round asks for what was created since the newest job seen and for the selection's unfinished jobs (a job tagged,
-moved or renamed into the selection while it runs), the two searches at once.  Pages come one at a time, so memory holds
-a page and the ids seen, however many jobs match; a failed request is asked again (``search.PageFailed``).
+The first round follows the unfinished jobs first (the search with a ``phase`` filter), so that the size of the
+history never delays the news: with ``startup: changes`` before anything else, then only what is new: the jobs
+created since the state file's listing covered, or without one the newest job alone (the point from which jobs are
+new) - finished jobs are never listed one by one for ``changes``. With ``startup: all`` it lists every job (a page at
+a time, those already listed skipped), the unfinished ones asked for once the listing is longer than four pages. Each
+later round asks for what was created since the newest job seen and for the selection's unfinished jobs (a job
+tagged, moved or renamed into the selection while it runs), the two searches at once. Pages come one at a time, so
+memory holds a page and the ids seen, however many jobs match; a failed request is asked again
+(``search.PageFailed``).
 """
 
 from __future__ import annotations
