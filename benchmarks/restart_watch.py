@@ -1,19 +1,21 @@
 #!/usr/bin/env python
 # Copyright: (c) 2026, modelarts.training contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The event source's start over a tag that matches 1,000, 10,000 or 100,000 jobs, ``startup: all`` and ``changes``
-(issue 37): requests of the first listing and of a later round, time to the first event, peak RSS.
+"""The event source's start over a tag that matches 200, 20,000 or 100,000 finished jobs and 3 running ones, ``startup:
+all`` and ``changes`` (issues 37 and 49): how soon a job that completes just after the start gives its event, how many
+ModelArts requests go out before it, how long the first round (the listing) takes, and the watch's peak RSS.
 
 Method: one private HTTPS emulator per size, holding that many ``bench-NNNNNN`` jobs tagged ``{bench: restart}``, all
-Completed, created over the last 29 days (a tag search covers 31), plus one running job created a minute ago (Running for 3 polls, then
-Completed).  For each ``startup`` a child process (so that its peak RSS is the watch's alone) imports the staged
-collection, builds the source's ``Watcher`` as ``main()`` does (``interval: 1``) and drives it as the source's loop
-does (``Watcher.round``, then ``Watcher.delivered`` for each round's events), until the first listing is over and one
-later round ran; the requests of each part are counted from the emulator's request log as they come (``RequestTally``:
-the log keeps only the last 20,000).  The child's peak RSS is
+Completed, created over the last 29 days (a tag search covers 31), plus three running jobs created a minute ago; one of
+them completes ``COMPLETES_AFTER`` seconds after the watch starts (a clock-driven timeline).  For each ``startup`` a child
+process (so that its peak RSS is the watch's alone) imports the staged collection, builds the source's ``Watcher`` as
+``main()`` does (``interval: INTERVAL``) and drives it as the source's loop does (``Watcher.round`` when due, then
+``Watcher.delivered``), until the completed job's event came and the first round is over, then one later round.  The
+requests are counted from the emulator's request log as they come (``RequestTally``: the log keeps only the last
+20,000); "before the event" counts those answered before the child saw the event.  The child's peak RSS is
 ``getrusage(RUSAGE_SELF).ru_maxrss``.
 
-    .venv/bin/python benchmarks/restart_watch.py [--jobs 1000 10000 100000] [--startup all changes] [--output FILE]
+    .venv/bin/python benchmarks/restart_watch.py [--jobs 200 20000 100000] [--startup all changes] [--output FILE]
 
 Writes ``benchmarks/results/<stamp>-restart-watch.json`` and prints the table of docs/performance.md.
 """
@@ -38,40 +40,47 @@ SOURCE = ("extensions", "eda", "plugins", "event_source", "training_job_phase.py
 TAGS = {"bench": "restart"}
 
 
+INTERVAL = 5
+# The running job that completes does so this long after the watch starts: just after the restart.
+COMPLETES_AFTER = 2
+LIVE = 3
+
+
 def child(options):
     """Runs in the child process: the watch's figures as one JSON line."""
     setup = json.loads(options.child)
     emu = ControlClient(setup["url"], setup["admin_token"], setup["ca_file"])
     source = runpy.run_path(os.path.join(setup["collections"], "ansible_collections", "modelarts", "training", *SOURCE))
-    args = dict(emu.connection("aksk"), tags=TAGS, interval=1, startup=setup["startup"])
-    started = time.monotonic()
+    args = dict(emu.connection("aksk"), tags=TAGS, interval=INTERVAL, startup=setup["startup"])
     watcher, query = source["build_watcher"](args, environ={})
-    first_event = None
+    event_at = listed_at = None
+    marks = {}
     events = 0
     try:
         while watcher.prepare() is not None:
             time.sleep(0.5)
-        mark = emu_mark(emu)
-        while not watcher.listed:
-            handed = watcher.round(time.monotonic())
-            if handed and first_event is None:
-                first_event = time.monotonic() - started
-            events += len(handed)
-            watcher.delivered(handed)
-        listed = time.monotonic() - started
-        marks = [mark, emu_mark(emu)]
-        later_events = []
-        rounds = 0
-        # Later rounds, until the running job's Completed event (the first event with startup: changes).
-        while rounds < 12 and not any(event["modelarts"]["phase"] == "Completed" and event["modelarts"]["previous_phase"] for event in later_events):
+        # The watch starts now; a running job (created a minute ago) completes COMPLETES_AFTER seconds later.
+        completes_at = time.time() + COMPLETES_AFTER
+        timeline = [{"phase": "Running", "seconds": 60 + COMPLETES_AFTER}, "Completed"]
+        completing = emu.add_job(name="bench-live-0", created_ago="1m", tags=TAGS, timeline=timeline)
+        started = time.monotonic()
+        marks["start"] = emu_mark(emu)
+        later = 0
+        while later < 2:
             time.sleep(max(0.0, watcher.next_due() - time.monotonic()))
             handed = watcher.round(time.monotonic())
-            if handed and first_event is None:
-                first_event = time.monotonic() - started
-            later_events += handed
+            events += len(handed)
             watcher.delivered(handed)
-            rounds += 1
-        marks.append(emu_mark(emu))
+            done = [event for event in handed if event["modelarts"]["training_job"]["id"] == completing and event["modelarts"]["phase"] == "Completed"]
+            if event_at is None and done:
+                event_at = time.time()
+                marks["event"] = emu_mark(emu)
+            if listed_at is None and watcher.listed:
+                listed_at = time.monotonic() - started
+                marks["listed"] = emu_mark(emu)
+            if event_at is not None and listed_at is not None:
+                later += 1
+        marks["end"] = emu_mark(emu)
     finally:
         query.close()
     print(
@@ -79,9 +88,10 @@ def child(options):
             {
                 "startup": setup["startup"],
                 "marks": marks,
-                "first_listing": {"seconds": round(listed, 2), "events": events},
-                "later_rounds": {"rounds": rounds, "events": len(later_events)},
-                "first_event_seconds": None if first_event is None else round(first_event, 2),
+                "first_round_seconds": round(listed_at, 2),
+                "events": events,
+                "event_after_completion_seconds": round(event_at - completes_at, 2),
+                "completing": completing,
                 "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1),
             }
         )
@@ -89,15 +99,24 @@ def child(options):
 
 
 def measure(jobs, collections, startups=("all", "changes")):
-    """Both startups over one emulator holding ``jobs`` matching jobs."""
+    """Both startups over one emulator holding ``jobs`` matching finished jobs and three running ones."""
     results = []
     with running_emulator(scenario="empty", tls=True) as emu:
         stagger = "%.3fs" % (29 * 86400.0 / jobs)
         jobs_spec = [{"name": "bench-{n:06d}", "count": jobs, "created_ago": "1h", "stagger": stagger, "phase": "Completed", "tags": TAGS}]
         emu.control("POST", "/jobs", {"jobs": jobs_spec}, timeout=900)
         for startup in startups:
-            emu.add_job(name="bench-live", created_ago="1m", tags=TAGS, timeline=[{"phase": "Running", "polls": 3}, "Completed"])
-            setup = {"url": emu.url, "admin_token": emu.admin_token, "ca_file": emu.ca_file, "collections": collections, "startup": startup}
+            # Two jobs that run on; the child adds the third, which completes just after its watch starts.
+            spec = {"created_ago": "1m", "tags": TAGS}
+            running = [{"phase": "Running", "seconds": 86400}, "Completed"]
+            live = [emu.add_job(name="bench-live-%d" % number, timeline=running, **spec) for number in range(1, LIVE)]
+            setup = {
+                "url": emu.url,
+                "admin_token": emu.admin_token,
+                "ca_file": emu.ca_file,
+                "collections": collections,
+                "startup": startup,
+            }
             # The parent counts the requests as they come: a listing of 100,000 jobs is more than the log keeps.
             with RequestTally(emu) as tally:
                 process = subprocess.run(
@@ -110,33 +129,38 @@ def measure(jobs, collections, startups=("all", "changes")):
                 if process.returncode != 0:
                     raise RuntimeError("the child failed:\n%s" % process.stderr[-3000:])
                 result = json.loads(process.stdout.strip().splitlines()[-1])
-                start, listed, later = result.pop("marks")
-                for part, since, until in (("first_listing", start, listed), ("later_rounds", listed, later)):
-                    result[part].update(zip(("searches", "by_id", "gets"), tally.calls(since, until)))
+                live.append(result.pop("completing"))
+                marks = result.pop("marks")
+                for part, since, until in (("before_event", "start", "event"), ("first_round", "start", "listed"), ("later_rounds", "listed", "end")):
+                    result[part] = dict(zip(("searches", "by_id", "gets"), tally.calls(marks[since], marks[until])))
             result["jobs"] = jobs
+            result["unfinished"] = LIVE
             results.append(result)
             print(json.dumps(result), flush=True)
+            for key in live:
+                emu.remove_job(key)
     return results
 
 
 def table(results):
     lines = [
-        "| matching jobs | startup | first listing: searches + GETs, time | events of the listing | a later round: requests | first event after | peak RSS |",
+        "| matching jobs | startup | requests before the event (ceil(U/50) + 10 = %d) | event after the completion "
+        "| first round: searches + by id + GETs, time | a later round: requests | peak RSS |" % (-(-LIVE // 50) + 10),
         "|---|---|---|---|---|---|---|",
     ]
     for result in results:
-        listing, later = result["first_listing"], result["later_rounds"]
-        per_round = (later["searches"] + later["by_id"] + later["gets"]) / float(max(1, later["rounds"]))
+        before, first, later = result["before_event"], result["first_round"], result["later_rounds"]
         lines.append(
-            "| {:,} | {} | {:,} + {:,}, {:.1f} s | {:,} | {:.1f} | {} | {:.0f} MB |".format(
+            "| {:,} | {} | {} | {:.1f} s | {:,} + {:,} + {:,}, {:.1f} s | {:.1f} | {:.0f} MB |".format(
                 result["jobs"],
                 result["startup"],
-                listing["searches"],
-                listing["gets"],
-                listing["seconds"],
-                listing["events"],
-                per_round,
-                "%.1f s" % result["first_event_seconds"] if result["first_event_seconds"] is not None else "-",
+                before["searches"] + before["by_id"] + before["gets"],
+                result["event_after_completion_seconds"],
+                first["searches"],
+                first["by_id"],
+                first["gets"],
+                result["first_round_seconds"],
+                (later["searches"] + later["by_id"] + later["gets"]) / 2.0,
                 result["peak_rss_mb"],
             )
         )
@@ -145,7 +169,7 @@ def table(results):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
-    parser.add_argument("--jobs", type=int, nargs="+", default=[1000, 10000, 100000])
+    parser.add_argument("--jobs", type=int, nargs="+", default=[200, 20000, 100000])
     parser.add_argument("--startup", nargs="+", default=["all", "changes"], choices=["all", "changes"])
     parser.add_argument("--output")
     parser.add_argument("--child", help=argparse.SUPPRESS)

@@ -111,3 +111,97 @@ def test_the_kept_order_follows_a_job_retagged_moved_or_removed(monkeypatch):
     assert _search(state, body, project_id, monkeypatch, general=False) == before
     state.remove_job(before[1][0])
     assert _search(state, body, project_id, monkeypatch, general=False)[0] == before[0] - 1
+
+
+def _moving_state(seed):
+    """Jobs that settled long ago, jobs moving on the clock (some to stay Running), jobs moving with their polls, jobs
+    created later or hidden by 404 polls, in two workspaces, with and without tags."""
+    rng = random.Random(seed)
+    state = EmulatorState(scenario={})
+    specs = []
+    for n in range(150):
+        spec = {"id": "job-%03d" % n, "name": "n-%d" % (n % 5), "tags": rng.choice(TAGS)}
+        kind = rng.random()
+        if kind < 0.4:
+            spec["phase"] = rng.choice(("Completed", "Completed", "Failed", "Terminated", "Abnormal", "Running", "Pending"))
+        elif kind < 0.8:
+            steps = [{"phase": phase, "seconds": rng.choice((0, 1, 5, 30, 120))} for phase in rng.sample(("Creating", "Pending", "Running"), rng.randint(1, 3))]
+            steps.append(rng.choice(("Completed", "Failed", "Running", "Terminating", "Abnormal")))
+            spec["timeline"] = steps
+        else:
+            spec["timeline"] = [{"phase": "Pending", "polls": rng.randint(1, 3)}, {"phase": "Running", "polls": rng.randint(1, 3)}, "Completed"]
+        if rng.random() < 0.2:
+            spec["workspace_id"] = WORKSPACE
+        if rng.random() < 0.1:
+            spec["created_at"] = "%ds" % rng.randint(1, 200)  # in the future
+        else:
+            spec["created_ago"] = "%ds" % rng.choice((0, 10, 60, 3600, rng.randint(1, 20 * 86400)))
+        if rng.random() < 0.1:
+            spec["not_found_polls"] = 1
+        specs.append(spec)
+    state.add_jobs(specs)
+    return state, rng
+
+
+def _phase_search(state, body, project_id, monkeypatch, indexed):
+    """``(total, ids)`` of a search, through the phase index or (``indexed`` false) testing every job of the project."""
+    with monkeypatch.context() as patch:
+        patch.setattr(routes, "_modelarts_prelude", lambda *args, **kwargs: None)
+        if not indexed:
+            patch.setattr(routes, "_phases_allowed", lambda filters: None)
+        document = routes.v2_search(state, _Exchange(body), _Match(project_id)).document
+    return document["total"], [item["metadata"]["id"] for item in document["items"]]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_search_by_phase_finds_what_testing_every_job_finds(monkeypatch, seed):
+    """The phase index (state.PhaseIndex) leaves out only jobs that cannot be in the phases asked for: the same total and
+    items as testing every job, as the clock moves, polls move jobs on and jobs are retagged or removed."""
+    state, rng = _moving_state(seed)
+    project_id = state.jobs[0].project_id
+    unfinished = ["Creating", "Pending", "Running", "Terminating"]
+    phase_filters = [
+        [{"key": "phase", "operator": "in", "value": unfinished}],
+        [{"key": "phase", "operator": "in", "value": ["Completed"]}],
+        [{"key": "phase", "operator": "not", "value": ["Completed", "Failed"]}],
+        [{"key": "phase", "operator": "like", "value": ["ing"]}],
+        [{"key": "phase", "operator": "in", "value": ["Running"]}, {"key": "phase", "operator": "not", "value": ["Running"]}],
+        [{"key": "phase", "operator": "in", "value": unfinished}, {"key": "name", "operator": "like", "value": ["n-3"]}],
+    ]
+    checked = 0
+    for moment in range(10):
+        if moment:
+            state.advance(rng.choice((0.001, 0.5, 3, 20, 90)))
+        now_ms = int(state.now() * 1000)
+        for job in rng.sample(state.jobs, 15):
+            job.lifecycle.poll(state.now())
+        if moment == 5:
+            state.update_job(state.jobs[3].key, tags={"team": "vision"})
+            state.remove_job(state.jobs[7].key)
+        for filters in phase_filters:
+            since = [{"key": "create_time", "operator": "between", "value": [str(now_ms - rng.randint(0, 7 * 86400 * 1000)), str(now_ms)]}]
+            for body in ({"filters": filters}, {"filters": filters + since, "order": "asc"}, {"filters": filters, "workspace_id": WORKSPACE}):
+                body = dict(body, tags=[{"key": "team", "values": ["vision"]}]) if rng.random() < 0.3 else body
+                query = dict(body, offset=rng.randint(0, 1), limit=rng.choice((5, 50)))
+                fast = _phase_search(state, query, project_id, monkeypatch, indexed=True)
+                each = _phase_search(state, query, project_id, monkeypatch, indexed=False)
+                assert fast == each, query
+                checked += fast[0]
+    assert checked > 0, "the searches found jobs"
+
+
+def test_a_search_for_unfinished_jobs_peeks_only_at_jobs_that_may_be_unfinished(monkeypatch):
+    """The point of the index: among 2,000 jobs that finished long ago and 3 that run, a search for the unfinished
+    phases looks at the 3 (and none of the others' timelines)."""
+    state = EmulatorState(scenario={})
+    state.add_jobs([{"name": "done-{n}", "count": 2000, "phase": "Completed", "created_ago": "1h"}])
+    state.add_jobs([{"name": "live-%d" % n, "timeline": [{"phase": "Running", "seconds": 600}, "Completed"]} for n in range(3)])
+    project_id = state.jobs[0].project_id
+    peeked = []
+    for job in state.jobs:
+        original = job.lifecycle.peek
+        monkeypatch.setattr(job.lifecycle, "peek", lambda now, original=original, job=job: peeked.append(job.name) or original(now))
+    body = {"filters": [{"key": "phase", "operator": "in", "value": ["Creating", "Pending", "Running", "Terminating"]}], "limit": 50}
+    total, ids = _phase_search(state, body, project_id, monkeypatch, indexed=True)
+    assert total == 3 and len(ids) == 3
+    assert sorted(set(peeked)) == ["live-0", "live-1", "live-2"]

@@ -54,7 +54,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.selection impor
     v1_selection_key,
     v2_key,
 )
-from ansible_collections.modelarts.training.plugins.module_utils.text import Secrets, label, name_key
+from ansible_collections.modelarts.training.plugins.module_utils.text import Secrets, label, name_key, redact_value
 from ansible_collections.modelarts.training.plugins.module_utils.validation import HAS_JSONSCHEMA, JSONSCHEMA_IMPORT_ERROR, SchemaValidationError
 
 MESSAGE_JOBS_SHOWN = 20
@@ -339,6 +339,11 @@ class Query(object):
     def redact(self, text):
         """``text`` with every secret this query knows masked (IAM tokens issued since included)."""
         return self.client.redact(text)
+
+    def redact_value(self, value):
+        """``value`` (JSON-like data) with every secret this query knows masked in each of its strings (``text.redact_value``:
+        its JSON text looked over once, every string masked only when something is found there)."""
+        return redact_value(value, self.client.secrets())
 
     def masking_secrets(self):
         """Every secret of :meth:`secrets` and every endpoint token read so far, as one :class:`text.Secrets` built

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import re
 
 MASK = "********"
@@ -160,6 +161,37 @@ def redact(text, secrets=()):
     """
     text = str(text)
     return _masked(text, _secret_spans(text, _wanted(secrets)))
+
+
+def redact_value(value, secrets=()):
+    """``value`` (JSON-like data: dicts, lists, strings, numbers) with :func:`redact` applied to every string.
+
+    Its JSON text is looked over once first.  When it holds no secret in any form and no URL user-info, the value is
+    returned as it is, without a redaction per string (a job's item holds hundreds of them); when what is found there
+    is URL user-info alone (a task's ``ssh://ma-user@...`` URL), only the strings holding a URL are redacted; anything
+    else has every string redacted one by one."""
+    wanted = _wanted(secrets)
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return _redact_each(value, wanted, lambda string: True)
+    spans = _secret_spans(text, wanted)
+    if not spans:
+        return value
+    if spans == _secret_spans(text, ()):
+        # URL user-info only: a string without "//" (or its JSON escape) holds no URL, and no secret either.
+        return _redact_each(value, wanted, lambda string: "//" in string or "\\/\\/" in string)
+    return _redact_each(value, wanted, lambda string: True)
+
+
+def _redact_each(value, secrets, may_hold):
+    if isinstance(value, str):
+        return redact(value, secrets) if may_hold(value) else value
+    if isinstance(value, dict):
+        return dict((key, _redact_each(entry, secrets, may_hold)) for key, entry in value.items())
+    if isinstance(value, list):
+        return [_redact_each(entry, secrets, may_hold) for entry in value]
+    return value
 
 
 def label(value, length=LABEL_LENGTH, secrets=()):

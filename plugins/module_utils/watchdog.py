@@ -269,6 +269,26 @@ def watched_adapter(pool_size):
         return requests.adapters.HTTPAdapter(pool_connections=4, pool_maxsize=max(1, pool_size), max_retries=0)
 
     class _Adapter(requests.adapters.HTTPAdapter):
+        # The kind of each CA location the adapter has checked ("file" or "dir"): requests' cert_verify looks at the disk
+        # (two stat calls) on every request, a sixth of a long listing's time; the bundle of one session is checked once.
+        _ca_kinds = None
+
+        def cert_verify(self, conn, url, verify, cert):
+            location = (verify if verify is not True else requests.adapters.DEFAULT_CA_BUNDLE_PATH) if verify else None
+            kinds = self._ca_kinds if self._ca_kinds is not None else {}
+            kind = kinds.get(location) if location and url.lower().startswith("https") and not cert else None
+            if kind is None:
+                super().cert_verify(conn, url, verify, cert)
+                if location and url.lower().startswith("https") and not cert:
+                    kinds[location] = "dir" if getattr(conn, "ca_cert_dir", None) == location else "file"
+                    self._ca_kinds = kinds
+                return
+            conn.cert_reqs = "CERT_REQUIRED"
+            if kind == "file":
+                conn.ca_certs = location
+            else:
+                conn.ca_cert_dir = location
+
         def init_poolmanager(self, *args, **kwargs):
             super().init_poolmanager(*args, **kwargs)
             self.poolmanager.pool_classes_by_scheme = pools

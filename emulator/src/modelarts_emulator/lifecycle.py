@@ -12,6 +12,7 @@ in the documents (start_time, duration, running_records) then agree with what a 
 and a job first seen Running has already run a while.
 """
 
+import math
 import threading
 
 PHASES = ("Creating", "Pending", "Running", "Failed", "Completed", "Terminating", "Terminated", "Abnormal")
@@ -211,6 +212,14 @@ class Lifecycle:
     def created_ms(self):
         """The creation time in milliseconds, as the API gives ``metadata.create_time``."""
         return int(self.created_at * 1000)
+
+    def settles_at_ms(self):
+        """The first millisecond (epoch, emulator clock) from which the job's phase can no longer change: the start of its
+        last step on a clock-driven timeline, with 2 ms to spare for the float arithmetic of :meth:`_index_for_time`;
+        ``math.inf`` for a poll-driven one (its phase follows the polls, not the clock)."""
+        if self.mode != "seconds":
+            return math.inf
+        return math.floor((self.created_at + (self._bounds[-1] if self._bounds else 0.0)) * 1000) + 2
 
     def visible(self, now):
         """Whether the job exists yet (for listing; does not count a poll)."""

@@ -16,6 +16,7 @@ from urllib.parse import parse_qsl, unquote
 
 from . import documents, errors, exchanges, faults as faults_mod, iam, logs, produced, tags as tags_mod
 from .gateway import Caller, authenticate, check_project
+from .lifecycle import PHASES
 from .responses import Response, json_bytes
 
 _V2_JOB = re.compile(r"^/v2/(?P<project>[^/]+)/training-jobs/(?P<job>[^/]+)/?$")
@@ -310,9 +311,14 @@ def v2_search(state, exchange, match):
         # are kept in order, so the matches are a slice found by bisection, not a walk of every job.
         matched = _created_between(state.v2_scope(project_id, workspace_id, tag_conditions), bounds, now)
     else:
+        phases = _phases_allowed(filters) if presorted and not ids else None
         if ids:
             # An id filter names its jobs: look them up rather than peek at every job of the project.
             candidates = [state.v2_job(project_id, job_id) for job_id in dict.fromkeys(ids[0])]
+        elif phases is not None:
+            # A phase filter (the unfinished jobs a watch follows): the jobs settled in other phases are left out
+            # unpeeked (state.PhaseIndex); each candidate is still tested with every filter below.
+            candidates = state.v2_scope(project_id, workspace_id, tag_conditions).in_phases(phases, int(now * 1000))
         elif presorted:
             candidates = state.v2_jobs_by_creation(project_id)
         else:
@@ -459,6 +465,23 @@ def _field(job, peek, key):
     if key == "id":
         return job.v2_id
     return getattr(job, key)
+
+
+class _PhaseOnly:
+    """What ``_field`` reads of a job's snapshot for ``phase``: a phase alone, to test a filter on it."""
+
+    __slots__ = ("phase",)
+
+    def __init__(self, phase):
+        self.phase = phase
+
+
+def _phases_allowed(filters):
+    """The phases every ``phase`` filter of a search lets through (a frozenset), or None when no filter is on the phase."""
+    tests = [_compile_one(key, operator, values, lambda phase: phase) for key, operator, values in filters if key == "phase"]
+    if not tests:
+        return None
+    return frozenset(phase for phase in PHASES if all(test(_PhaseOnly(phase)) for test in tests))
 
 
 def _create_time_bounds(filters):

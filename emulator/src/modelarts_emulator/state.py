@@ -2,8 +2,9 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The emulator's shared state: accounts, jobs, faults, tokens, settings and the request log."""
 
-import collections
+import bisect
 import copy
+import math
 import secrets
 import threading
 import time
@@ -75,12 +76,54 @@ SETTING_TYPES = {
 }
 
 
-class Scope(collections.namedtuple("Scope", "jobs created_ms may_hide")):
+class Scope:
     """The jobs one workspace and set of tag conditions select, oldest first (by creation time in ms, then id):
     ``created_ms``, their creation times in ms (for bisect); ``may_hide``, the indices of those a GET answers 404 for
-    their first polls (``not_found_polls``), which a search sees only once those polls are over."""
+    their first polls (``not_found_polls``), which a search sees only once those polls are over.  :meth:`in_phases`
+    answers a search with a phase filter without peeking at every job (the scope's :class:`PhaseIndex`, built once)."""
 
-    __slots__ = ()
+    __slots__ = ("jobs", "created_ms", "may_hide", "_phases")
+
+    def __init__(self, jobs, created_ms, may_hide):
+        self.jobs = jobs
+        self.created_ms = created_ms
+        self.may_hide = may_hide
+        self._phases = None
+
+    def in_phases(self, phases, now_ms):
+        """The jobs of the scope that may be in one of ``phases`` at ``now_ms``, oldest first: every job that is, and
+        the jobs whose phase may still change (a caller tests each with the filter itself)."""
+        if self._phases is None:
+            self._phases = PhaseIndex(self.jobs)
+        return [self.jobs[index] for index in self._phases.candidates(phases, now_ms)]
+
+
+class PhaseIndex:
+    """Where the jobs of a scope end up: a job whose timeline has reached its last step (on the clock) stays in that
+    step's phase for good, so a search for some phases needs to look only at the settled jobs of those phases and at
+    the jobs still moving, not at every job.  Built from the jobs' timelines alone (nothing observed), so it stays true
+    whatever the clock or the polls do; a scope, and so its index, is made anew when a job is added, removed or changed.
+    """
+
+    __slots__ = ("_settle_ms", "_by_settle", "_settled")
+
+    def __init__(self, jobs):
+        order = sorted((job.lifecycle.settles_at_ms(), index) for index, job in enumerate(jobs))
+        self._settle_ms = [settle for settle, _index in order]
+        self._by_settle = [index for _settle, index in order]
+        settled = {}  # the last step's phase -> the jobs whose timeline ends there on the clock
+        for settle, index in order:
+            if settle != math.inf:
+                settled.setdefault(jobs[index].lifecycle.steps[-1].phase, []).append(index)
+        self._settled = settled
+
+    def candidates(self, phases, now_ms):
+        """Indices (ascending) of the jobs that may be in one of ``phases`` at ``now_ms``: every job not settled by then,
+        and those whose timeline ends in one of them (settled in it by then, or still moving and so counted already)."""
+        found = set(self._by_settle[bisect.bisect_right(self._settle_ms, now_ms) :])
+        for phase in phases:
+            found.update(self._settled.get(phase, ()))
+        return sorted(found)
 
 
 class EmulatorState:

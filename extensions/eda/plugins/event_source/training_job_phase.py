@@ -58,7 +58,10 @@ options:
     description:
       - Watch every v2 training job whose name is exactly this (with O(tags), that also carries them). The search runs every
         O(interval), so jobs created later with that name are picked up; the source never ends by itself.
-      - The first listing reads every matching job a page (50) at a time, with no cap on their number; each later round
+      - The first round asks for the selection's unfinished jobs first (a request per 50), so a job that completes just
+        after a start gives its event within an O(interval) however many finished jobs match. Then, with O(startup=all),
+        it reads every matching job a page (50) at a time, with no cap on their number, each page's GETs O(max_concurrency)
+        at a time, the jobs already listed polled by id meanwhile; with O(startup=changes), only what is new. Each later round
         asks the search only for the jobs created since the newest one seen (one request while fewer than 50 are new) and
         for the selection's unfinished jobs (so a job tagged, moved or renamed into the selection while it runs is picked
         up), and reads the jobs still watched by id, 10 a request - so a round's cost follows the unfinished jobs, not every
@@ -81,7 +84,7 @@ options:
       - What the first round reports (see docs/event_source.md, "Restarts").
       - V(all) - the first observation of each job is an event (C(previous_phase) null), finished jobs included.
       - V(changes) - the jobs the first round finds are the starting point - a finished one gives no event and is not read
-        again (a tag or name watch over N finished jobs costs about N/50 search requests and no GET for them); an unfinished
+        again (a tag or name watch never lists its finished jobs; it asks for the unfinished ones and what is new); an unfinished
         one gives its first event when its phase changes. A job that appears later is new and gives its first observation.
       - A job the O(state_file) knows is not a first observation - it gives an event only when its phase changed since it
         was reported.

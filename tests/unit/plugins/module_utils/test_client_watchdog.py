@@ -313,3 +313,38 @@ def test_an_abandoned_client_ends_the_requests_in_flight_and_sends_no_other():
             client.get_training_job("job-1", deadline=time.monotonic() + 60)
         assert srv.connections == 1, "nothing sent after the abandonment"
         client.close()
+
+
+class _Pool(object):
+    """What requests' cert_verify sets its attributes on (a urllib3 connection pool)."""
+
+    cert_reqs = ca_certs = ca_cert_dir = None
+
+
+@pytest.mark.parametrize("kind", ["file", "dir"])
+def test_the_adapter_looks_at_a_ca_location_on_disk_once(tmp_path, monkeypatch, kind):
+    """requests' cert_verify stats the CA bundle on every request; the watched adapter keeps what it found for its session,
+    and sets on each connection pool what requests would."""
+    import os.path  # pylint: disable=import-outside-toplevel
+
+    location = tmp_path / "ca"
+    if kind == "dir":
+        location.mkdir()
+    else:
+        location.write_text("")
+    adapter = watchdog_mod.watched_adapter(4)
+    looks = []
+    for name in ("exists", "isdir"):
+        original = getattr(os.path, name)
+        monkeypatch.setattr(os.path, name, lambda path, original=original, name=name: looks.append(name) or original(path))
+    pools = [_Pool() for _number in range(3)]
+    for pool in pools:
+        adapter.cert_verify(pool, "https://modelarts.example/v2", str(location), None)
+    assert len(looks) == 2, looks
+    for pool in pools:
+        assert pool.cert_reqs == "CERT_REQUIRED"
+        assert (pool.ca_certs, pool.ca_cert_dir) == ((str(location), None) if kind == "file" else (None, str(location)))
+    adapter.cert_verify(pools[0], "https://modelarts.example/v2", False, None)
+    assert pools[0].cert_reqs == "CERT_NONE", "verify false is never cached"
+    with pytest.raises(OSError, match="invalid path"):
+        adapter.cert_verify(_Pool(), "https://modelarts.example/v2", str(tmp_path / "missing"), None)

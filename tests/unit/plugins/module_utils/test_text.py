@@ -7,7 +7,10 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from ansible_collections.modelarts.training.plugins.module_utils import text
 from ansible_collections.modelarts.training.plugins.module_utils.text import (
     MASK,
     Secrets,
@@ -156,3 +159,37 @@ def test_secrets_built_once_mask_as_the_values_do():
     line = "token s3cr%2Fet and 42 and s3cr\\/et"
     assert redact(line, secrets) == redact(line, ["s3cr/et", 42]) == "token ******** and ******** and ********"
     assert label(line, 200, secrets) == label(line, 200, ["s3cr/et", "42"])
+
+
+def _each(value, secrets):
+    """What redact_value must give: redact() on every string of ``value``."""
+    if isinstance(value, str):
+        return text.redact(value, secrets)
+    if isinstance(value, dict):
+        return dict((key, _each(entry, secrets)) for key, entry in value.items())
+    if isinstance(value, list):
+        return [_each(entry, secrets) for entry in value]
+    return value
+
+
+_PIECES = st.sampled_from(
+    ["plain", "ssh://ma-user@host-1.example", "https://u:p@h/x", "//", "@", "\\/\\/", "\n", '"', "\\", "s3cr3t", "S3CR3T", "s3cr%33t", "é", "{{ x }}"]
+)
+_STRINGS = st.lists(_PIECES, max_size=4).map("".join)
+_VALUES = st.recursive(
+    st.one_of(_STRINGS, st.integers(), st.none(), st.booleans()),
+    lambda children: st.one_of(st.lists(children, max_size=4), st.dictionaries(_STRINGS, children, max_size=4)),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(value=_VALUES, secrets=st.sampled_from([(), ("s3cr3t",), ("s3cr3t", "ma-user"), ('a"b',)]))
+def test_redact_value_masks_as_redact_on_every_string_does(value, secrets):
+    """The JSON-text look-over is only a shortcut: the same result as redacting each string, whatever the value holds."""
+    assert text.redact_value(value, secrets) == _each(value, secrets)
+
+
+def test_redact_value_returns_a_clean_value_as_it_is():
+    value = {"a": ["b", {"c": "d"}], "url": "obs://bucket/path"}
+    assert text.redact_value(value, ("s3cr3t",)) is value

@@ -14,7 +14,7 @@ import uuid
 
 import pytest
 
-from ansible_collections.modelarts.training.plugins.module_utils import watch
+from ansible_collections.modelarts.training.plugins.module_utils import watch, watch_events
 from ansible_collections.modelarts.training.plugins.module_utils.watch_state import StateFile, StateFileError, event_id
 
 CONNECTION = {
@@ -68,7 +68,7 @@ def test_startup_changes_takes_the_first_observations_as_the_starting_point():
 def test_a_search_watch_with_startup_changes_reports_jobs_that_appear_later():
     w = built(training_job_ids=None, tags={"team": "x"}, startup="changes")
     assert w.searched([A], {A: item(A, "Completed")}) == [] and A in w.finished
-    w.first_round = False
+    w.lister.over()  # the first round is over: a job that appears now is new
     assert phases(w.searched([B], {B: item(B, "Completed")})) == [(B, None, "Completed")]
 
 
@@ -152,39 +152,84 @@ def test_a_directory_others_can_write_is_refused(tmp_path):
         built(state_file=str(tmp_path / "file" / "sub" / "state.json"))
 
 
+def first_round(w, unfinished, every=None, newest=None):
+    """Give ``w`` a first round: ``unfinished`` (a dict of items) for the search with a phase filter, ``every`` (a list of
+    dicts, a page each) for the search of every job (startup: all), ``newest`` (a dict of items) for the search of what
+    is new (startup: changes); no confirming GET.  Returns the searches asked for, as ``(kind, search)``."""
+    asked = []
+
+    def search_pages(search, pages=None, resume_on=()):
+        asked.append(("pages", search))
+        chosen = [unfinished] if search.phases else (every or [])
+        return iter([(list(page), dict(page), None, index == len(chosen) - 1) for index, page in enumerate(chosen)])
+
+    def search(search, deadline=None, pages=None, created_since=None, newest_=None):
+        asked.append(("search", search))
+        times = [watch_events.created_ms(entry["create_time"]) for entry in (newest or {}).values()]
+        if newest_ is not None and times:
+            newest_.append(max(times))
+        return list(newest or {}), dict(newest or {})
+
+    class Unchanged(object):
+        """The watched jobs read by id: still Running."""
+
+        batch = 10
+
+        def observe(self, keys, deadline=None):
+            asked.append(("by id", keys))
+            return dict((key, item(key, "Running")) for key in keys)
+
+    w.query.search_pages = search_pages
+    w.query.search = search
+    w.query.settle = lambda found, deadline=None: {}
+    w.query.phase_source = lambda keys, acted=None, workspace_id=None: Unchanged()
+    return asked
+
+
+def until_listed(w, rounds=6):
+    events = []
+    for _round in range(rounds):
+        events += w.round(w.clock())
+        if w.listed:
+            return events
+    raise AssertionError("the first round did not end")
+
+
 def test_the_state_keeps_no_job_the_search_no_longer_returns(tmp_path):
     path = str(tmp_path / "state.json")
     w = built(training_job_ids=None, tags={"team": "x"}, state_file=path)
     w.delivered(w.searched([A, B], {A: item(A, "Completed"), B: item(B, "Running")}))
     assert set(json.loads(open(path).read())["jobs"]) == {A, B}
     again = built(training_job_ids=None, tags={"team": "x"}, state_file=path)
-    # The first listing of the next run no longer returns A (untagged, deleted): the file forgets it.
-    again.query.search_pages = lambda search, pages=None, resume_on=(): iter([([B], {B: item(B, "Running")}, None, True)])
-    again.query.settle = lambda found, deadline=None: found
-    assert again.round(again.clock()) == [] and again.listed  # the one page, the last
+    # The first round of the next run no longer returns A (untagged, deleted): the file forgets it.
+    first_round(again, {B: item(B, "Running")}, every=[{B: item(B, "Running")}])
+    assert until_listed(again) == []
     again.delivered([])
     assert json.loads(open(path).read())["jobs"] == {B: "Running"}
 
 
-def test_startup_changes_confirms_no_finished_job_by_get(tmp_path):
+def test_startup_changes_lists_no_finished_job_and_confirms_none_by_get(tmp_path):
+    """startup: changes follows the unfinished jobs from its first round (the search with a phase filter) and asks for
+    the newest job alone: no finished job is listed one by one, and no GET confirms a starting point."""
     w = built(training_job_ids=None, tags={"team": "x"}, startup="changes")
-    listing = dict(("f%02d" % index, item("f%02d" % index, "Completed")) for index in range(20))
-    listing[A] = item(A, "Running")
-    first, second = dict(list(listing.items())[:10]), dict(list(listing.items())[10:])
-    w.query.search_pages = lambda search, pages=None, resume_on=(): iter([(list(first), first, None, False), (list(second), second, None, True)])
+    asked = first_round(w, {A: item(A, "Running")}, newest={"f00": item("f00", "Completed", create_time="2026-01-02T00:00:00Z")})
     settled = []
-    w.query.settle = lambda found, deadline=None: settled.append(dict(found)) or found
-    assert w.round(w.clock()) == [] and w.next_due() <= w.clock() and not w.listed, "a page a round, the next one at once"
-    assert w.round(w.clock()) == [] and w.listed
-    assert settled == [{}, {}], "no GET for a starting point"
-    assert list(w.jobs) == [A] and len(w.finished) == 20
+    w.query.settle = lambda found, deadline=None: settled.append(dict(found)) or {}
+    assert until_listed(w) == []
+    assert [kind for kind, _search in asked if kind != "by id"] == ["pages", "search", "search"]
+    searches = [search for _kind, search in asked]
+    assert searches[0].phases and searches[1].latest and not searches[2].latest, "the unfinished jobs, the newest alone, what is new since"
+    assert not any(search.phases is None and not search.latest for search in searches[:2])
+    assert settled == [{}, {}, {}], "no GET for a starting point"
+    assert list(w.jobs) == [A] and list(w.finished) == ["f00"]
+    assert w.newest == 1767312000000
 
 
 def test_a_job_created_since_the_state_was_saved_is_new_whatever_startup_says(tmp_path):
     path = str(tmp_path / "state.json")
     w = built(training_job_ids=None, tags={"team": "x"}, startup="changes", state_file=path)
-    w.newest = 1767225600000  # 2026-01-01T00:00:00Z
-    w.listed = True  # the first listing is over: the file covers what it listed
+    w.lister.newest = 1767225600000  # 2026-01-01T00:00:00Z
+    w.lister.over()  # the first round is over: the file covers what it listed
     w.delivered(w.searched([A], {A: item(A, "Running")}))
     again = built(training_job_ids=None, tags={"team": "x"}, startup="changes", state_file=path)
     late = item(B, "Completed", create_time="2026-01-01T01:00:00Z")
@@ -200,7 +245,7 @@ def test_a_failed_page_of_the_first_listing_is_asked_again_not_the_listing_from_
     from ansible_collections.modelarts.training.plugins.module_utils.search import PageFailed
 
     w = built(training_job_ids=None, tags={"team": "x"}, startup="changes")
-    first = dict(("f%02d" % index, item("f%02d" % index, "Completed")) for index in range(10))
+    first = dict(("u%02d" % index, item("u%02d" % index, "Running")) for index in range(50))
     second = {A: item(A, "Running")}
     calls = []
 
@@ -210,11 +255,12 @@ def test_a_failed_page_of_the_first_listing_is_asked_again_not_the_listing_from_
         yield PageFailed(ModelArtsError("search training jobs (offset 1): the deadline passed before the request could be sent", transient=True))
         yield list(second), second, None, True
 
+    first_round(w, {})
     w.query.search_pages = search_pages
-    w.query.settle = lambda found, deadline=None: found
     assert w.round(w.clock()) == [] and not w.listed
     assert w.round(w.clock()) == [] and not w.listed and w.search_state.failures == 1
     assert w.next_due() > w.clock(), "the failed page waits for the backoff"
-    assert w.round(w.next_due()) == [] and w.listed and w.search_state.failures == 0
+    assert w.round(w.next_due()) == [] and w.search_state.failures == 0
+    until_listed(w)
     assert len(calls) == 1 and ModelArtsError in calls[0], "one listing, resumed: the first page is not asked again"
-    assert list(w.jobs) == [A] and len(w.finished) == 10
+    assert sorted(w.jobs) == sorted(list(first) + [A])

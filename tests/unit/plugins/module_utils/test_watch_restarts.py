@@ -53,11 +53,21 @@ def phases(events):
     return [(e["modelarts"]["training_job"]["id"], e["modelarts"]["previous_phase"], e["modelarts"]["phase"]) for e in events]
 
 
-def listing(w, *pages):
-    """Give ``w`` a first listing of these pages (each a dict of items) and no confirming GET failure."""
-    answers = [(list(page), dict(page), None, index == len(pages) - 1) for index, page in enumerate(pages)]
-    w.query.search_pages = lambda search, pages_=None, resume_on=(): iter(answers)
+def listing(w, unfinished, new=None):
+    """Give ``w`` (startup: changes) a first round: ``unfinished`` for the search with a phase filter, ``new`` for the
+    search of what is new; no confirming GET fails."""
+    w.query.search_pages = lambda search, pages_=None, resume_on=(): iter([(list(unfinished), dict(unfinished), None, True)])
+    w.query.search = lambda search, deadline=None, pages=None, created_since=None, newest=None: (list(new or {}), dict(new or {}))
     w.query.settle = lambda found, deadline=None: {}
+
+
+def until_listed(w, rounds=6):
+    events = []
+    for _round in range(rounds):
+        events += w.round(w.clock())
+        if w.listed:
+            return events
+    raise AssertionError("the first round did not end")
 
 
 # -- 1. the id of an event into a final phase ---------------------------------------------------------------------
@@ -85,28 +95,29 @@ def test_an_event_into_a_final_phase_takes_its_id_from_the_job_and_the_phase_alo
 def test_an_empty_first_listing_records_what_it_covered_so_a_job_created_while_down_is_new(tmp_path):
     path = str(tmp_path / "state.json")
     w = built(training_job_ids=None, tags={"team": "x"}, startup="changes", state_file=path)
-    w.wall = lambda: JAN_1 / 1000.0
+    w.lister.wall = lambda: JAN_1 / 1000.0
     listing(w, {})
-    assert w.round(w.clock()) == [] and w.listed
+    assert until_listed(w) == []
     w.delivered([])
     # When the listing started, less 15 minutes for a host clock ahead of the service's.
     assert json.loads(open(path).read())["covered"] == JAN_1 - 15 * 60 * 1000
     again = built(training_job_ids=None, tags={"team": "x"}, startup="changes", state_file=path)
     created_while_down = item(A, "Completed", create_time="2026-01-01T00:05:00Z")
     older = item(B, "Completed", create_time="2025-12-01T00:00:00Z")
-    listing(again, {A: created_while_down, B: older})
-    assert phases(again.round(again.clock())) == [(A, None, "Completed")]
+    # What is new since the file's cover: A (and B, within the search's margin of an hour, but older than the cover).
+    listing(again, {}, new={A: created_while_down, B: older})
+    assert phases(until_listed(again)) == [(A, None, "Completed")]
 
 
 def test_covered_does_not_move_past_a_job_whose_event_or_confirming_get_did_not_go_through(tmp_path):
     path = str(tmp_path / "state.json")
     w = built(training_job_ids=None, tags={"team": "x"}, startup="changes", state_file=path)
-    w.first_round = False  # after the first listing: these jobs are new, each read by its GET
-    w.listed, w.newest, w.listing_started = True, JAN_1 + 3 * 3600 * 1000, JAN_1
+    w.lister.newest, w.lister.started = JAN_1 + 3 * 3600 * 1000, JAN_1
+    w.lister.over()  # after the first round: these jobs are new, each read by its GET
     failing = item(A, "Completed", create_time="2026-01-01T01:00:00Z")
     delivered = item(B, "Completed", create_time="2026-01-01T02:00:00Z")
     undelivered = item(C, "Completed", create_time="2026-01-01T03:00:00Z")
-    w._listed_jobs([A, B, C], {A: failing, B: delivered, C: undelivered})  # pylint: disable=protected-access
+    w.ledger.listed([A, B, C], {A: failing, B: delivered, C: undelivered})
     events = w.searched([A, B, C], {A: watch.ModelArtsError("get training job: HTTP 503", transient=True), B: delivered, C: undelivered})
     assert phases(events) == [(B, None, "Completed"), (C, None, "Completed")]
     w.delivered([events[0]])  # C's event is still on its way
@@ -115,15 +126,14 @@ def test_covered_does_not_move_past_a_job_whose_event_or_confirming_get_did_not_
     assert saved["jobs"] == {B: "Completed"}
     # A kill now, then a restart: A and C are not starting points (created after what was covered), B is known.
     again = built(training_job_ids=None, tags={"team": "x"}, startup="changes", state_file=path)
-    listing(again, {C: undelivered, B: delivered, A: failing})
-    assert sorted(phases(again.round(again.clock()))) == sorted([(A, None, "Completed"), (C, None, "Completed")])
+    listing(again, {}, new={C: undelivered, B: delivered, A: failing})
+    assert sorted(phases(until_listed(again))) == sorted([(A, None, "Completed"), (C, None, "Completed")])
 
 
 def test_a_kill_during_the_first_listing_leaves_covered_where_it_was(tmp_path):
     path = str(tmp_path / "state.json")
     w = built(training_job_ids=None, tags={"team": "x"}, startup="changes", state_file=path)
-    w.query.search_pages = lambda search, pages_=None, resume_on=(): iter([([A], {A: item(A, "Running")}, JAN_1, False)])
-    w.query.settle = lambda found, deadline=None: {}
+    listing(w, {A: item(A, "Running")})
     assert w.round(w.clock()) == [] and not w.listed
     w.delivered([])
     saved = json.loads(open(path).read())
