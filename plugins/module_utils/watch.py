@@ -19,6 +19,7 @@ import time
 from ansible_collections.modelarts.training.plugins.module_utils.options import (
     CONNECTION_OPTIONS,
     LEVEL_ARGUMENT,
+    METRICS_OPTIONS,
     QUERY_OPTIONS,
     WAIT_OPTIONS,
     ConnectionConfigError,
@@ -57,7 +58,8 @@ SOURCE_ARGUMENTS = ("training_job_ids", "name", "tags", "workspace_id", "interva
 # ansible-rulebook's own source arguments, accepted and left to it: ``feedback: true`` asks it for a feedback queue.
 RULEBOOK_ARGUMENTS = ("feedback",)
 STARTUP_CHOICES = ("all", "changes")
-DOOR_ARGUMENTS = tuple(CONNECTION_OPTIONS) + tuple(QUERY_OPTIONS) + ("fail_on",)
+# metrics and baseline are the module's: an event into Completed carries what the job produced (Watcher.measured).
+DOOR_ARGUMENTS = tuple(CONNECTION_OPTIONS) + tuple(QUERY_OPTIONS) + ("fail_on",) + tuple(METRICS_OPTIONS)
 # The wait options are the module's and the lookup's: the source follows every job to a final phase.
 WAIT_HINTS = dict((name, "the source has no wait options; it follows each job to a final phase") for name in WAIT_OPTIONS if name != "fail_on")
 SEARCH_ERRORS = (ModelArtsError, ConnectionConfigError)
@@ -305,7 +307,28 @@ class Watcher(object):
             events = self._listing_round(started)
         else:
             events = self._later_round(started)
-        return self.judge.diagnosed(events)
+        return self.measured(self.judge.diagnosed(events))
+
+    def measured(self, events):
+        """The events, with ``metrics`` and ``metrics_ok`` in the items of those into Completed (the door's
+        ``read_metrics``: the round's jobs at once, each job's sources and the baseline's once, within one
+        ``request_timeout``) and null in the others; unchanged when the source has no ``metrics``."""
+        if self.query.metrics is None:
+            return events
+        completed = []
+        for event in events:
+            item = event.get("modelarts", {}).get("training_job")
+            if isinstance(item, dict):
+                item["metrics"] = item["metrics_ok"] = None
+                if event["modelarts"].get("phase") == "Completed":
+                    completed.append(item)
+        if completed:
+            measured = self.query.read_metrics(completed)
+            for warning in measured.warnings:
+                logger.warning("%s", warning)
+            for line in measured.job_messages():
+                logger.info("not fit to ship: %s", line)
+        return events
 
     def _poll(self, source, started, keys=None):
         """Events of the watched jobs due now (or ``keys``), read by ``source``; they are due again one round later."""

@@ -15,8 +15,10 @@ import json
 import os
 import re
 import runpy
+import signal
 import socket
 import subprocess
+import time
 
 import pytest
 import yaml
@@ -302,6 +304,47 @@ def test_event_source_quick_start_runs_against_the_emulator(started, ansible_env
     assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
     releases = list((tmp_path / "modelarts-releases").glob("release-*.json"))
     assert len(releases) == 1 and COMPLETED_JOB in releases[0].read_text(), run.stdout[-3000:]
+
+
+def test_event_source_fit_to_ship_rulebook_deploys_the_better_model_and_says_why_not_the_worse(started, ansible_env, tmp_path):
+    """event_source.md, "Deploy only a fit model": its rulebook as the page shows it, with the quick start's inventory,
+    against the emulator's demo jobs: resnet50-flowers-v3 (better than production) is deployed, resnet50-flowers-v2
+    (worse) is not, and the notification is the page's line.  A tag watch never ends: the rulebook is stopped once both
+    events were acted on."""
+    section = page("event_source.md").split("## Deploy only a fit model", 1)[1].split("\n## ", 1)[0]
+    (book,) = blocks(section, "yaml")
+    (console,) = blocks(section, "console")
+    documented = next(line for line in console.splitlines() if line.startswith("NOT FIT TO SHIP"))
+    inventory, _variables, _command = quick_start()
+    (tmp_path / "inventory.yml").write_text(inventory)
+    (tmp_path / "fit_to_ship.yml").write_text(book)
+    env = dict(environment(ansible_env, started, TMPDIR=str(tmp_path)), HOME=str(tmp_path), PYTHONUNBUFFERED="1")
+    command = [os.path.join(BIN, "ansible-rulebook"), "--rulebook", "fit_to_ship.yml", "-i", "inventory.yml"]
+    assert re.search(r"^\$ ansible-rulebook --rulebook fit_to_ship.yml -i inventory.yml$", console, re.M)
+    releases = tmp_path / "modelarts-releases"
+    out = open(tmp_path / "rulebook.out", "w")
+    process = subprocess.Popen(command, env=env, cwd=str(tmp_path), stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        for _tick in range(1200):
+            text = (tmp_path / "rulebook.out").read_text()
+            if "NOT FIT TO SHIP" in text and list(releases.glob("release-*.json")) and "Report the release" in text:
+                break
+            if process.poll() is not None:
+                break
+            time.sleep(0.25)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)
+        out.close()
+    text = (tmp_path / "rulebook.out").read_text()
+    notified = [" ".join(line.split()) for line in text.splitlines() if "NOT FIT TO SHIP" in line and "msg" not in line]
+    notified = notified or [" ".join(match.split()) for match in re.findall(r'"msg": "(NOT FIT TO SHIP[^"]*)"', text)]
+    assert notified and all(pattern(documented).match(line.strip()) for line in notified), (notified, text[-3000:])
+    written = list(releases.glob("release-*.json"))
+    assert len(written) == 1, text[-3000:]
+    assert "5b1d7e2a-3c4f-4a6b-8d9e-0f1a2b3c4d52" in written[0].read_text() and "5b1d7e2a-3c4f-4a6b-8d9e-0f1a2b3c4d51" not in written[0].read_text()
+    assert "5b1d7e2a-3c4f-4a6b-8d9e-0f1a2b3c4d51" not in (releases / "deployed-training-jobs").read_text()
 
 
 def test_event_source_controller_variant_passes_what_the_gate_playbook_reads():

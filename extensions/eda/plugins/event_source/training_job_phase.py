@@ -124,6 +124,7 @@ extends_documentation_fragment:
   - modelarts.training.connection
   - modelarts.training.query
   - modelarts.training.search.plugins
+  - modelarts.training.metrics.plugins
 notes:
   - Arguments win over the HUAWEICLOUD_* environment variables option by option, and credentials are taken as a whole
     from the arguments when they name any credential option.
@@ -160,6 +161,20 @@ EXAMPLES = r"""
     training_job_ids: "{{ training_job_ids }}"
     stop_when_done: true
     validate: warn
+
+# Fit to ship: an event into Completed carries metrics and metrics_ok (val_accuracy at least 0.9, and no worse than the
+# model in production, the newest Completed job tagged stage=production); a rule deploys on metrics_ok true only.
+- modelarts.training.training_job_phase:
+    tags:
+      stage: candidate
+    metrics:
+      - name: val_accuracy
+        regex: 'val_accuracy=([0-9.]+)'
+        min: 0.9
+        min_improvement: 0
+    baseline:
+      tags:
+        stage: production
 
 # Restartable: what was reported is kept on disk; a restart reports only what changed meanwhile.
 - modelarts.training.training_job_phase:

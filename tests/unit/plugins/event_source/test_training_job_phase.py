@@ -18,6 +18,7 @@ import yaml
 
 from ansible_collections.modelarts.training.extensions.eda.plugins.event_source import training_job_phase as source
 from ansible_collections.modelarts.training.plugins.doc_fragments.connection import ModuleDocFragment as ConnectionFragment
+from ansible_collections.modelarts.training.plugins.doc_fragments.metrics import ModuleDocFragment as MetricsFragment
 from ansible_collections.modelarts.training.plugins.doc_fragments.query import ModuleDocFragment as QueryFragment
 from ansible_collections.modelarts.training.plugins.doc_fragments.search import ModuleDocFragment as SearchFragment
 from ansible_collections.modelarts.training.plugins.module_utils.options import CONNECTION_OPTIONS, QUERY_OPTIONS, WAIT_OPTIONS
@@ -215,6 +216,7 @@ def test_documentation_lists_exactly_the_accepted_arguments():
         "modelarts.training.connection": ConnectionFragment.DOCUMENTATION,
         "modelarts.training.query": QueryFragment.DOCUMENTATION,
         "modelarts.training.search.plugins": SearchFragment.PLUGINS,
+        "modelarts.training.metrics.plugins": MetricsFragment.PLUGINS,
     }
     assert doc["extends_documentation_fragment"] == list(fragments)
     for text in fragments.values():

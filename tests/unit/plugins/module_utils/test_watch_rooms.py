@@ -294,3 +294,46 @@ def test_the_judge_asks_for_diagnostics_only_for_trusted_phases():
     events = [j.observe(A, item(A, "Failed"))]
     j.diagnosed(events + [{"modelarts": {"training_job": {"id": B}, "phase": None}}])
     assert [entry["id"] for entry in j.query.diagnosed] == [A]
+
+
+# -- what a job produced (issue 48): the coordinator hands the round's events into Completed to the door once -----------
+
+
+class MetricsDoor(object):
+    """A door with ``metrics``: ``read_metrics`` records each call and marks the items it was given."""
+
+    def __init__(self, metrics=True):
+        self.metrics = object() if metrics else None
+        self.calls = []
+
+    def read_metrics(self, items, deadline=None, candidates=None):
+        from ansible_collections.modelarts.training.plugins.module_utils.metrics import Measured  # pylint: disable=import-outside-toplevel
+
+        self.calls.append([item["id"] for item in items])
+        for item in items:
+            item["metrics"], item["metrics_ok"] = {"acc": {"value": 0.9}}, True
+        return Measured(warnings=["baseline: none found"])
+
+
+def measured_events(door, events):
+    from ansible_collections.modelarts.training.plugins.module_utils.watch import Watcher  # pylint: disable=import-outside-toplevel
+
+    watcher = Watcher.__new__(Watcher)
+    watcher.query = door
+    return watcher.measured(events)
+
+
+def test_events_into_completed_carry_metrics_read_in_one_call_and_others_carry_null(caplog):
+    door = MetricsDoor()
+    events = [make_event(item(A, "Running"), None), make_event(item(B, "Completed"), "Running"), make_event(item(C, "Completed"), None)]
+    measured_events(door, events)
+    assert door.calls == [[B, C]], "one call for the round's jobs into Completed"
+    running, completed = events[0]["modelarts"]["training_job"], events[1]["modelarts"]["training_job"]
+    assert running["metrics"] is None and running["metrics_ok"] is None and completed["metrics_ok"] is True
+    assert "baseline: none found" in caplog.text
+    quiet = MetricsDoor()
+    measured_events(quiet, [make_event(item(A, "Running"), None)])
+    assert quiet.calls == [], "no read (and no baseline read) in a round without a completion"
+    plain = [make_event(item(B, "Completed"), "Running")]
+    measured_events(MetricsDoor(metrics=False), plain)
+    assert "metrics" not in plain[0]["modelarts"]["training_job"]
