@@ -140,7 +140,10 @@ def test_the_ledger_saves_only_what_was_delivered_and_drops_what_the_first_round
 def test_the_ledger_names_a_state_file_it_cannot_write(tmp_path, monkeypatch):
     state = state_file(tmp_path, {})
     ledger = Ledger("all", False, state, Clock())
-    monkeypatch.setattr(state, "save", lambda: (_ for _ in ()).throw(OSError(28, "No space left on device")))
+    def full():
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(state, "save", full)
     with pytest.raises(SourceError, match="cannot be written: No space left on device"):
         ledger.delivered([make_event(item(A, "Completed"), None, A)])
 
