@@ -6,7 +6,7 @@ from __future__ import annotations
 
 
 class ModuleDocFragment(object):
-    """Use as C(modelarts.training.metrics) in modules and lookups alike."""
+    """Use as C(modelarts.training.metrics) in modules, lookups and the event source alike."""
 
     DOCUMENTATION = r"""
 options:
@@ -20,8 +20,11 @@ options:
         error, HTTP 403, a log not ready) makes C(metrics_ok) false, with a C(problems) line naming the source tried and why.
       - With O(wait=true), a C(Completed) job whose C(metrics_ok) is false fails the task as a O(fail_on) phase does; C(msg)
         names the job, each metric, its value, the bound and the baseline's value. Without O(wait) the items only report.
-      - The metrics are read once the wait has ended, for every C(Completed) job at once (O(max_concurrency) at a time), each
-        job's sources once; never for a job in another phase. They share the call's deadline - with O(wait), O(wait_timeout)
+        The event source has no O(wait) - an event into C(Completed) carries the item's C(metrics) and C(metrics_ok), and
+        its rules decide (deploy a fit model, notify on an unfit one).
+      - The metrics are read once the wait has ended (the event source - when it makes the events into C(Completed) of a
+        round, the baseline's once a round), for every C(Completed) job at once (O(max_concurrency) at a time), each job's
+        sources once; never for a job in another phase. They share the call's deadline - with O(wait), O(wait_timeout)
         plus one O(request_timeout); without, one O(request_timeout) - and a regular expression is matched in a child process
         that ends there, so no pattern or log can hold the task past its deadline or its C(timeout).
       - Numbers are read from the service's answers only. Text of a log is never a template; a problem line quoting it masks
@@ -141,28 +144,3 @@ options:
         type: bool
         default: true
 """
-
-    # The event source's flavour (C(modelarts.training.metrics.plugins)): the same options, read when an event into
-    # Completed is made; the source has no wait and never fails on a bound - its rules decide.
-    PLUGINS = (
-        DOCUMENTATION.replace(
-            """      - With O(wait=true), a C(Completed) job whose C(metrics_ok) is false fails the task as a O(fail_on) phase does; C(msg)
-        names the job, each metric, its value, the bound and the baseline's value. Without O(wait) the items only report.
-      - The metrics are read once the wait has ended, for every C(Completed) job at once (O(max_concurrency) at a time), each
-        job's sources once; never for a job in another phase. They share the call's deadline - with O(wait), O(wait_timeout)
-        plus one O(request_timeout); without, one O(request_timeout) - and a regular expression is matched in a child process
-        that ends there, so no pattern or log can hold the task past its deadline or its C(timeout).
-""",
-            """      - An event into C(Completed) carries its item's C(metrics) and C(metrics_ok), so that a rule deploys only a fit model
-        (C(event.modelarts.training_job.metrics_ok == true)) and notifies on an unfit one; the source never holds back an
-        event for a bound. Events into other phases carry C(metrics=null).
-      - The metrics are read when the events into C(Completed) of a round are made, for all of them at once
-        (O(max_concurrency) at a time), each job's sources once, and the baseline's once a round; never for a job in another
-        phase. They share one O(request_timeout), and a regular expression is matched in a child process that ends there,
-        so no pattern or log can hold the watch.
-""",
-        )
-        .replace("task's jobs is taken (read by its own GET)", "round's events is taken (read by its own GET)")
-        .replace("(as the module's O(modelarts.training.modelarts_training_job_info#module:name))", "(as the source's O(name))")
-        .replace("(as the module's O(modelarts.training.modelarts_training_job_info#module:tags))", "(as the source's O(tags))")
-    )

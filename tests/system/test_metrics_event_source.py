@@ -42,7 +42,14 @@ def test_events_into_completed_carry_metrics_judged_against_the_baseline_and_fai
             {"id": worse, "name": "worse", "phase": "Completed", "created_ago": "1h", "tags": pool, "metric_lines": epochs(0.9, 0.85)},
             # No metric line at all: fail closed, never fit.
             {"id": silent, "name": "silent", "phase": "Completed", "created_ago": "1h", "tags": pool},
-            {"id": live, "name": "live", "created_ago": "5m", "tags": pool, "metric_lines": epochs(0.95), "timeline": [{"phase": "Running", "polls": 2}, "Completed"]},
+            {
+                "id": live,
+                "name": "live",
+                "created_ago": "5m",
+                "tags": pool,
+                "metric_lines": epochs(0.95),
+                "timeline": [{"phase": "Running", "polls": 2}, "Completed"],
+            },
         ]
     )
     metrics = [{"name": "val_accuracy", "regex": ACC, "min_improvement": 0}]
@@ -83,6 +90,6 @@ def test_metrics_arguments_are_checked_before_any_request(src, modelarts_emulato
 def test_without_metrics_events_are_as_before(src, modelarts_emulator):
     emulator = modelarts_emulator
     job = emulator.add_job(name="plain", phase="Completed", metric_lines=epochs(0.9))
-    events = run(source_events(src, dict(connection_args(emulator), training_job_ids=[job], stop_when_done=True), lambda events: bool(events)))
+    events = run(source_events(src, dict(connection_args(emulator), training_job_ids=[job], stop_when_done=True), bool))
     item = events[0]["modelarts"]["training_job"]
     assert "metrics" not in item and "metrics_ok" not in item

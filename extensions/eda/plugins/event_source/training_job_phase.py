@@ -124,7 +124,7 @@ extends_documentation_fragment:
   - modelarts.training.connection
   - modelarts.training.query
   - modelarts.training.search.plugins
-  - modelarts.training.metrics.plugins
+  - modelarts.training.metrics
 notes:
   - Arguments win over the HUAWEICLOUD_* environment variables option by option, and credentials are taken as a whole
     from the arguments when they name any credential option.

@@ -216,7 +216,7 @@ def test_documentation_lists_exactly_the_accepted_arguments():
         "modelarts.training.connection": ConnectionFragment.DOCUMENTATION,
         "modelarts.training.query": QueryFragment.DOCUMENTATION,
         "modelarts.training.search.plugins": SearchFragment.PLUGINS,
-        "modelarts.training.metrics.plugins": MetricsFragment.PLUGINS,
+        "modelarts.training.metrics": MetricsFragment.DOCUMENTATION,
     }
     assert doc["extends_documentation_fragment"] == list(fragments)
     for text in fragments.values():

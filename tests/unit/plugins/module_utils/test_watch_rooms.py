@@ -140,6 +140,7 @@ def test_the_ledger_saves_only_what_was_delivered_and_drops_what_the_first_round
 def test_the_ledger_names_a_state_file_it_cannot_write(tmp_path, monkeypatch):
     state = state_file(tmp_path, {})
     ledger = Ledger("all", False, state, Clock())
+
     def full():
         raise OSError(28, "No space left on device")
 
