@@ -21,20 +21,40 @@ the full-size documents (benchmarks/README.md):
 Then the wall time of ``door`` by ``max_concurrency`` (rounds alternate the values), and a cProfile of the whole task
 (every thread's profile merged; ``--profile-concurrency``, default 1), top functions by own and by cumulative time.
 Medians (min-max) of the rounds; the load average is printed: the machine may be shared.
+
+``--single`` (issue 51): what one task over one job pays, before and after its first request, as ansible-playbook
+runs it - ``python benchmarks/in_process_profile.py --single [--rev 65e68a5 --rev WORKTREE] [--rounds 5] [--tasks 8]``.
+Each ``--rev`` (a git revision, or ``WORKTREE``) is staged as its own collection; every round runs, for each revision
+in an order that alternates, a fresh process standing in for the controller's main process: it imports what
+ansible-playbook has imported by then, then the action plugin (as the strategy loads it, once per run; with ``python -X
+importtime``, so that each module_utils file's own import time is known), then forks one child per task, as the
+strategy forks a worker per task, alternating AK/SK and ``auth_token`` tasks over one full-size job.  In the child the
+task runs as the action plugin runs it (``_run_in_process``), stage by stage: the arguments (as the module receives
+them, the argument spec and its validator), the set-up (options, then the client with its credentials and session), the
+request (the exchange; inside it the TCP connect, building a TLS context, the TLS handshake; the signature apart), the
+decoding, the validation (with the schema's compilation, when the task pays it), the normalisation, the masking (the
+endpoint tokens, then the no_log values and secrets of the result), the result (formatted as ``AnsibleModule`` does, its
+pickle trip to the main process and the callbacks' copy), and the modules it imports itself.  One more child runs the
+task traced, to tell which module_utils files run code for it and which only lend it names.  Printed and written to
+``benchmarks/results/<stamp>-in-process-single.{json,md}``: the stages per revision and credential kind, the task's
+paired ratio after / before (per round), the import table, the load average.
 """
 
 import argparse
 import cProfile
+import datetime
 import io
+import json
 import os
 import pickle
 import pstats
+import subprocess
 import sys
 import tempfile
 import threading
 import time
 
-from common import DOCSETS, add_full_jobs, fmt_spread, import_staged, stage_collection, start_emulator, summarize
+from common import DOCSETS, RESULTS_DIR, add_full_jobs, fmt_spread, import_staged, machine_facts, ratio_summary, stage_collection, start_emulator, summarize
 
 
 class _Stages(object):
@@ -97,6 +117,369 @@ def _one_task(modules, connection, ids, concurrency, stages=None):
     return timings, result
 
 
+# -- issue 51: one task, as ansible-playbook runs it -------------------------------------------------------------
+
+COLLECTION = "ansible_collections.modelarts.training."
+MODULE_UTILS = COLLECTION + "plugins.module_utils."
+# What ``python -X importtime`` writes between these lines is the action plugin's import in the "main process".
+MARK_BEFORE = "in_process_profile: importing the action plugin"
+MARK_AFTER = "in_process_profile: the action plugin is imported"
+# The stages of one task, in the order printed: (name, what).  Indented names are parts of the one above.
+SINGLE_STAGES = (
+    ("task", "the whole task in the worker, from its arguments to the callbacks' copy"),
+    ("arguments", "arguments: as the module receives them, the argument spec, ArgumentSpecValidator"),
+    ("setup", "set-up: Query() - options, client, credentials, session"),
+    ("setup.options", "  options resolved (options.resolve)"),
+    ("setup.client", "  client, credentials, transport and session (ModelArtsClient)"),
+    ("request", "the request: the exchange (HttpTransport._exchange)"),
+    ("request.connect", "  TCP connect (name resolution, connect; in the watchdog's helper thread)"),
+    ("request.tls_context", "  TLS context built (create_urllib3_context, CA locations loaded)"),
+    ("request.handshake", "  TLS handshake"),
+    ("sign", "signing the request (or the token header)"),
+    ("decode", "decoding the answer (read_answer)"),
+    ("validate", "schema validation (jobs.validate_document)"),
+    ("validate.compile", "  the schema's pre-check compiled (validation._fast_checker)"),
+    ("normalise", "normalisation (jobs.normalise_v2)"),
+    ("mask_endpoints", "masking the endpoint tokens (items._mask_item)"),
+    ("close", "closing the client (session, watchdog)"),
+    ("door_rest", "the rest of job_info.run (selection, fan-out, items, threads)"),
+    ("mask_result", "masking no_log values and secrets in the result (_without_no_log_values)"),
+    ("format_rest", "the rest of formatting the result (invocation, warnings)"),
+    ("trip", "the result's trip: pickled to the main process, the callbacks' copy"),
+)
+
+
+def _single_wrappers(stages):
+    """Wrap the functions whose time is a stage (every revision since issue 40 has them); return the undo list."""
+    # pylint: disable=import-outside-toplevel
+    import ssl
+
+    import urllib3.connection
+    import urllib3.util.ssl_
+    from ansible_collections.modelarts.training.plugins.action import modelarts_training_job_info as action
+    from ansible_collections.modelarts.training.plugins.module_utils import client, items, jobs, query, transport, validation, watchdog
+
+    targets = [
+        (query, "resolve", "setup.options"),
+        (client.ModelArtsClient, "__init__", "setup.client"),
+        (query.Query, "__init__", "setup"),
+        (transport.HttpTransport, "_exchange", "request"),
+        (watchdog, "_connect_in_helper", "request.connect"),
+        (urllib3.util.ssl_, "create_urllib3_context", "request.tls_context"),
+        (urllib3.connection, "create_urllib3_context", "request.tls_context"),
+        (ssl.SSLContext, "load_verify_locations", "request.tls_context"),
+        (ssl.SSLContext, "wrap_socket", "request.handshake"),
+        (client.ModelArtsClient, "_auth_headers", "sign"),
+        (transport, "read_answer", "decode"),
+        (jobs, "validate_document", "validate"),
+        (validation, "_fast_checker", "validate.compile"),
+        (jobs, "normalise_v2", "normalise"),
+        (items, "_mask_item", "mask_endpoints"),
+        (client.ModelArtsClient, "close", "close"),
+        (action, "_without_no_log_values", "mask_result"),
+    ]
+    return [(owner, name, stages.wrap(owner, name, stage)) for owner, name, stage in targets if hasattr(owner, name)]
+
+
+def _single_task(connection, job_id, strip):
+    """One task over ``job_id`` as ``ActionModule._run_in_process`` runs it, and its trip back: ``{stage: seconds}`` of
+    the stages timed here (the wrapped ones add theirs)."""
+    # pylint: disable=import-outside-toplevel
+    from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+    from ansible.vars.clean import module_response_deepcopy
+    from ansible_collections.modelarts.training.plugins.action import modelarts_training_job_info as action
+    from ansible_collections.modelarts.training.plugins.module_utils import job_info
+
+    timings = {}
+    started = time.perf_counter()
+    environ = dict(os.environ)
+    args = action.as_the_module_receives(dict(connection, training_job_id=job_id))
+    keywords = job_info.spec_keywords(environ)
+    validation = ArgumentSpecValidator(**keywords).validate(args)
+    params = dict(args)
+    params.update(validation.validated_parameters)
+    no_log_values = set(getattr(validation, "_no_log_values", ()))
+    after_arguments = time.perf_counter()
+    timings["arguments"] = after_arguments - started
+    outcome = job_info.run(validation.validated_parameters, environ)
+    after_run = time.perf_counter()
+    timings["run"] = after_run - after_arguments
+    if outcome.failed:
+        raise RuntimeError(outcome.msg)
+    no_log_values.update(outcome.secrets)
+    result = action._formatted(dict(outcome.result), params, no_log_values, outcome.warnings, True)  # pylint: disable=protected-access
+    after_format = time.perf_counter()
+    timings["format"] = after_format - after_run
+    back = pickle.loads(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+    strip(module_response_deepcopy(back))
+    timings["trip"] = time.perf_counter() - after_format
+    timings["task"] = time.perf_counter() - started
+    return timings
+
+
+def _in_child(function):
+    """``function()`` in a forked child (as ansible-core runs a task in a worker forked per task): its JSON answer."""
+    reading, writing = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the worker
+        os.close(reading)
+        try:
+            answer = {"value": function()}
+        except BaseException as exc:  # pylint: disable=broad-except  # reported by the parent
+            answer = {"error": "%s: %s" % (type(exc).__name__, exc)}
+        with os.fdopen(writing, "w") as handle:
+            json.dump(answer, handle)
+        os._exit(0)  # pylint: disable=protected-access
+    os.close(writing)
+    with os.fdopen(reading) as handle:
+        text = handle.read()
+    os.waitpid(pid, 0)
+    answer = json.loads(text) if text else {"error": "the child died"}
+    if "error" in answer:
+        raise RuntimeError(answer["error"])
+    return answer["value"]
+
+
+def task_child(config):
+    """The stand-in for the controller's main process of one revision: the action plugin's import, then each task in a
+    forked child.  Prints one JSON line."""
+    # pylint: disable=import-outside-toplevel,unused-import
+    import_staged(config["base"])
+    # What ansible-playbook's main process has imported when its strategy loads the action plugin.
+    import ansible.plugins.action  # noqa: F401
+    from ansible.module_utils.common.arg_spec import ArgumentSpecValidator  # noqa: F401
+    from ansible.vars.clean import module_response_deepcopy, strip_internal_keys  # noqa: F401
+    from ansible.utils.collection_loader._collection_finder import _AnsibleCollectionFinder
+
+    _AnsibleCollectionFinder(paths=[config["base"]])._install()  # pylint: disable=protected-access
+    import ansible_collections.ansible.builtin  # noqa: F401  # routing loaded at start-up (ansible-playbook resolves its own plugins)
+
+    sys.stderr.write(MARK_BEFORE + "\n")
+    sys.stderr.flush()
+    started = time.perf_counter()
+    from ansible_collections.modelarts.training.plugins.action import modelarts_training_job_info  # noqa: F401
+
+    imported = time.perf_counter() - started
+    sys.stderr.write(MARK_AFTER + "\n")
+    sys.stderr.flush()
+    loaded = sorted(name for name in sys.modules if name.startswith(COLLECTION))
+    stages = _Stages()
+    _single_wrappers(stages)
+
+    def one(kind, job_id):
+        before = set(sys.modules)
+        stages.sums.clear()
+        timings = _single_task(config["connections"][kind], job_id, strip_internal_keys)
+        timings.update(stages.sums)
+        timings["imported"] = sorted(name for name in set(sys.modules) - before)
+        return timings
+
+    tasks = []
+    for number in range(config["tasks"]):
+        kind = ("aksk", "token")[number % 2]
+        tasks.append(dict(kind=kind, timings=_in_child(lambda kind=kind, number=number: one(kind, config["ids"][number % len(config["ids"])]))))
+
+    def traced():
+        # Which module_utils files run code for the task (a function called), and which only lend it names.
+        ran = set()
+
+        def profiler(frame, event, _arg):
+            if event == "call" and os.sep + "module_utils" + os.sep in frame.f_code.co_filename:
+                ran.add(os.path.basename(frame.f_code.co_filename)[:-3])
+
+        threading.setprofile(profiler)
+        sys.setprofile(profiler)
+        try:
+            _single_task(config["connections"]["aksk"], config["ids"][0], strip_internal_keys)
+        finally:
+            sys.setprofile(None)
+            threading.setprofile(None)
+        return sorted(ran)
+
+    print(json.dumps({"import_seconds": imported, "loaded": loaded, "tasks": tasks, "runs_code": _in_child(traced)}))
+    return 0
+
+
+def _import_times(stderr):
+    """``{module: (self µs, cumulative µs)}`` of the action plugin's import, from ``python -X importtime``'s lines
+    between the markers."""
+    times = {}
+    inside = False
+    for line in stderr.splitlines():
+        if line.startswith(MARK_BEFORE):
+            inside = True
+        elif line.startswith(MARK_AFTER):
+            break
+        elif inside and line.startswith("import time:") and "|" in line:
+            parts = [part.strip() for part in line[len("import time:") :].split("|")]
+            if len(parts) == 3 and parts[0].isdigit():
+                times[parts[2].strip()] = (int(parts[0]), int(parts[1]))
+    return times
+
+
+def _iam_token(emu):
+    """An IAM token for ``auth_token`` tasks, as the playbook benchmarks get one (a password token)."""
+    import requests  # pylint: disable=import-outside-toplevel
+
+    body = {
+        "auth": {
+            "identity": {"methods": ["password"], "password": {"user": {"name": emu.username, "password": emu.password, "domain": {"name": emu.domain_name}}}},
+            "scope": {"project": {"id": emu.project_id}},
+        }
+    }
+    answer = requests.post(emu.url + "/v3/auth/tokens", json=body, verify=emu.ca_file, timeout=30)
+    answer.raise_for_status()
+    return answer.headers["X-Subject-Token"]
+
+
+def _stage_value(timings, stage):
+    """A stage's seconds from one task's timings (derived stages computed)."""
+    if stage == "door_rest":
+        parts = ("setup", "request", "sign", "decode", "validate", "normalise", "mask_endpoints", "close")
+        return timings["run"] - sum(timings.get(name, 0.0) for name in parts)
+    if stage == "format_rest":
+        return timings["format"] - timings.get("mask_result", 0.0)
+    return timings.get(stage, 0.0)
+
+
+def single(args):
+    """Run ``--single``: the revisions side by side, round by round; print and write the tables."""
+    # pylint: disable=import-outside-toplevel
+    from compare_revisions import stage_revision
+
+    revisions = args.rev or ["WORKTREE"]
+    facts = machine_facts(sys.executable)
+    print("load average at the start: %s" % ", ".join("%.2f" % value for value in os.getloadavg()))
+    runs = dict((revision, []) for revision in revisions)
+    loads = [os.getloadavg()]
+    with tempfile.TemporaryDirectory(prefix="modelarts-single-") as work:
+        bases = [stage_revision(revision, os.path.join(work, "rev%d" % index)) for index, revision in enumerate(revisions)]
+        with start_emulator() as emu:
+            add_full_jobs(emu)
+            aksk = emu.connection("aksk")
+            token = dict((name, value) for name, value in aksk.items() if name not in ("access_key", "secret_key"))
+            token["auth_token"] = _iam_token(emu)
+            config = {"connections": {"aksk": aksk, "token": token}, "ids": DOCSETS["full"][: max(1, args.tasks)], "tasks": args.tasks}
+            for round_index in range(args.rounds):
+                order = list(range(len(revisions)))
+                if round_index % 2:
+                    order.reverse()
+                for index in order:
+                    child = dict(config, base=bases[index])
+                    process = subprocess.run(
+                        [sys.executable, "-X", "importtime", os.path.abspath(__file__), "--task-child", json.dumps(child)],
+                        capture_output=True,
+                        text=True,
+                        check=False,
+                        cwd=os.path.dirname(os.path.abspath(__file__)),
+                    )
+                    if process.returncode != 0 or not process.stdout.strip():
+                        raise RuntimeError("the child of %s failed: %s" % (revisions[index], process.stderr[-3000:]))
+                    outcome = json.loads(process.stdout.strip().splitlines()[-1])
+                    outcome["import_times"] = _import_times(process.stderr)
+                    outcome["round"] = round_index
+                    runs[revisions[index]].append(outcome)
+                loads.append(os.getloadavg())
+                print("round %d/%d, load %.2f" % (round_index + 1, args.rounds, loads[-1][0]), flush=True)
+    facts["loadavg_during"] = loads
+    results = {"facts": facts, "revisions": revisions, "tasks_per_round": args.tasks, "runs": runs}
+    lines = single_markdown(results)
+    print("\n".join(lines))
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    os.makedirs(args.results_dir, exist_ok=True)
+    path = os.path.join(args.results_dir, "%s-in-process-single" % stamp)
+    with open(path + ".json", "w", encoding="utf-8") as handle:
+        json.dump(results, handle, indent=1)
+    with open(path + ".md", "w", encoding="utf-8") as handle:
+        handle.write("\n".join(lines) + "\n")
+    print("results: %s.json and .md" % path)
+    return 0
+
+
+def single_markdown(results):
+    """The tables of a ``--single`` run."""
+    revisions, runs, facts = results["revisions"], results["runs"], results["facts"]
+    loads = facts.get("loadavg_during") or []
+    lines = [
+        "%s, %s, %s; load average %s over the run (1-minute, at each round's end); %d tasks a round per revision, %d rounds."
+        % (
+            (facts.get("packages") or {}).get("ansible-core") and "ansible-core %s" % facts["packages"]["ansible-core"],
+            facts.get("python"),
+            facts.get("cpu"),
+            ", ".join("%.1f" % load[0] for load in loads),
+            results["tasks_per_round"],
+            len(runs[revisions[0]]),
+        ),
+        "",
+    ]
+    for kind, label in (("aksk", "AK/SK"), ("token", "`auth_token`")):
+        lines += [
+            "**One task over one full-size job, %s, in the worker** (milliseconds, median (min-max) of every task)" % label,
+            "",
+            "| stage | %s |" % " | ".join(revisions),
+            "|---|%s" % ("---|" * len(revisions)),
+        ]
+        for stage, text in SINGLE_STAGES:
+            cells = []
+            for revision in revisions:
+                values = [_stage_value(task["timings"], stage) for run in runs[revision] for task in run["tasks"] if task["kind"] == kind]
+                cells.append(fmt_spread(summarize(values), scale=1000.0, digits=2))
+            lines.append("| %s | %s |" % (text, " | ".join(cells)))
+        imported = []
+        for revision in revisions:
+            names = sorted(set(name for run in runs[revision] for task in run["tasks"] for name in task["timings"]["imported"]))
+            imported.append(", ".join(names) or "none")
+        lines.append("| modules the task imported itself | %s |" % " | ".join(imported))
+        if len(revisions) > 1:
+            for revision in revisions[1:]:
+                per_round = []
+                for mine, reference in zip(runs[revision], runs[revisions[0]]):
+                    ours = [task["timings"]["task"] for task in mine["tasks"] if task["kind"] == kind]
+                    theirs = [task["timings"]["task"] for task in reference["tasks"] if task["kind"] == kind]
+                    per_round.append((summarize(ours)["median"], summarize(theirs)["median"]))
+                ratio = ratio_summary([pair[0] for pair in per_round], [pair[1] for pair in per_round])
+                paired = fmt_spread(ratio, unit="x", digits=2)
+                lines += ["", "Whole task, %s / %s, paired by round (medians of each round's tasks): %s." % (revision, revisions[0], paired)]
+        lines.append("")
+    lines += [
+        "**The action plugin's import in the controller's main process, once per `ansible-playbook` run** (`python -X importtime`, "
+        "own time of each file in ms, median (min-max) of the rounds; a plain GET by id, AK/SK, traced: does it run code of the file?)",
+        "",
+        "| module | %s | a plain GET runs its code (%s) |" % (" | ".join(revisions), revisions[-1]),
+        "|---|%s---|" % ("---|" * len(revisions)),
+    ]
+    names = sorted(set(name for revision in revisions for run in runs[revision] for name in run["loaded"] if name.startswith(MODULE_UTILS)))
+    ran = set(runs[revisions[-1]][0]["runs_code"])
+    totals = dict((revision, []) for revision in revisions)
+    for name in names:
+        cells = []
+        for revision in revisions:
+            values = [run["import_times"].get(name, (None,))[0] for run in runs[revision]]
+            values = [value / 1000.0 for value in values if value is not None]
+            cells.append(fmt_spread(summarize(values), digits=2) if values else "not loaded")
+        short = name[len(MODULE_UTILS) :]
+        lines.append("| `%s` | %s | %s |" % (short, " | ".join(cells), "yes" if short in ran else "no: names only (classes, constants)"))
+    for revision in revisions:
+        for run in runs[revision]:
+            action = run["import_times"].get(COLLECTION + "plugins.action.modelarts_training_job_info")
+            totals[revision].append(action[1] / 1000.0 if action else run["import_seconds"] * 1000.0)
+    cumulative = " | ".join(fmt_spread(summarize(totals[revision]), digits=1) for revision in revisions)
+    lines.append("| the action plugin, all it imports (cumulative) | %s | |" % cumulative)
+    own = []
+    for revision in revisions:
+        values = [run["import_times"].get(COLLECTION + "plugins.action.modelarts_training_job_info", (None,))[0] for run in runs[revision]]
+        own.append(fmt_spread(summarize([value / 1000.0 for value in values if value is not None]), digits=2))
+    lines.append("| the action plugin's own (with `_prepare_process` where the revision has it) | %s | |" % " | ".join(own))
+    rooms = sorted(set(name[len(MODULE_UTILS) :] for name in _all_module_utils()) - set(name[len(MODULE_UTILS) :] for name in names))
+    lines += ["", "module_utils files not loaded (rooms a plain GET does not take): %s." % ", ".join(rooms), ""]
+    return lines
+
+
+def _all_module_utils():
+    folder = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "plugins", "module_utils")
+    return [MODULE_UTILS + name[:-3] for name in os.listdir(folder) if name.endswith(".py") and name != "__init__.py"]
+
+
 def main(argv=None):
     """Measure and print the stages, the concurrency sweep and the profile."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
@@ -106,7 +489,16 @@ def main(argv=None):
     parser.add_argument("--profile", help="also write the merged cProfile stats to this file")
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--profile-concurrency", type=int, default=1, help="max_concurrency of the profiled task (1: own times are CPU, not GIL waits)")
+    parser.add_argument("--single", action="store_true", help="issue 51: one task over one job, stage by stage, as ansible-playbook runs it")
+    parser.add_argument("--rev", action="append", help="with --single: a git revision or WORKTREE (repeatable; the first is the reference)")
+    parser.add_argument("--tasks", type=int, default=8, help="with --single: tasks per round and revision (alternating AK/SK and auth_token)")
+    parser.add_argument("--results-dir", default=RESULTS_DIR, help="with --single: where to write the JSON and Markdown results")
+    parser.add_argument("--task-child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.task_child:
+        return task_child(json.loads(args.task_child))
+    if args.single:
+        return single(args)
     levels = [int(value) for value in args.concurrency.split(",")]
     ids = DOCSETS["full"][: args.jobs]
     print("load average at the start: %s" % ", ".join("%.2f" % value for value in os.getloadavg()))

@@ -80,6 +80,22 @@ def as_the_module_receives(args):
         raise _ToTheModule() from error
 
 
+def _prepare_process():
+    """What every in-process task would build for itself and may share, built once as ansible-core loads this plugin in
+    the controller's main process (its strategy does, to learn the action's class, before it forks the worker that runs
+    the task): the workers inherit it.  ``job_info.prepare`` (the schemas' compiled checks, the TLS contexts of the
+    default trust store) and the serialization profile of the module's arguments (``as_the_module_receives``).  A task
+    builds whatever is missing itself, and reports any problem then."""
+    try:
+        job_info.prepare()
+        as_the_module_receives({"training_job_id": "prepare"})
+    except Exception:  # pylint: disable=broad-except  # never a reason for the plugin not to load
+        pass
+
+
+_prepare_process()
+
+
 class ActionModule(ActionBase):
     """Run the task in process on a local connection, else execute the module."""
 

@@ -12,6 +12,7 @@ formats it the way ``AnsibleModule`` does (``invocation``, ``warnings``, no_log 
 
 from __future__ import annotations
 
+from ansible_collections.modelarts.training.plugins.module_utils import jobs, transport
 from ansible_collections.modelarts.training.plugins.module_utils.credentials import MODULE_SOURCES_NOTE, NoCredentialsError
 from ansible_collections.modelarts.training.plugins.module_utils.options import (
     LEVEL_OPTION,
@@ -34,6 +35,17 @@ REQUIRED_TOGETHER = [("job_id", "version_id")]
 # The environment variables the task reads through the mapping handed to run() (options.resolve, the credential
 # sources); every other variable (HTTPS_PROXY, REQUESTS_CA_BUNDLE, HOME...) is read by a library from the process.
 DOOR_ENVIRONMENT_PREFIXES = ("HUAWEICLOUD_", "HC_CONTAINER_")
+
+
+def prepare():
+    """Build now, once for this process, what every task would otherwise build for itself and may share with the
+    others: the schemas' compiled checks (``jobs.prepare``), the transport's classes and the TLS contexts of the default
+    trust store (``transport.prepare``).  The action plugin calls it as ansible-core loads it in the controller's main
+    process, so that the workers forked from there to run the tasks find them built (docs/performance.md).  Nothing a
+    task must keep to itself is made: no credentials, no session or connection, no secret to mask; nor the argument
+    spec, whose path type reads the task's own environment and whose list defaults become the task's parameters."""
+    jobs.prepare()
+    transport.prepare()
 
 
 def argument_spec():

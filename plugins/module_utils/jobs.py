@@ -49,6 +49,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.validation impo
     VALIDATE_MODES,
     SchemaValidationError,
     json_path,
+    prepare as prepare_schemas,
     validate_document,
 )
 
@@ -66,6 +67,11 @@ FAILURE_REASON_RULES = (
     "v1: the status code and its name, e.g. 'v1 status 11 (FAILED)'.",
     "Bounded to %d characters." % MAX_REASON_CHARS,
 )
+
+
+def prepare():
+    """Compile the pre-checks of both schemas now, once for this process (``job_info.prepare``)."""
+    prepare_schemas(V2_TRAINING_JOB_SCHEMA, V1_JOB_VERSION_SCHEMA)
 
 
 def schema_for(api_version):

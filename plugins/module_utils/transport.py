@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 import random
 import re
 import socket
@@ -167,12 +168,24 @@ def _new_requests_session(on_proxies=None):
     runs): about 15% less CPU per sequential GET, 17% for 200 concurrent ones (docs/performance.md).
     ``on_proxies`` is given each set of proxy URLs resolved (``HTTPS_PROXY`` and the like included) before use.
     ``proxies=DIRECT`` sends the request without any proxy: the proxy variables are not read for it.
+    The class is made once per process (:func:`_session_class`); every session is its own.
     """
+    return _session_class()(on_proxies)
+
+
+_SESSION_CLASS = []
+
+
+def _session_class():
+    """The session class of :func:`_new_requests_session`, made once per process."""
+    if _SESSION_CLASS:
+        return _SESSION_CLASS[0]
 
     class _Session(requests.Session):  # pylint: disable=too-few-public-methods
-        def __init__(self):
+        def __init__(self, on_proxies=None):
             super().__init__()
             self._settings = {}
+            self._on_proxies = on_proxies
 
         def request(self, method, url, headers=None, data=None, timeout=None, verify=None, proxies=None, stream=False, allow_redirects=True):
             # pylint: disable=arguments-differ,too-many-arguments
@@ -183,12 +196,13 @@ def _new_requests_session(on_proxies=None):
                 merged = self.merge_environment_settings(prepared.url, dict(proxies or {}), stream, verify, None)
                 if proxies == DIRECT:
                     merged["proxies"] = {}
-                if on_proxies is not None:
-                    on_proxies(merged["proxies"])
+                if self._on_proxies is not None:
+                    self._on_proxies(merged["proxies"])
                 settings = self._settings[key] = dict(proxies=merged["proxies"], verify=merged["verify"], cert=merged["cert"])
             return self.send(prepared, timeout=timeout, allow_redirects=allow_redirects, stream=stream, **settings)
 
-    return _Session()
+    _SESSION_CLASS.append(_Session)
+    return _Session
 
 
 # The service name of a Call that obtains credentials (a provider's call through the transport).
@@ -343,6 +357,29 @@ def new_session(pool_size, on_proxies=None):
     session.mount("http://", adapter)
     session.headers["User-Agent"] = USER_AGENT
     return session
+
+
+def prepare(environ=None):
+    """Build now, in this process, what every task's transport would otherwise build for itself and may share: the
+    session and adapter classes and the TLS contexts of the default trust store (``watchdog.tls_context``: the CA
+    bundle ``requests`` verifies with when no ``ca_bundle`` is given - ``REQUESTS_CA_BUNDLE``, ``CURL_CA_BUNDLE`` or
+    certifi's, as ``environ`` (default ``os.environ``) says - and ``validate_certs: false``).  Nothing of a task is
+    built: no session, no connection, no credential.  The action plugin calls it (``job_info.prepare``) in the
+    controller's main process, before the workers that run the tasks are forked from it; without ``requests`` it does
+    nothing."""
+    if not HAS_REQUESTS:
+        return
+    environ = os.environ if environ is None else environ
+    try:
+        _session_class()
+        watchdog_mod.watched_adapter(1)
+    except (AttributeError, TypeError):  # a requests or urllib3 whose classes do not fit: each task finds out itself
+        return
+    location = environ.get("REQUESTS_CA_BUNDLE") or environ.get("CURL_CA_BUNDLE") or requests.adapters.DEFAULT_CA_BUNDLE_PATH
+    if location:
+        directory = os.path.isdir(location)
+        watchdog_mod.tls_context("CERT_REQUIRED", None if directory else location, location if directory else None)
+    watchdog_mod.tls_context("CERT_NONE")
 
 
 class _Consumed(object):

@@ -406,6 +406,14 @@ def _fast_checker(schema):
     return cached[1]
 
 
+def prepare(*schemas):
+    """Compile the pre-check of each of ``schemas`` now: once per process, as the first document would otherwise
+    (``job_info.prepare`` does it in the controller's main process, so that the workers forked from it find them
+    compiled).  ``jsonschema`` itself is still imported only for a document that fails the pre-check."""
+    for schema in schemas:
+        _fast_checker(schema)
+
+
 def _compiled(schema):
     if not _load_jsonschema():
         raise MissingJsonSchemaError("the jsonschema Python library is required to validate responses; install it or set validate=off")

@@ -21,6 +21,7 @@ import heapq
 import itertools
 import os
 import socket
+import ssl
 import threading
 
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
@@ -261,13 +262,17 @@ def watched_adapter(pool_size):
     """An ``HTTPAdapter`` whose connections tell the attempt's watch what they are doing and which socket they use.
 
     Only urllib3's HTTP and HTTPS connections (direct or through an HTTP proxy) are watched; through a SOCKS
-    proxy, or with a urllib3 whose classes do not fit, only the socket timeouts bound an attempt.
+    proxy, or with a urllib3 whose classes do not fit, only the socket timeouts bound an attempt.  The classes are
+    made once per process (:func:`_watched_classes`); each session gets its own adapter, pools and connections.
     """
     try:
-        pools = _watched_pools()
+        adapter_class = _watched_classes()[1]
     except (AttributeError, TypeError):
         return requests.adapters.HTTPAdapter(pool_connections=4, pool_maxsize=max(1, pool_size), max_retries=0)
+    return adapter_class(pool_connections=4, pool_maxsize=max(1, pool_size), max_retries=0)
 
+
+def _adapter_class(pools):
     class _Adapter(requests.adapters.HTTPAdapter):
         # The kind of each CA location the adapter has checked ("file" or "dir"): requests' cert_verify looks at the disk
         # (two stat calls) on every request, a sixth of a long listing's time; the bundle of one session is checked once.
@@ -300,15 +305,94 @@ def watched_adapter(pool_size):
                 manager.pool_classes_by_scheme = pools
             return manager
 
-    return _Adapter(pool_connections=4, pool_maxsize=max(1, pool_size), max_retries=0)
+    return _Adapter
 
 
-_POOLS = []
+# -- the TLS context: once per process per trust store ------------------------------------------------------------
+
+# What urllib3 builds for every new HTTPS connection when it is given no context: a new ``ssl.SSLContext`` with the CA
+# location loaded into it - about 30 ms for certifi's bundle, 1.5 ms for a one-CA file - again for each connection of
+# each task.  A context holds no credential, no session and no connection (CPython resumes no TLS session unless asked
+# to): only the trust store and the protocol settings.  So one is built per process for each trust store, by what it is
+# built from (the verification mode, the CA file or directory as it is on disk now, SSLKEYLOGFILE), and handed to the
+# connections that would have built the same one.  The action plugin builds the default ones (transport.prepare) in the
+# controller's main process, before the workers are forked, so that a task finds them built.
+_TLS_CONTEXTS = {}
+_TLS_LOCK = threading.Lock()
+# Connection settings under which urllib3 builds something else than its plain context: never shared.
+_OWN_CONTEXT_SETTINGS = (
+    "ca_cert_data",
+    "cert_file",
+    "key_file",
+    "key_password",
+    "ssl_version",
+    "ssl_minimum_version",
+    "ssl_maximum_version",
+    "assert_fingerprint",
+)
 
 
-def _watched_pools():
-    if _POOLS:
-        return _POOLS[0]
+def _on_disk(location):
+    """What says a CA file or directory changed: its identity, size and times (None when it cannot be looked at)."""
+    try:
+        found = os.stat(location)
+    except (OSError, TypeError, ValueError):
+        return None
+    return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)
+
+
+def tls_context(cert_reqs, ca_certs=None, ca_cert_dir=None):
+    """The ``ssl.SSLContext`` urllib3 would build for a connection that verifies as ``cert_reqs`` says against
+    ``ca_certs`` (a file) or ``ca_cert_dir`` (a directory), built once per process and shared by the connections of
+    every session: a CA location changed on disk since gets a new one.  None when it cannot be built or shared (urllib3
+    then builds its own, and reports a problem as it always has): a location missing or unreadable, a verification
+    without a CA location, urllib3 or ``ssl`` missing."""
+    try:
+        from urllib3.util.ssl_ import create_urllib3_context, resolve_cert_reqs  # pylint: disable=import-outside-toplevel  # requests' own
+
+        mode = resolve_cert_reqs(cert_reqs)
+    except (ImportError, AttributeError, TypeError, ValueError):
+        return None
+    location = ca_certs or ca_cert_dir
+    if mode != ssl.CERT_NONE and not location:
+        return None  # urllib3 would load the system's CAs: not this context
+    stamp = _on_disk(location) if location else ()
+    if stamp is None:
+        return None
+    key = (mode, ca_certs, ca_cert_dir, os.environ.get("SSLKEYLOGFILE"))
+    with _TLS_LOCK:
+        known = _TLS_CONTEXTS.get(key)
+    if known is not None and known[0] == stamp:
+        return known[1]
+    try:
+        context = create_urllib3_context(cert_reqs=mode)
+        if location and mode != ssl.CERT_NONE:
+            context.load_verify_locations(cafile=ca_certs, capath=ca_cert_dir)
+    except Exception:  # pylint: disable=broad-except  # urllib3 meets it again on its own way, and says what it is
+        return None
+    with _TLS_LOCK:
+        _TLS_CONTEXTS[key] = (stamp, context)
+    return context
+
+
+def _shared_context(conn):
+    """The per-process :func:`tls_context` for the urllib3 HTTPS connection ``conn``, or None when ``conn`` would build
+    another one (its own context, CA data, a client certificate, TLS versions, a pinned fingerprint or host name)."""
+    if getattr(conn, "ssl_context", None) is not None or getattr(conn, "assert_hostname", None) is not None:
+        return None
+    if any(getattr(conn, name, None) for name in _OWN_CONTEXT_SETTINGS):
+        return None
+    return tls_context(getattr(conn, "cert_reqs", None), getattr(conn, "ca_certs", None), getattr(conn, "ca_cert_dir", None))
+
+
+_CLASSES = []
+
+
+def _watched_classes():
+    """``(pool classes by scheme, adapter class)``: the watched connections, their pools and the adapter that mounts
+    them, made once per process."""
+    if _CLASSES:
+        return _CLASSES[0]
 
     class _Watched(object):
         """Connection hooks: the stages of an exchange and its socket, for the attempt's watch."""
@@ -349,7 +433,18 @@ def _watched_pools():
         pass
 
     class HTTPSConnection(_Watched, urllib3.connection.HTTPSConnection):
-        pass
+        def connect(self):
+            # The TLS handshake with the process's context for this trust store (tls_context), not a new one loading
+            # the CA location again; given back after, so that a reconnection looks again.
+            context = _shared_context(self)
+            if context is None:
+                return super().connect()
+            given = (self.ssl_context, self.ca_certs, self.ca_cert_dir)
+            self.ssl_context, self.ca_certs, self.ca_cert_dir = context, None, None
+            try:
+                return super().connect()
+            finally:
+                self.ssl_context, self.ca_certs, self.ca_cert_dir = given
 
     class HTTPConnectionPool(urllib3.connectionpool.HTTPConnectionPool):
         ConnectionCls = HTTPConnection
@@ -358,8 +453,9 @@ def _watched_pools():
         ConnectionCls = HTTPSConnection
 
     # The stock names: messages quote the pool (HTTPSConnectionPool(host=...)) as they did.
-    _POOLS.append({"http": HTTPConnectionPool, "https": HTTPSConnectionPool})
-    return _POOLS[0]
+    pools = {"http": HTTPConnectionPool, "https": HTTPSConnectionPool}
+    _CLASSES.append((pools, _adapter_class(pools)))
+    return _CLASSES[0]
 
 
 @contextlib.contextmanager
