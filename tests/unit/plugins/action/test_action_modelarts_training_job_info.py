@@ -247,3 +247,136 @@ def test_an_item_without_secrets_is_not_copied_but_training_job_is():
     assert got["training_jobs"][0] is item
     assert got["training_job"] == item and got["training_job"] is not item
     assert got["training_job"]["details"] is not item["details"]
+
+
+# -- what a plain GET by id loads (issue 51) ---------------------------------------------------------------------
+
+# The collection's modules in sys.modules after the action plugin ran one task reading one job by id in process: the
+# rooms such a task takes and no other.  A file added here must be one a plain GET needs: every other room (searching,
+# waiting, diagnostics, metrics, credential sources, the watch...) is imported by the calls that take it (issue 51).
+PLAIN_GET_MODULES = [
+    "ansible_collections.modelarts.training",
+    "ansible_collections.modelarts.training.plugins",
+    "ansible_collections.modelarts.training.plugins.action",
+    "ansible_collections.modelarts.training.plugins.action.modelarts_training_job_info",
+    "ansible_collections.modelarts.training.plugins.module_utils",
+    "ansible_collections.modelarts.training.plugins.module_utils.auth",
+    "ansible_collections.modelarts.training.plugins.module_utils.client",
+    "ansible_collections.modelarts.training.plugins.module_utils.credentials",
+    "ansible_collections.modelarts.training.plugins.module_utils.endpoints",
+    "ansible_collections.modelarts.training.plugins.module_utils.errors",
+    "ansible_collections.modelarts.training.plugins.module_utils.fanout",
+    "ansible_collections.modelarts.training.plugins.module_utils.iam",
+    "ansible_collections.modelarts.training.plugins.module_utils.items",
+    "ansible_collections.modelarts.training.plugins.module_utils.job_info",
+    "ansible_collections.modelarts.training.plugins.module_utils.jobs",
+    "ansible_collections.modelarts.training.plugins.module_utils.options",
+    "ansible_collections.modelarts.training.plugins.module_utils.phases",
+    "ansible_collections.modelarts.training.plugins.module_utils.query",
+    "ansible_collections.modelarts.training.plugins.module_utils.schema_data",
+    "ansible_collections.modelarts.training.plugins.module_utils.selection",
+    "ansible_collections.modelarts.training.plugins.module_utils.text",
+    "ansible_collections.modelarts.training.plugins.module_utils.transport",
+    "ansible_collections.modelarts.training.plugins.module_utils.validation",
+    "ansible_collections.modelarts.training.plugins.module_utils.watchdog",
+]
+
+# A fresh interpreter: the action plugin imported as ansible-core's strategy imports it, then one task run by it in
+# process (ActionModule.run on a local connection) against a local HTTP server answering the job's GET with the
+# documented example; it prints the task's result and the collection's modules then loaded.
+_PLAIN_GET = r"""
+import http.server, json, sys, threading
+from ansible.utils.collection_loader._collection_finder import _AnsibleCollectionFinder
+_AnsibleCollectionFinder(paths=[%(root)r])._install()
+DOCUMENT = json.dumps(%(document)r).encode()
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        found = self.path == "/v2/%(project)s/training-jobs/%(job)s"
+        self.send_response(200 if found else 404)
+        self.send_header("Content-Type", "application/json")
+        body = DOCUMENT if found else b'{"error_code": "ModelArts.2775", "error_msg": "not found"}'
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+from ansible_collections.modelarts.training.plugins.action import modelarts_training_job_info as action
+
+class Shell:
+    tmpdir = None
+    @staticmethod
+    def env_prefix(**_env):
+        return ""
+
+class Connection:
+    transport = "local"
+    _shell = Shell()
+    has_native_async = False
+
+class Task:
+    environment = []
+    async_val = 0
+    check_mode = False
+    action = "modelarts.training.modelarts_training_job_info"
+    args = dict(%(options)r, endpoint="http://127.0.0.1:%%d" %% server.server_address[1], training_job_id=%(job)r)
+
+class PlayContext:
+    become = False
+
+class Templar:
+    @staticmethod
+    def template(value):
+        return value
+
+result = action.ActionModule(Task(), Connection(), PlayContext(), None, Templar(), None).run(task_vars={})
+server.shutdown()
+print(json.dumps({
+    "failed": bool(result.get("failed")),
+    "msg": result.get("msg"),
+    "id": (result.get("training_job") or {}).get("id"),
+    "modules": sorted(name for name in sys.modules if (name + ".").startswith("ansible_collections.modelarts.training.")),
+    "jsonschema": any(name.split(".")[0] == "jsonschema" for name in sys.modules),
+}))
+"""
+
+
+@pytest.mark.parametrize("credentials", ["aksk", "auth_token"])
+def test_a_plain_get_by_id_loads_only_the_rooms_it_uses(credentials):
+    """Issue 51 (issue 48's check that a call without metrics loads none of their files, made exact): the modules a
+    task reading one job by id imports, listed - a later change cannot add one unnoticed.  With the module's way
+    (AnsiballZ) each of them is compiled on every run; in process they are imported once per ansible-playbook run."""
+    import json  # pylint: disable=import-outside-toplevel
+    import subprocess  # pylint: disable=import-outside-toplevel
+    import sys  # pylint: disable=import-outside-toplevel
+
+    from ansible_collections.modelarts.training.tests.unit.plugins.module_utils.fixture_files import load as load_json  # pylint: disable=import-outside-toplevel
+
+    project, job = "0" * 32, "3f7a1c2e-9b4d-4e8a-a1b2-c3d4e5f60718"
+    document = load_json("v2_example_latest.json")
+    document["metadata"]["id"] = job
+    document["status"]["phase"] = "Completed"  # the example is Abnormal: a fail_on phase, whose diagnostics a task reads
+    options = {"region": "cn-north-4", "project_id": project}
+    if credentials == "aksk":
+        options.update(access_key="AKIDEXAMPLE0123456789", secret_key="SK-EXAMPLE-0123456789abcdef")
+    else:
+        options["auth_token"] = "tok-SECRET-0123456789"
+    code = _PLAIN_GET % dict(root=_collections_root(), document=document, project=project, job=job, options=options)
+    process = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120)
+    assert process.returncode == 0, process.stderr[-3000:]
+    outcome = json.loads(process.stdout.strip().splitlines()[-1])
+    assert not outcome["failed"] and outcome["id"] == job, outcome["msg"]
+    for room in ("metrics", "metric_reads", "matching", "search", "observer", "waiter", "diagnostics", "credential_sources", "watch"):
+        assert "ansible_collections.modelarts.training.plugins.module_utils." + room not in outcome["modules"], room
+    assert outcome["modules"] == PLAIN_GET_MODULES, outcome["modules"]
+    assert not outcome["jsonschema"], "a valid document is decided by the compiled pre-check: jsonschema is imported only for one that fails it"
+
+
+def _collections_root():
+    import ansible_collections.modelarts.training as collection  # pylint: disable=import-outside-toplevel
+
+    return os.path.dirname(os.path.dirname(os.path.dirname(list(collection.__path__)[0])))

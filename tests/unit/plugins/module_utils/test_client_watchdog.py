@@ -348,3 +348,134 @@ def test_the_adapter_looks_at_a_ca_location_on_disk_once(tmp_path, monkeypatch, 
     assert pools[0].cert_reqs == "CERT_NONE", "verify false is never cached"
     with pytest.raises(OSError, match="invalid path"):
         adapter.cert_verify(_Pool(), "https://modelarts.example/v2", str(tmp_path / "missing"), None)
+
+
+# -- the TLS context: once per process per trust store (issue 51) -------------------------------------------------
+
+
+class _Loads(object):
+    """Counts ``SSLContext.load_verify_locations`` by CA file, through the real method."""
+
+    def __init__(self, monkeypatch):
+        import ssl  # pylint: disable=import-outside-toplevel
+
+        self.files = []
+        original = ssl.SSLContext.load_verify_locations
+
+        def counted(context, cafile=None, capath=None, cadata=None):
+            self.files.append(cafile or capath)
+            return original(context, cafile, capath, cadata)
+
+        monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", counted)
+
+
+def _bundle(path, source=None):
+    import certifi  # pylint: disable=import-outside-toplevel  # requests' own: a real PEM bundle
+
+    path.write_bytes(open(source or certifi.where(), "rb").read())
+    return str(path)
+
+
+def test_a_trust_store_is_loaded_once_per_process_and_again_when_it_changes_on_disk(tmp_path, monkeypatch):
+    import os  # pylint: disable=import-outside-toplevel
+    import ssl  # pylint: disable=import-outside-toplevel
+
+    loads = _Loads(monkeypatch)
+    first = _bundle(tmp_path / "first.pem")
+    second = _bundle(tmp_path / "second.pem")
+    context = watchdog_mod.tls_context("CERT_REQUIRED", first)
+    assert isinstance(context, ssl.SSLContext) and context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+    assert watchdog_mod.tls_context("CERT_REQUIRED", first) is context, "the same trust store: the same context"
+    other = watchdog_mod.tls_context("CERT_REQUIRED", second)
+    assert other is not None and other is not context, "another CA file: a context of its own"
+    assert loads.files == [first, second]
+    # The file rewritten in place (another bundle at the same path): what it holds now is loaded.
+    with open(first, "ab") as handle:
+        handle.write(b"\n")
+    stat = os.stat(first)
+    os.utime(first, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1000000))
+    renewed = watchdog_mod.tls_context("CERT_REQUIRED", first)
+    assert renewed is not context and loads.files == [first, second, first]
+    assert watchdog_mod.tls_context("CERT_REQUIRED", first) is renewed
+
+
+def test_a_context_that_cannot_be_shared_is_left_to_urllib3(tmp_path):
+    import ssl  # pylint: disable=import-outside-toplevel
+
+    assert watchdog_mod.tls_context("CERT_REQUIRED", str(tmp_path / "missing.pem")) is None, "urllib3 says the file is missing, as before"
+    broken = tmp_path / "broken.pem"
+    broken.write_text("-----BEGIN CERTIFICATE-----\nnot a certificate\n-----END CERTIFICATE-----\n")
+    assert watchdog_mod.tls_context("CERT_REQUIRED", str(broken)) is None, "urllib3 reports the bad file, as before"
+    assert watchdog_mod.tls_context("CERT_REQUIRED") is None, "verifying without a CA location is urllib3's (the system's CAs)"
+    unverified = watchdog_mod.tls_context("CERT_NONE")
+    assert unverified.verify_mode == ssl.CERT_NONE and not unverified.check_hostname
+    assert watchdog_mod.tls_context("CERT_NONE") is unverified
+
+
+class _Connection(object):
+    """What urllib3's HTTPS connection holds when it connects (the settings requests gives it)."""
+
+    ssl_context = ca_cert_data = cert_file = key_file = key_password = ssl_version = None
+    ssl_minimum_version = ssl_maximum_version = assert_fingerprint = assert_hostname = ca_cert_dir = None
+
+    def __init__(self, ca_certs, cert_reqs="CERT_REQUIRED", **settings):
+        self.ca_certs = ca_certs
+        self.cert_reqs = cert_reqs
+        for name, value in settings.items():
+            setattr(self, name, value)
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        {"ssl_context": object()},
+        {"cert_file": "/client.pem"},
+        {"key_file": "/client.key"},
+        {"ca_cert_data": "-----BEGIN CERTIFICATE-----"},
+        {"assert_hostname": "modelarts.example"},
+        {"assert_fingerprint": "aa:bb"},
+        {"ssl_minimum_version": 771},
+    ],
+    ids=lambda setting: next(iter(setting)),
+)
+def test_a_connection_with_settings_of_its_own_builds_its_own_context(tmp_path, setting):
+    bundle = _bundle(tmp_path / "ca.pem")
+    assert watchdog_mod._shared_context(_Connection(bundle)) is watchdog_mod.tls_context("CERT_REQUIRED", bundle)  # pylint: disable=protected-access
+    assert watchdog_mod._shared_context(_Connection(bundle, **setting)) is None  # pylint: disable=protected-access
+
+
+def test_the_watched_connection_hands_urllib3_the_shared_context_and_takes_its_settings_back(tmp_path, monkeypatch):
+    import urllib3.connection  # pylint: disable=import-outside-toplevel
+
+    bundle = _bundle(tmp_path / "ca.pem")
+    seen = []
+
+    def connect(connection):
+        seen.append((connection.ssl_context, connection.ca_certs, connection.ca_cert_dir))
+
+    monkeypatch.setattr(urllib3.connection.HTTPSConnection, "connect", connect)
+    pool = watchdog_mod._watched_classes()[0]["https"]("modelarts.example", 443, cert_reqs="CERT_REQUIRED", ca_certs=bundle)  # pylint: disable=protected-access
+    connection = pool._new_conn()  # pylint: disable=protected-access
+    connection.connect()
+    assert seen == [(watchdog_mod.tls_context("CERT_REQUIRED", bundle), None, None)], "urllib3 loads no CA file: the context holds them"
+    assert (connection.ssl_context, connection.ca_certs) == (None, bundle), "a reconnection looks at the trust store again"
+    connection.connect()
+    assert seen[1] == seen[0]
+
+
+def test_prepare_builds_the_default_trust_store_s_contexts(tmp_path, monkeypatch):
+    """The action plugin's job_info.prepare, in the controller's main process: the contexts a task without ca_bundle
+    uses (requests' CA bundle, or REQUESTS_CA_BUNDLE's), built before the workers are forked."""
+    from ansible_collections.modelarts.training.plugins.module_utils import transport  # pylint: disable=import-outside-toplevel
+
+    loads = _Loads(monkeypatch)
+    bundle = _bundle(tmp_path / "requests-ca.pem")
+    transport.prepare({"REQUESTS_CA_BUNDLE": bundle})
+    assert loads.files == [bundle]
+    assert watchdog_mod.tls_context("CERT_REQUIRED", bundle) is not None and loads.files == [bundle], "built already"
+    transport.prepare({})
+    import requests.adapters  # pylint: disable=import-outside-toplevel
+
+    default = requests.adapters.DEFAULT_CA_BUNDLE_PATH
+    assert watchdog_mod.tls_context("CERT_REQUIRED", default) is not None
+    assert loads.files.count(default) <= 1, "requests' own bundle is loaded once in the process at most"

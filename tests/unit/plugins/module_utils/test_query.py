@@ -617,37 +617,6 @@ def test_a_failed_wait_adds_the_metric_lines_after_its_own():
     assert result.items[1]["metrics"] is None
 
 
-def test_a_call_without_metrics_imports_none_of_their_files():
-    """AnsiballZ compiles every module_utils file a module imports on each run: a call without metrics loads none of them."""
-    import subprocess  # pylint: disable=import-outside-toplevel
-    import sys  # pylint: disable=import-outside-toplevel
-
-    code = (
-        "import sys\n"
-        "from ansible.utils.collection_loader._collection_finder import _AnsibleCollectionFinder\n"
-        "_AnsibleCollectionFinder(paths=[%r])._install()\n"
-        "from ansible_collections.modelarts.training.plugins.module_utils import job_info, query\n"
-        "from ansible_collections.modelarts.training.tests.unit.plugins.module_utils.fakes import FakeResponse, FakeSession\n"
-        "session = FakeSession(FakeResponse(200, {'metadata': {'id': 'job-1', 'name': 't'}, 'status': {'phase': 'Completed'}}))\n"
-        "options = {'region': 'cn-north-4', 'project_id': '%s', 'auth_token': 't0123456789'}\n"
-        "q = query.Query([('task option', options)], query.select({'training_job_id': 'job-1'}), environ={}, session=session)\n"
-        "assert q.run().ok\n"
-        "names = ('metrics', 'metric_reads', 'matching')\n"
-        "print(sorted(n for n in sys.modules if n.rsplit('.', 1)[-1] in names and 'modelarts' in n))\n"
-    ) % (_collections_root(), PROJECT)
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert result.stdout.strip() == "[]"
-
-
-def _collections_root():
-    import os  # pylint: disable=import-outside-toplevel
-
-    import ansible_collections.modelarts.training as collection  # pylint: disable=import-outside-toplevel
-
-    return os.path.dirname(os.path.dirname(os.path.dirname(list(collection.__path__)[0])))
-
-
 # -- a value that cannot be an id (issue 50) --------------------------------------------------------------------
 
 UUID = "3f7a1c2e-9b4d-4e8a-a1b2-c3d4e5f60718"

@@ -509,3 +509,30 @@ def test_fast_precheck_agrees_with_jsonschema_at_every_path(name):
             if validation._fast_valid(schema, doc, schema) != (validation._all_errors(validator, doc) == []):
                 disagreements.append((json_path(path), excerpt(value)))
     assert disagreements == []
+
+
+def test_prepare_compiles_the_pre_check_once_so_that_no_document_compiles_it(monkeypatch):
+    """Issue 51: job_info.prepare (in the controller's main process) compiles the schemas' pre-checks; a task forked
+    from it validates without compiling anything (each task paid that compilation before: docs/performance.md)."""
+    import copy  # pylint: disable=import-outside-toplevel
+
+    from ansible_collections.modelarts.training.plugins.module_utils import jobs  # pylint: disable=import-outside-toplevel
+
+    schema = copy.deepcopy(jobs.V2_TRAINING_JOB_SCHEMA)  # one no other test compiled
+    compiled = []
+    original = validation._FastChecker.compile  # pylint: disable=protected-access
+
+    def counted(checker, node):
+        if node is schema:
+            compiled.append(node)
+        return original(checker, node)
+
+    monkeypatch.setattr(validation._FastChecker, "compile", counted)  # pylint: disable=protected-access
+    validation.prepare(schema)
+    assert len(compiled) == 1
+    document = load("v2_example_latest.json")
+    assert validate_document(document, schema) == [] and validate_document(document, schema) == []
+    assert len(compiled) == 1, "validation compiles nothing once prepared"
+    jobs.prepare()
+    for known in (jobs.V2_TRAINING_JOB_SCHEMA, jobs.V1_JOB_VERSION_SCHEMA):
+        assert validation._FAST_CACHE[id(known)][0] is known  # pylint: disable=protected-access
