@@ -372,7 +372,8 @@ class _Loads(object):
 def _bundle(path, source=None):
     import certifi  # pylint: disable=import-outside-toplevel  # requests' own: a real PEM bundle
 
-    path.write_bytes(open(source or certifi.where(), "rb").read())
+    with open(source or certifi.where(), "rb") as handle:
+        path.write_bytes(handle.read())
     return str(path)
 
 
