@@ -10,16 +10,21 @@ emulator, in a fresh interpreter standing in for the controller: several tasks o
 from it (what they find built).
 """
 
+import contextlib
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
+import threading
+from urllib.parse import urlsplit
 
 import certifi
 import pytest
 
 from conftest import emulator_connection
+from peers import relay
 
 COMPLETED = "a1000000-0000-4000-8000-000000000001"
 MASKED = "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER"
@@ -163,6 +168,50 @@ def test_tasks_in_one_process_each_trust_their_own_ca_bundle(emulator, collectio
     assert refused(replaced) and replaced["loads"] == [moving], "the file now holds another bundle: read again, and it does not trust the emulator"
     assert succeeded(restored) and restored["loads"] == [moving]
     assert refused(default) and default["loads"] == []
+
+
+@contextlib.contextmanager
+def relayed_from(address, target):
+    """A TCP relay listening on ``address`` (host, 0) to ``target``: the emulator under a host name its certificate does
+    not name.  Skips where that address cannot be bound."""
+    try:
+        listener = socket.create_server(address)
+    except OSError as error:
+        pytest.skip("cannot listen on %s: %s" % (address[0], error))
+
+    def serve():
+        while True:
+            try:
+                conn, _peer = listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(target, timeout=30)
+            threading.Thread(target=lambda one=conn, other=upstream: relay(one, other), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield "https://%s:%d" % (address[0], listener.getsockname()[1])
+    finally:
+        listener.close()
+
+
+def test_the_shared_context_still_checks_each_host_name(emulator, collection_root):
+    """One TLS context for the emulator's CA serves every task of the process, and each connection's host is still
+    checked against the certificate: the emulator reached as 127.0.0.2 (its certificate names 127.0.0.1, ::1 and
+    localhost) is refused between two tasks that reach it as 127.0.0.1 with the same CA file."""
+    parts = urlsplit(emulator.url)
+    with relayed_from(("127.0.0.2", 0), (parts.hostname, parts.port)) as elsewhere:
+        tasks = [
+            {"args": read_job(emulator)},
+            {"args": read_job(emulator, endpoint=elsewhere, iam_endpoint=elsewhere)},
+            {"args": read_job(emulator)},
+        ]
+        _at_load, outcomes = run_tasks(collection_root, tasks)
+    before, mismatch, after = outcomes
+    assert succeeded(before) and succeeded(after) and after["loads"] == []
+    message = mismatch["result"].get("msg") or ""
+    assert mismatch["result"].get("failed") and "127.0.0.2" in message, message
+    assert "mismatch" in message or "match" in message, message
 
 
 def test_tasks_in_one_process_each_sign_with_their_own_credentials(emulator, collection_root):

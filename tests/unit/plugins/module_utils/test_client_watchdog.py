@@ -381,11 +381,16 @@ def test_a_trust_store_is_loaded_once_per_process_and_again_when_it_changes_on_d
     import os  # pylint: disable=import-outside-toplevel
     import ssl  # pylint: disable=import-outside-toplevel
 
+    from urllib3.util.ssl_ import create_urllib3_context  # pylint: disable=import-outside-toplevel
+
     loads = _Loads(monkeypatch)
     first = _bundle(tmp_path / "first.pem")
     second = _bundle(tmp_path / "second.pem")
     context = watchdog_mod.tls_context("CERT_REQUIRED", first)
-    assert isinstance(context, ssl.SSLContext) and context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+    assert isinstance(context, ssl.SSLContext) and context.verify_mode == ssl.CERT_REQUIRED
+    # The host name is checked as urllib3 checks it with a context of its own (by OpenSSL, or by urllib3 1.26 itself).
+    own = create_urllib3_context(cert_reqs=ssl.CERT_REQUIRED)
+    assert (context.check_hostname, context.hostname_checks_common_name) == (own.check_hostname, own.hostname_checks_common_name)
     assert watchdog_mod.tls_context("CERT_REQUIRED", first) is context, "the same trust store: the same context"
     other = watchdog_mod.tls_context("CERT_REQUIRED", second)
     assert other is not None and other is not context, "another CA file: a context of its own"
