@@ -377,8 +377,11 @@ def tls_context(cert_reqs, ca_certs=None, ca_cert_dir=None):
 
 def _shared_context(conn):
     """The per-process :func:`tls_context` for the urllib3 HTTPS connection ``conn``, or None when ``conn`` would build
-    another one (its own context, CA data, a client certificate, TLS versions, a pinned fingerprint or host name)."""
+    another one (its own context, CA data, a client certificate, TLS versions, a pinned fingerprint or host name) or
+    goes through an HTTPS proxy (urllib3 verifies the proxy with the connection's CA location, which stays in place)."""
     if getattr(conn, "ssl_context", None) is not None or getattr(conn, "assert_hostname", None) is not None:
+        return None
+    if getattr(getattr(conn, "proxy", None), "scheme", None) == "https":
         return None
     if any(getattr(conn, name, None) for name in _OWN_CONTEXT_SETTINGS):
         return None

@@ -422,7 +422,7 @@ class _Connection(object):
     """What urllib3's HTTPS connection holds when it connects (the settings requests gives it)."""
 
     ssl_context = ca_cert_data = cert_file = key_file = key_password = ssl_version = None
-    ssl_minimum_version = ssl_maximum_version = assert_fingerprint = assert_hostname = ca_cert_dir = None
+    ssl_minimum_version = ssl_maximum_version = assert_fingerprint = assert_hostname = ca_cert_dir = proxy = None
 
     def __init__(self, ca_certs, cert_reqs="CERT_REQUIRED", **settings):
         self.ca_certs = ca_certs
@@ -441,6 +441,7 @@ class _Connection(object):
         {"assert_hostname": "modelarts.example"},
         {"assert_fingerprint": "aa:bb"},
         {"ssl_minimum_version": 771},
+        {"proxy": type("Url", (), {"scheme": "https"})()},
     ],
     ids=lambda setting: next(iter(setting)),
 )
@@ -448,6 +449,13 @@ def test_a_connection_with_settings_of_its_own_builds_its_own_context(tmp_path, 
     bundle = _bundle(tmp_path / "ca.pem")
     assert watchdog_mod._shared_context(_Connection(bundle)) is watchdog_mod.tls_context("CERT_REQUIRED", bundle)  # pylint: disable=protected-access
     assert watchdog_mod._shared_context(_Connection(bundle, **setting)) is None  # pylint: disable=protected-access
+
+
+def test_a_connection_through_an_http_proxy_shares_the_context(tmp_path):
+    """CONNECT through a plain HTTP proxy: the TLS session is the server's only, verified with the shared context."""
+    bundle = _bundle(tmp_path / "ca.pem")
+    through = _Connection(bundle, proxy=type("Url", (), {"scheme": "http"})())
+    assert watchdog_mod._shared_context(through) is watchdog_mod.tls_context("CERT_REQUIRED", bundle)  # pylint: disable=protected-access
 
 
 def test_the_watched_connection_hands_urllib3_the_shared_context_and_takes_its_settings_back(tmp_path, monkeypatch):
