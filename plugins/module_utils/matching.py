@@ -97,7 +97,10 @@ class Matcher(object):
         if left is not None and left <= 0:
             raise MatchError("the deadline passed before the log's lines could be matched", timed_out=True)
         try:
-            self.process = subprocess.Popen(
+            # Not AnsibleModule.run_command: the matcher serves the module, the action plugin in the controller's process,
+            # the lookup and the event source alike (no AnsibleModule in three of them), and it keeps a child with open
+            # pipes across pages, killed at the deadline - run_command runs a command to its end.
+            self.process = subprocess.Popen(  # pylint: disable=ansible-bad-function
                 [self.executable, "-I", "-S", "-c", CHILD],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
