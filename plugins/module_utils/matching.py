@@ -177,11 +177,7 @@ class Matcher(object):
 
     def _kill(self):
         process = self.process
-        if process is not None and process.poll() is None:
-            try:
-                process.kill()
-            except OSError:
-                pass
+        _send_kill(process)
         if process is not None:
             try:
                 process.wait(5)
@@ -198,14 +194,18 @@ class Matcher(object):
     def close(self):
         """End the child at once, whatever it is doing (a thread waiting for its answer then raises :class:`MatchError`)."""
         self.closed = True
-        process = self.process
-        if process is not None and process.poll() is None:
-            try:
-                process.kill()
-            except OSError:
-                pass
+        _send_kill(self.process)
         if self.lock.acquire(timeout=2):
             try:
                 self._kill()
             finally:
                 self.lock.release()
+
+
+def _send_kill(process):
+    """SIGKILL to ``process`` (a ``subprocess.Popen`` or None) unless it has ended."""
+    if process is not None and process.poll() is None:
+        try:
+            process.kill()
+        except OSError:
+            pass
