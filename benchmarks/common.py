@@ -10,6 +10,7 @@ import statistics
 import subprocess
 import sys
 import threading
+import time
 
 from modelarts_emulator.launcher import running_emulator  # noqa: F401  pylint: disable=unused-import
 
@@ -561,3 +562,21 @@ def emu_mark(emu):
         if not entries:
             return last
         last = entries[-1]["seq"]
+
+
+def timed_playbook(emu, base, play, workdir):
+    """One ``ansible-playbook`` run of ``play`` on localhost (local connection, this Python), the collection staged under
+    ``base``, the emulator's request log cleared first: its wall seconds.  A failed run ends the benchmark with its output."""
+    path = os.path.join(workdir, "play.json")
+    with open(path, "w") as handle:
+        json.dump(play, handle)
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=base, ANSIBLE_PYTHON_INTERPRETER=sys.executable, ANSIBLE_LOCALHOST_WARNING="0")
+    env.update(ANSIBLE_INVENTORY_UNPARSED_WARNING="0", ANSIBLE_NOCOLOR="1")
+    emu.clear_requests()
+    started = time.perf_counter()
+    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local", path]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit("ansible-playbook failed:\n%s%s" % (done.stdout[-2000:], done.stderr[-2000:]))
+    return elapsed

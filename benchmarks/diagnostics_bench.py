@@ -27,17 +27,26 @@ import datetime
 import json
 import os
 import random
-import subprocess
 import sys
 import tempfile
 import time
 
-from common import RESULTS_DIR, fmt_spread, import_staged, machine_facts, ratio_summary, simulated_latency, stage_collection, start_emulator, summarize
+from common import (
+    RESULTS_DIR,
+    fmt_spread,
+    import_staged,
+    machine_facts,
+    ratio_summary,
+    simulated_latency,
+    stage_collection,
+    start_emulator,
+    summarize,
+    timed_playbook,
+)
 
 COMPLETED = "a1000000-0000-4000-8000-000000000001"
 FAILED = "a1000000-0000-4000-8000-000000000002"
 LONG_LOG = "d1a90000-0000-4000-8000-0000000000b1"
-BIN = os.path.dirname(sys.executable)
 LATENCY = 0.05
 
 
@@ -82,19 +91,7 @@ def run_playbook(emu, base, job_id, diagnostics, workdir):
             ],
         }
     ]
-    path = os.path.join(workdir, "play.json")
-    with open(path, "w") as handle:
-        json.dump(play, handle)
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=base, ANSIBLE_PYTHON_INTERPRETER=sys.executable, ANSIBLE_LOCALHOST_WARNING="0")
-    env.update(ANSIBLE_INVENTORY_UNPARSED_WARNING="0", ANSIBLE_NOCOLOR="1")
-    emu.clear_requests()
-    started = time.perf_counter()
-    done = subprocess.run(
-        [os.path.join(BIN, "ansible-playbook"), "-i", "localhost,", "-c", "local", path], env=env, capture_output=True, text=True, check=False
-    )
-    elapsed = time.perf_counter() - started
-    if done.returncode != 0:
-        raise SystemExit("ansible-playbook failed:\n%s%s" % (done.stdout[-2000:], done.stderr[-2000:]))
+    elapsed = timed_playbook(emu, base, play, workdir)
     return elapsed, len([entry for entry in emu.requests() if entry["path"].startswith("/v2/")])
 
 

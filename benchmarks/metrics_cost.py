@@ -28,14 +28,12 @@ import datetime
 import json
 import os
 import random
-import subprocess
 import sys
 import tempfile
 import time
 
-from common import RESULTS_DIR, fmt_spread, import_staged, machine_facts, ratio_summary, stage_collection, start_emulator, summarize
+from common import RESULTS_DIR, fmt_spread, import_staged, machine_facts, ratio_summary, stage_collection, start_emulator, summarize, timed_playbook
 
-BIN = os.path.dirname(sys.executable)
 JOBS = 200
 IDS = ["4b000000-0000-4000-8000-%012d" % number for number in range(1, JOBS + 1)]
 PRODUCTION = "4b000000-0000-4000-8000-999999999999"
@@ -93,19 +91,7 @@ def run_playbook(emu, base, ids, variant, workdir):
     """One ``ansible-playbook`` run of one module task: (seconds, ModelArts requests)."""
     task = dict(emu.connection("aksk"), training_job_ids=ids, wait=True, wait_timeout=300, wait_sleep=1, details_paths=[], **VARIANTS[variant])
     play = [{"hosts": "localhost", "gather_facts": False, "tasks": [{"modelarts.training.modelarts_training_job_info": task}]}]
-    path = os.path.join(workdir, "play.json")
-    with open(path, "w") as handle:
-        json.dump(play, handle)
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=base, ANSIBLE_PYTHON_INTERPRETER=sys.executable, ANSIBLE_LOCALHOST_WARNING="0")
-    env.update(ANSIBLE_INVENTORY_UNPARSED_WARNING="0", ANSIBLE_NOCOLOR="1")
-    emu.clear_requests()
-    started = time.perf_counter()
-    done = subprocess.run(
-        [os.path.join(BIN, "ansible-playbook"), "-i", "localhost,", "-c", "local", path], env=env, capture_output=True, text=True, check=False
-    )
-    elapsed = time.perf_counter() - started
-    if done.returncode != 0:
-        raise SystemExit("ansible-playbook failed:\n%s%s" % (done.stdout[-2000:], done.stderr[-2000:]))
+    elapsed = timed_playbook(emu, base, play, workdir)
     return elapsed, modelarts_calls(emu)
 
 

@@ -158,6 +158,8 @@ def test_without_scenario_it_serves_the_demo_jobs():
         "resnet-nightly",
         "resnet50-flowers-train",
         "resnet50-flowers-train-baseline",
+        "resnet50-flowers-v2",
+        "resnet50-flowers-v3",
         "yolo-detect-nightly",
     ]
 

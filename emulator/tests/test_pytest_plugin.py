@@ -33,7 +33,11 @@ import os
 import ssl
 import urllib.request
 
+from modelarts_emulator.scenario import load_file, resolve_scenario_path
+
 PIDS = os.environ['PID_FILE']
+# The demo scenario's jobs, counted from the shipped file.
+DEMO_JOBS = len(load_file(resolve_scenario_path('demo'))['jobs'])
 
 
 def test_first_sees_the_demo_jobs_and_changes_things(modelarts_emulator):
@@ -50,7 +54,7 @@ def test_first_sees_the_demo_jobs_and_changes_things(modelarts_emulator):
         'HUAWEICLOUD_SDK_AK': 'HPUAMAEMULATOR000001', 'HUAWEICLOUD_SDK_SK': 'MaEmulatorSecretKey000000000000000000001'}
     assert emu.env('password')['HUAWEICLOUD_USERNAME'] == 'ci-robot'
     assert emu.connection('temporary')['security_token'] == emu.security_token
-    assert len(emu.jobs()) == 8
+    assert len(emu.jobs()) == DEMO_JOBS
     job_id = emu.add_job(name='added', timeline=[{'phase': 'Running', 'seconds': 60}, 'Completed'])
     assert emu.add_fault(type='throttle', count=3) == 1
     assert emu.advance_clock(61) == 61
@@ -68,7 +72,7 @@ def test_second_starts_from_the_startup_state(modelarts_emulator):
     with open(PIDS, 'a') as handle:
         handle.write('%d\\n' % modelarts_emulator.process.pid)
     assert sorted(job['name'] for job in modelarts_emulator.jobs())[0] == 'bert-intent-train'
-    assert len(modelarts_emulator.jobs()) == 8
+    assert len(modelarts_emulator.jobs()) == DEMO_JOBS
     assert modelarts_emulator.faults() == [] and modelarts_emulator.requests() == []
     assert modelarts_emulator.state()['clock_offset'] == 0
 

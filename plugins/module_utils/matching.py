@@ -97,7 +97,10 @@ class Matcher(object):
         if left is not None and left <= 0:
             raise MatchError("the deadline passed before the log's lines could be matched", timed_out=True)
         try:
-            self.process = subprocess.Popen(
+            # Not AnsibleModule.run_command: the matcher serves the module, the action plugin in the controller's process,
+            # the lookup and the event source alike (no AnsibleModule in three of them), and it keeps a child with open
+            # pipes across pages, killed at the deadline - run_command runs a command to its end.
+            self.process = subprocess.Popen(  # pylint: disable=ansible-bad-function
                 [self.executable, "-I", "-S", "-c", CHILD],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
@@ -174,11 +177,7 @@ class Matcher(object):
 
     def _kill(self):
         process = self.process
-        if process is not None and process.poll() is None:
-            try:
-                process.kill()
-            except OSError:
-                pass
+        _send_kill(process)
         if process is not None:
             try:
                 process.wait(5)
@@ -195,14 +194,18 @@ class Matcher(object):
     def close(self):
         """End the child at once, whatever it is doing (a thread waiting for its answer then raises :class:`MatchError`)."""
         self.closed = True
-        process = self.process
-        if process is not None and process.poll() is None:
-            try:
-                process.kill()
-            except OSError:
-                pass
+        _send_kill(self.process)
         if self.lock.acquire(timeout=2):
             try:
                 self._kill()
             finally:
                 self.lock.release()
+
+
+def _send_kill(process):
+    """SIGKILL to ``process`` (a ``subprocess.Popen`` or None) unless it has ended."""
+    if process is not None and process.poll() is None:
+        try:
+            process.kill()
+        except OSError:
+            pass

@@ -407,15 +407,27 @@ def test_with_feedback_the_state_file_records_a_transition_only_once_ansible_rul
     # The restart, acknowledging everything: the transition the rules had without acknowledging it comes again, with the
     # same event_id; the job finished before it is not reported; the source ends (stop_when_done) once it saved.
     env.pop("WITHHOLD_ACK_JOB")
-    process, out = start_feedback_rulebook(env, tmp_path, variables, 1)
-    try:
-        process.wait(timeout=240)
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=30)
-        out.close()
-    text = (tmp_path / "feedback-1.out").read_text()
+
+    def restart(number):
+        process, out = start_feedback_rulebook(env, tmp_path, variables, number)
+        try:
+            process.wait(timeout=240)
+        finally:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=30)
+            out.close()
+        return process, (tmp_path / ("feedback-%d.out" % number)).read_text()
+
+    process, text = restart(1)
+    if process.returncode != 0 and "Failed to initialize HA mode" in text:
+        # ansible-rulebook's own H2 database may not survive the SIGKILL (met once in CI under load: H2's LobStorageMap
+        # failing to load the HA stats, so ansible-rulebook does not start). That is its persistence, not the source's
+        # state file this test is about: start again with the broken database moved aside, as an operator would.
+        drools = tmp_path / "drools"
+        drools.rename(tmp_path / "drools-broken-by-the-kill")
+        drools.mkdir()
+        process, text = restart(2)
     assert process.returncode == 0, text[-3000:]
     assert not re.search(r"^Traceback \(most recent call last\):$", text, re.M), text[-3000:]
     # What the source put on the queue this run (--print-events prints each event its rules engine receives): that

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.modelarts.training.plugins.module_utils import text
@@ -185,6 +185,9 @@ _VALUES = st.recursive(
 
 @settings(max_examples=400, deadline=None)
 @given(value=_VALUES, secrets=st.sampled_from([(), ("s3cr3t",), ("s3cr3t", "ma-user"), ('a"b',)]))
+# Found by hypothesis in a CI run: "\/\/@" (a URL start as JSON escapes it) is "\\/\\/@" in the JSON text.
+@example(value="\\/\\/@", secrets=())
+@example(value={"k": ["x\\/\\/u:p@h", "plain"]}, secrets=())
 def test_redact_value_masks_as_redact_on_every_string_does(value, secrets):
     """The JSON-text look-over is only a shortcut: the same result as redacting each string, whatever the value holds."""
     assert text.redact_value(value, secrets) == _each(value, secrets)
