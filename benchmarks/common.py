@@ -241,6 +241,53 @@ def machine_facts(python):
     }
 
 
+class LoadSampler:
+    """The machine's 1-minute load average, sampled every ``every`` seconds while a run lasts (a context manager).
+
+    A figure measured on a shared machine is qualified by the load *during* its run, not only at its start.
+    """
+
+    def __init__(self, every=15.0):
+        self.every = every
+        self.samples = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, name="load-sampler", daemon=True)
+
+    def _sample(self):
+        while True:
+            try:
+                self.samples.append(round(os.getloadavg()[0], 2))
+            except OSError:
+                return
+            if self._stop.wait(self.every):
+                return
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info):
+        self._stop.set()
+        self._thread.join()
+        try:
+            self.samples.append(round(os.getloadavg()[0], 2))
+        except OSError:
+            pass
+        return False
+
+    def summary(self):
+        """``{"median", "min", "max", "samples", "every"}`` of the samples, or ``None`` without any."""
+        if not self.samples:
+            return None
+        return {
+            "median": statistics.median(self.samples),
+            "min": min(self.samples),
+            "max": max(self.samples),
+            "samples": len(self.samples),
+            "every": self.every,
+        }
+
+
 def stage_collection(base):
     """Copy this checkout to ``base/ansible_collections/modelarts/training`` (with the what-if plugins); return ``base``."""
     subprocess.run([os.path.join(ROOT, "hacking", "stage_collection.sh"), base], check=True, stdout=subprocess.DEVNULL)

@@ -11,7 +11,8 @@ tasks (kinds of ``playbook_bench.task_for``, ``kind:size``) repeated ``--reps`` 
 benchmark's ``task_timer`` callback from the checkout (so every revision is timed the same way; set
 ``--timer-mode results`` for the result-listening timer of earlier runs). The revisions share one
 emulator with the full-size jobs. Printed: each task's median per revision and the ratio of every
-revision to the first, paired by round (the median of the per-round ratios, with min-max).
+revision to the first, paired by round (the median of the per-round ratios, with min-max); and the same for the
+whole ``ansible-playbook`` run, timed from outside (its start and end, the setup and warm-up tasks included).
 
 What it answers: did a code change make a task faster, measured the way ``run.py`` measures, with
 the machine's load drift cancelled by the pairing. The benchmark-only floor plugins are staged too.
@@ -23,11 +24,18 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 import yaml
 
 from common import ROOT, add_floor_plugins, add_full_jobs, add_what_if_plugins, emulator_extra_vars, fmt_spread, stage_collection, start_emulator, summarize
 from playbook_bench import ansible_env, setup_tasks, task_for
+
+
+# The row of the whole ``ansible-playbook`` run of a revision (its start, the setup and warm-up tasks, the measured ones,
+# its end), timed from this process: what a task's share of the run leaves out, such as the action plugin's loading
+# in the controller's main process.
+WHOLE = "whole ansible-playbook run"
 
 
 def stage_revision(revision, base):
@@ -87,7 +95,9 @@ def main(argv=None):
                         os.unlink(timer)
                     env = dict(ansible_env(bases[index], os.path.join(work, "home"), timer), TASK_TIMER_MODE=args.timer_mode)
                     command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local", playbook]
+                    began = time.perf_counter()
                     process = subprocess.run(command + ["-e", "@" + extra_file], env=env, capture_output=True, text=True, check=False)
+                    samples.setdefault((WHOLE, index), []).append((round_index, time.perf_counter() - began))
                     if process.returncode:
                         raise RuntimeError("ansible-playbook failed for %s:\n%s" % (args.rev[index], process.stdout[-3000:] + process.stderr[-3000:]))
                     with open(timer, encoding="utf-8") as handle:
@@ -99,8 +109,7 @@ def main(argv=None):
                 print("round %d/%d, load %.2f" % (round_index + 1, args.rounds, os.getloadavg()[0]), flush=True)
     print("\n| task | %s | %s |" % (" | ".join("`%s`" % rev for rev in args.rev), " | ".join("%s / %s (paired)" % (rev, args.rev[0]) for rev in args.rev[1:])))
     print("|---|%s%s" % ("---|" * len(args.rev), "---|" * (len(args.rev) - 1)))
-    for kind, size in tasks:
-        spec = "%s:%d" % (kind, size)
+    for spec in ["%s:%d" % (kind, size) for kind, size in tasks] + [WHOLE]:
         cells = [fmt_spread(summarize([seconds for _r, seconds in samples[(spec, index)]])) for index in range(len(args.rev))]
         ratios = []
         for index in range(1, len(args.rev)):

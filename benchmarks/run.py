@@ -36,6 +36,7 @@ import time
 
 from common import (
     DOCSETS,
+    LoadSampler,
     RESULTS_DIR,
     ROOT,
     V2_IDS,
@@ -372,6 +373,16 @@ def markdown(results):
             ", ".join("%.2f" % v for v in facts["loadavg_at_start"] or []),
         )
     )
+    during = results.get("loadavg_during")
+    if during:
+        lines[-1] = lines[-1][:-1] + "; load average during the run %.1f (%.1f-%.1f), 1-minute, sampled every %.0f s (%d samples), %.0f s in all." % (
+            during["median"],
+            during["min"],
+            during["max"],
+            during["every"],
+            during["samples"],
+            results.get("seconds") or 0,
+        )
     lines.append("")
     goals = []
     for docset in results.get("docsets", ["bulk"]):
@@ -445,7 +456,8 @@ def main(argv=None):
     def log(text):
         print("[%6.1fs] %s" % (time.perf_counter() - began, text), flush=True)
 
-    with tempfile.TemporaryDirectory(prefix="modelarts-bench-collection-") as staged:
+    sampler = LoadSampler()
+    with sampler, tempfile.TemporaryDirectory(prefix="modelarts-bench-collection-") as staged:
         stage_collection(staged)
         import_staged(staged)
         with start_emulator() as emu:
@@ -490,6 +502,7 @@ def main(argv=None):
                 results["client"] = client_bench.run(emu, V2_IDS[:200], config["client_rounds"], config["client_block"], log=log)
     results["seconds"] = time.perf_counter() - began
     results["loadavg_at_end"] = os.getloadavg()
+    results["loadavg_during"] = sampler.summary()
     os.makedirs(args.results_dir, exist_ok=True)
     base = os.path.join(args.results_dir, "%s-%s" % (stamp, mode))
     if "fanout" in groups:
