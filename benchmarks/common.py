@@ -288,6 +288,32 @@ class LoadSampler:
         }
 
 
+def iam_token(emu):
+    """An IAM token from the emulator for ``auth_token`` tasks, as the playbook benchmarks get one (a password token)."""
+    import requests  # pylint: disable=import-outside-toplevel
+
+    body = {
+        "auth": {
+            "identity": {"methods": ["password"], "password": {"user": {"name": emu.username, "password": emu.password, "domain": {"name": emu.domain_name}}}},
+            "scope": {"project": {"id": emu.project_id}},
+        }
+    }
+    answer = requests.post(emu.url + "/v3/auth/tokens", json=body, verify=emu.ca_file, timeout=30)
+    answer.raise_for_status()
+    return answer.headers["X-Subject-Token"]
+
+
+def write_results(base, results, report):
+    """Write ``results`` to ``base.json`` and the Markdown ``report`` to ``base.md``; print the report."""
+    os.makedirs(os.path.dirname(base), exist_ok=True)
+    with open(base + ".json", "w", encoding="utf-8") as handle:
+        json.dump(results, handle, indent=1, sort_keys=True)
+    with open(base + ".md", "w", encoding="utf-8") as handle:
+        handle.write(report + "\n")
+    print()
+    print(report)
+
+
 def stage_collection(base):
     """Copy this checkout to ``base/ansible_collections/modelarts/training`` (with the what-if plugins); return ``base``."""
     subprocess.run([os.path.join(ROOT, "hacking", "stage_collection.sh"), base], check=True, stdout=subprocess.DEVNULL)

@@ -54,7 +54,20 @@ import tempfile
 import threading
 import time
 
-from common import DOCSETS, RESULTS_DIR, add_full_jobs, fmt_spread, import_staged, machine_facts, ratio_summary, stage_collection, start_emulator, summarize
+from common import (
+    DOCSETS,
+    RESULTS_DIR,
+    add_full_jobs,
+    fmt_spread,
+    iam_token,
+    import_staged,
+    machine_facts,
+    ratio_summary,
+    stage_collection,
+    start_emulator,
+    summarize,
+    write_results,
+)
 
 
 class _Stages(object):
@@ -317,21 +330,6 @@ def _import_times(stderr):
     return times
 
 
-def _iam_token(emu):
-    """An IAM token for ``auth_token`` tasks, as the playbook benchmarks get one (a password token)."""
-    import requests  # pylint: disable=import-outside-toplevel
-
-    body = {
-        "auth": {
-            "identity": {"methods": ["password"], "password": {"user": {"name": emu.username, "password": emu.password, "domain": {"name": emu.domain_name}}}},
-            "scope": {"project": {"id": emu.project_id}},
-        }
-    }
-    answer = requests.post(emu.url + "/v3/auth/tokens", json=body, verify=emu.ca_file, timeout=30)
-    answer.raise_for_status()
-    return answer.headers["X-Subject-Token"]
-
-
 def _stage_value(timings, stage):
     """A stage's seconds from one task's timings (derived stages computed)."""
     if stage == "door_rest":
@@ -358,7 +356,7 @@ def single(args):
             add_full_jobs(emu)
             aksk = emu.connection("aksk")
             token = dict((name, value) for name, value in aksk.items() if name not in ("access_key", "secret_key"))
-            token["auth_token"] = _iam_token(emu)
+            token["auth_token"] = iam_token(emu)
             config = {"connections": {"aksk": aksk, "token": token}, "ids": DOCSETS["full"][: max(1, args.tasks)], "tasks": args.tasks}
             for round_index in range(args.rounds):
                 order = list(range(len(revisions)))
@@ -383,15 +381,9 @@ def single(args):
                 print("round %d/%d, load %.2f" % (round_index + 1, args.rounds, loads[-1][0]), flush=True)
     facts["loadavg_during"] = loads
     results = {"facts": facts, "revisions": revisions, "tasks_per_round": args.tasks, "runs": runs}
-    lines = single_markdown(results)
-    print("\n".join(lines))
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    os.makedirs(args.results_dir, exist_ok=True)
     path = os.path.join(args.results_dir, "%s-in-process-single" % stamp)
-    with open(path + ".json", "w", encoding="utf-8") as handle:
-        json.dump(results, handle, indent=1)
-    with open(path + ".md", "w", encoding="utf-8") as handle:
-        handle.write("\n".join(lines) + "\n")
+    write_results(path, results, "\n".join(single_markdown(results)))
     print("results: %s.json and .md" % path)
     return 0
 

@@ -47,6 +47,7 @@ from common import (
     simulated_latency,
     stage_collection,
     start_emulator,
+    write_results,
 )
 
 import client_bench
@@ -511,13 +512,7 @@ def main(argv=None):
         note = " (%s run, %s cores)" % (mode, results["machine"]["nproc"])
         results["plot"] = target if plot.fanout_png(results.get("playbooks"), target, note, results.get("playbooks_full")) else None
         log("plot: %s" % (results["plot"] or "not written (matplotlib missing)"))
-    with open(base + ".json", "w", encoding="utf-8") as handle:
-        json.dump(results, handle, indent=1, sort_keys=True)
-    report = markdown(results)
-    with open(base + ".md", "w", encoding="utf-8") as handle:
-        handle.write(report + "\n")
-    print()
-    print(report)
+    write_results(base, results, markdown(results))
     log("results: %s.json and .md" % base)
     return 0
 

@@ -32,19 +32,21 @@ import sys
 import tempfile
 import time
 
-import requests
 import yaml
 
 from common import (
+    DOCSETS,
     RESULTS_DIR,
     LoadSampler,
     add_full_jobs,
     capture_items,
     emulator_extra_vars,
     fmt_spread,
+    iam_token,
     machine_facts,
     start_emulator,
     summarize,
+    write_results,
 )
 from compare_revisions import stage_revision
 from playbook_bench import ansible_env, task_for
@@ -66,22 +68,6 @@ RATIOS = (
     ("module_token:1", "noop:1", "one task, `auth_token` / a `debug` task"),
     ("uri:1", "noop:1", "one `uri` task / a `debug` task"),
 )
-
-
-def iam_token(emu):
-    """An IAM token from the emulator, as ``setup_tasks`` gets one (``POST /v3/auth/tokens``)."""
-    body = {
-        "auth": {
-            "identity": {
-                "methods": ["password"],
-                "password": {"user": {"name": emu.username, "password": emu.password, "domain": {"name": emu.domain_name}}},
-            },
-            "scope": {"project": {"id": emu.project_id}},
-        }
-    }
-    answer = requests.post(emu.url + "/v3/auth/tokens", json=body, verify=emu.ca_file, timeout=30)
-    answer.raise_for_status()
-    return answer.headers["X-Subject-Token"]
 
 
 def one_task(kind, size):
@@ -179,7 +165,7 @@ def markdown(results):
                 continue
             cells = []
             for index in range(1, len(revs)):
-                both = {"a": [s for s in samples.get("%d|%s" % (index, key), ())], "b": [s for s in samples.get("0|%s" % key, ())]}
+                both = {"a": list(samples.get("%d|%s" % (index, key), ())), "b": list(samples.get("0|%s" % key, ()))}
                 summary = paired(both, "a", "b", results["rounds"])
                 cells.append(fmt_spread(summary, unit="x", digits=2) if summary else "")
             lines.append("| %s | %s |" % (key, " | ".join(cells)))
@@ -218,8 +204,6 @@ def main(argv=None):
         bases = [stage_revision(rev, os.path.join(work, "rev%d" % index)) for index, rev in enumerate(revs)]
         with start_emulator() as emu:
             add_full_jobs(emu)
-            from common import DOCSETS  # pylint: disable=import-outside-toplevel
-
             items_file = os.path.join(work, "floor-items.txt")
             capture_items(emu, bases[0], DOCSETS["full"], items_file)
             extra_file = os.path.join(work, "extra.json")
@@ -235,15 +219,8 @@ def main(argv=None):
     results["seconds"] = time.perf_counter() - began
     results["loadavg_during"] = sampler.summary()
     results["samples"] = samples
-    os.makedirs(args.results_dir, exist_ok=True)
     base = os.path.join(args.results_dir, "%s-whole-run" % stamp)
-    with open(base + ".json", "w", encoding="utf-8") as handle:
-        json.dump(results, handle, indent=1, sort_keys=True)
-    report = markdown(results)
-    with open(base + ".md", "w", encoding="utf-8") as handle:
-        handle.write(report + "\n")
-    print()
-    print(report)
+    write_results(base, results, markdown(results))
     print("\nresults: %s.json and .md" % base)
     return 0
 

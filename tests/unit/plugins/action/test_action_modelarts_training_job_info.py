@@ -354,7 +354,9 @@ def test_a_plain_get_by_id_loads_only_the_rooms_it_uses(credentials):
     import subprocess  # pylint: disable=import-outside-toplevel
     import sys  # pylint: disable=import-outside-toplevel
 
-    from ansible_collections.modelarts.training.tests.unit.plugins.module_utils.fixture_files import load as load_json  # pylint: disable=import-outside-toplevel
+    from ansible_collections.modelarts.training.tests.unit.plugins.module_utils.fixture_files import (  # pylint: disable=import-outside-toplevel
+        load as load_json,
+    )
 
     project, job = "0" * 32, "3f7a1c2e-9b4d-4e8a-a1b2-c3d4e5f60718"
     document = load_json("v2_example_latest.json")
