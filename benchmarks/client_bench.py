@@ -30,23 +30,10 @@ import time
 
 import requests
 
-from common import summarize, ratio_summary
+from common import iam_token, ratio_summary, summarize
 
 CONTENDERS = ("floor_token", "floor_signed", "collection_token", "collection_aksk", "collection_aksk_novalidate", "sdk_aksk")
 GOAL_VS_FLOOR = 0.8
-
-
-def iam_token(emu):
-    """An IAM token for the emulator's user, the way a hand-rolled client gets one."""
-    body = {
-        "auth": {
-            "identity": {"methods": ["password"], "password": {"user": {"name": emu.username, "password": emu.password, "domain": {"name": emu.domain_name}}}},
-            "scope": {"project": {"id": emu.project_id}},
-        }
-    }
-    response = requests.post(emu.url + "/v3/auth/tokens", json=body, verify=emu.ca_file, timeout=30)
-    response.raise_for_status()
-    return response.headers["X-Subject-Token"]
 
 
 def _connection(emu, **credentials):
