@@ -223,7 +223,9 @@ MODULE_PATHS = [
     ("wrong_project", "conn", {"training_job_id": COMPLETED, "project_id": OTHER_PROJECT}, "another project|ModelArts.2786|HTTP 40[13]"),
     ("exhausted_503", "conn", {"training_job_id": UNAVAILABLE}, "HTTP 503.*gave up after 2 attempts"),
     ("schema_strict", "conn", {"training_job_id": DRIFTED}, r"\$\."),
-    ("timeout", "conn", {"training_job_id": RUNNING, "wait": True, "wait_timeout": 1, "wait_sleep": 0.2}, "Running"),
+    # wait_timeout counts the password kind's IAM token fetch too: 5 s, so that the job is read before the wait ends
+    # (with 1 s a loaded machine ended it before the first read, whose message has no phase).
+    ("timeout", "conn", {"training_job_id": RUNNING, "wait": True, "wait_timeout": 5, "wait_sleep": 0.2}, "Running"),
     ("fail_on", "conn", {"training_job_id": FAILED, "wait": True, "wait_timeout": 30}, "Failed"),
     ("tls_untrusted", "conn", {"training_job_id": COMPLETED, "ca_bundle": certifi.where()}, "ca_bundle"),
     ("bad_phase", "conn", {"training_job_id": COMPLETED, "wait_for": ["Complete"]}, "wait_for"),
@@ -299,7 +301,7 @@ LOOKUP_PATHS = [
     ("wrong_project", "lookup('%s', '%s', project_id='%s')" % (LOOKUP, COMPLETED, OTHER_PROJECT), "another project|ModelArts.2786|HTTP 40[13]"),
     ("exhausted_503", "lookup('%s', '%s', %s)" % (LOOKUP, UNAVAILABLE, RETRY), "HTTP 503.*gave up after 2 attempts"),
     ("schema_strict", "lookup('%s', '%s')" % (LOOKUP, DRIFTED), r"\$\."),
-    ("timeout", "lookup('%s', '%s', wait=true, wait_timeout=1, wait_sleep=0.2)" % (LOOKUP, RUNNING), "Running"),
+    ("timeout", "lookup('%s', '%s', wait=true, wait_timeout=5, wait_sleep=0.2)" % (LOOKUP, RUNNING), "Running"),  # 5 s: as above
     ("fail_on", "lookup('%s', '%s', wait=true, wait_timeout=30)" % (LOOKUP, FAILED), "Failed"),
     ("tls_untrusted", "lookup('%s', '%s', ca_bundle='%s')" % (LOOKUP, COMPLETED, certifi.where()), "ca_bundle"),
     ("bad_phase", "lookup('%s', '%s', wait_for=['Complete'])" % (LOOKUP, COMPLETED), "Complete"),
