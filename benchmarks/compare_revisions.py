@@ -24,12 +24,10 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 
-import yaml
 
 from common import ROOT, add_floor_plugins, add_full_jobs, add_what_if_plugins, emulator_extra_vars, fmt_spread, stage_collection, start_emulator, summarize
-from playbook_bench import ansible_env, setup_tasks, task_for
+from playbook_bench import setup_tasks, task_for, timed_run
 
 
 # The row of the whole ``ansible-playbook`` run of a revision (its start, the setup and warm-up tasks, the measured ones,
@@ -101,32 +99,17 @@ def main(argv=None):
                 for index in order:
                     measured = [task_for(kind, size, "X=%s:%d=%d" % (kind, size, rep), ids_var) for rep in range(args.reps) for kind, size in tasks]
                     warm = [task_for(kind, 1, "warm %s" % kind, ids_var) for kind, _size in tasks]
-                    play = {
-                        "name": "compare",
-                        "hosts": "localhost",
-                        "gather_facts": False,
-                        "vars": {"base": "{{ emu_url }}/v2/{{ project_id }}/training-jobs"},
-                        "tasks": setup_tasks(ids_var)[:2] + warm + measured,
-                    }
-                    playbook = os.path.join(work, "compare.yml")
-                    with open(playbook, "w", encoding="utf-8") as handle:
-                        handle.write(yaml.safe_dump([play], sort_keys=False, width=1000))
-                    timer = os.path.join(work, "timer.jsonl")
-                    if os.path.exists(timer):
-                        os.unlink(timer)
-                    env = dict(ansible_env(bases[index], os.path.join(work, "home"), timer), TASK_TIMER_MODE=args.timer_mode)
-                    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local", playbook]
-                    began = time.perf_counter()
-                    process = subprocess.run(command + ["-e", "@" + extra_file], env=env, capture_output=True, text=True, check=False)
-                    samples.setdefault((WHOLE, index), []).append((round_index, time.perf_counter() - began))
-                    if process.returncode:
-                        raise RuntimeError("ansible-playbook failed for %s:\n%s" % (args.rev[index], process.stdout[-3000:] + process.stderr[-3000:]))
-                    with open(timer, encoding="utf-8") as handle:
-                        for line in handle:
-                            record = json.loads(line)
-                            if record["task"].startswith("X="):
-                                spec = record["task"].split("=")[1]
-                                samples.setdefault((spec, index), []).append((round_index, record["seconds"]))
+                    try:
+                        wall, records = timed_run(
+                            setup_tasks(ids_var)[:2] + warm + measured, bases[index], work, extra_file, name="compare", env={"TASK_TIMER_MODE": args.timer_mode}
+                        )
+                    except RuntimeError as error:
+                        raise RuntimeError("%s: %s" % (args.rev[index], error)) from error
+                    samples.setdefault((WHOLE, index), []).append((round_index, wall))
+                    for record in records:
+                        if record["task"].startswith("X="):
+                            spec = record["task"].split("=")[1]
+                            samples.setdefault((spec, index), []).append((round_index, record["seconds"]))
                 print("round %d/%d, load %.2f" % (round_index + 1, args.rounds, os.getloadavg()[0]), flush=True)
     print("\n| task | %s | %s |" % (" | ".join("`%s`" % rev for rev in args.rev), " | ".join("%s / %s (paired)" % (rev, args.rev[0]) for rev in args.rev[1:])))
     print("|---|%s%s" % ("---|" * len(args.rev), "---|" * (len(args.rev) - 1)))

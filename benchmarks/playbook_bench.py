@@ -193,16 +193,42 @@ def setup_tasks(ids_var="bulk_ids"):
     return tasks
 
 
-def build_playbook(measured, ids_var="bulk_ids"):
-    """The playbook text for a list of ``(kind, size, name)`` measured tasks over the ids in ``ids_var``."""
-    play = {
-        "name": "benchmark",
+def localhost_play(name, tasks):
+    """A play of ``tasks`` on localhost, with the ``base`` URL of the training jobs the tasks read."""
+    return {
+        "name": name,
         "hosts": "localhost",
         "gather_facts": False,
         "vars": {"base": "{{ emu_url }}/v2/{{ project_id }}/training-jobs"},
-        "tasks": setup_tasks(ids_var) + [task_for(kind, size, name, ids_var) for kind, size, name in measured],
+        "tasks": tasks,
     }
-    return yaml.safe_dump([play], sort_keys=False, width=1000)
+
+
+def build_playbook(measured, ids_var="bulk_ids"):
+    """The setup tasks, then the ``(kind, size, name)`` measured tasks over the ids in ``ids_var``."""
+    return setup_tasks(ids_var) + [task_for(kind, size, name, ids_var) for kind, size, name in measured]
+
+
+def timed_run(tasks, collections_base, workdir, extra_file, name="benchmark", env=None, timeout=None):
+    """One ``ansible-playbook`` run (``-c local`` against ``localhost``, this Python) of a play of ``tasks`` with the
+    collection staged under ``collections_base`` and the extra vars of ``extra_file``: ``(wall seconds, the
+    ``task_timer`` records)``, the wall time taken from outside, start to end.  ``env`` adds to ``ansible_env``'s
+    variables.  A failed run raises with the tail of its output."""
+    playbook = os.path.join(workdir, "%s.yml" % name)
+    with open(playbook, "w", encoding="utf-8") as handle:
+        handle.write(yaml.safe_dump([localhost_play(name, tasks)], sort_keys=False, width=1000))
+    timer_file = os.path.join(workdir, "%s.jsonl" % name)
+    if os.path.exists(timer_file):
+        os.unlink(timer_file)
+    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local", playbook, "-e", "@" + extra_file]
+    environ = dict(ansible_env(collections_base, os.path.join(workdir, "ansible-home"), timer_file), **(env or {}))
+    started = time.perf_counter()
+    process = subprocess.run(command, env=environ, cwd=workdir, capture_output=True, text=True, timeout=timeout, check=False)
+    wall = time.perf_counter() - started
+    if process.returncode != 0:
+        raise RuntimeError("ansible-playbook failed (rc %d):\n%s\n%s" % (process.returncode, process.stdout[-4000:], process.stderr[-4000:]))
+    with open(timer_file, encoding="utf-8") as handle:
+        return wall, [json.loads(line) for line in handle]
 
 
 def ansible_env(collections_base, home, timer_file):
@@ -272,30 +298,17 @@ def run_round(emu, collections_base, workdir, measured, round_index, timeout=180
 
     The floor kinds read ``items_file(workdir, docset)``, which ``run`` writes before the rounds.
     """
-    playbook = os.path.join(workdir, "round%d-%s.yml" % (round_index, docset))
-    with open(playbook, "w", encoding="utf-8") as handle:
-        handle.write(build_playbook(measured, "%s_ids" % docset))
     extra = dict(emulator_extra_vars(emu), floor_items_file=items_file(workdir, docset))
     extra_file = os.path.join(workdir, "extra_vars.json")
     with open(extra_file, "w", encoding="utf-8") as handle:
         json.dump(extra, handle)
-    timer_file = os.path.join(workdir, "timer%d-%s.jsonl" % (round_index, docset))
-    home = os.path.join(workdir, "ansible-home")
-    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local", playbook, "-e", "@" + extra_file]
-    started = time.perf_counter()
-    process = subprocess.run(
-        command, env=ansible_env(collections_base, home, timer_file), cwd=workdir, capture_output=True, text=True, timeout=timeout, check=False
-    )
-    wall = time.perf_counter() - started
-    if process.returncode != 0:
-        raise RuntimeError("ansible-playbook failed (rc %d):\n%s\n%s" % (process.returncode, process.stdout[-4000:], process.stderr[-4000:]))
+    name = "round%d-%s" % (round_index, docset)
+    wall, records = timed_run(build_playbook(measured, "%s_ids" % docset), collections_base, workdir, extra_file, name=name, timeout=timeout)
     times = {}
-    with open(timer_file, encoding="utf-8") as handle:
-        for line in handle:
-            record = json.loads(line)
-            if record["status"] != "ok":
-                raise RuntimeError("task %s ended %s" % (record["task"], record["status"]))
-            times[record["task"]] = record["seconds"]
+    for record in records:
+        if record["status"] != "ok":
+            raise RuntimeError("task %s ended %s" % (record["task"], record["status"]))
+        times[record["task"]] = record["seconds"]
     missing = [name for _kind, _size, name in measured if name not in times]
     if missing:
         raise RuntimeError("no timing for tasks %s" % ", ".join(missing))

@@ -27,12 +27,10 @@ import datetime
 import json
 import os
 import random
-import subprocess
 import sys
 import tempfile
 import time
 
-import yaml
 
 from common import (
     DOCSETS,
@@ -49,7 +47,7 @@ from common import (
     write_results,
 )
 from compare_revisions import stage_revision
-from playbook_bench import ansible_env, task_for
+from playbook_bench import task_for, timed_run
 
 IDS_VAR = "full_ids"
 # The collection's kinds (run for each revision) and the others (run once a round, from the first revision's staging).
@@ -79,33 +77,8 @@ def one_task(kind, size):
 
 def run_once(base, work, extra_file, kind, size):
     """One ``ansible-playbook`` run of one task; ``(wall seconds, the task's own seconds)``."""
-    play = {
-        "name": "whole run",
-        "hosts": "localhost",
-        "gather_facts": False,
-        "vars": {"base": "{{ emu_url }}/v2/{{ project_id }}/training-jobs"},
-        "tasks": [one_task(kind, size)],
-    }
-    playbook = os.path.join(work, "one.yml")
-    with open(playbook, "w", encoding="utf-8") as handle:
-        handle.write(yaml.safe_dump([play], sort_keys=False, width=1000))
-    timer = os.path.join(work, "timer.jsonl")
-    if os.path.exists(timer):
-        os.unlink(timer)
-    env = ansible_env(base, os.path.join(work, "home"), timer)
-    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local", playbook, "-e", "@" + extra_file]
-    began = time.perf_counter()
-    process = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-    wall = time.perf_counter() - began
-    if process.returncode:
-        raise RuntimeError("ansible-playbook failed for %s:%d:\n%s" % (kind, size, process.stdout[-3000:] + process.stderr[-3000:]))
-    task = None
-    with open(timer, encoding="utf-8") as handle:
-        for line in handle:
-            record = json.loads(line)
-            if record["task"] == "M":
-                task = record["seconds"]
-    return wall, task
+    wall, records = timed_run([one_task(kind, size)], base, work, extra_file, name="whole-run")
+    return wall, next((record["seconds"] for record in records if record["task"] == "M"), None)
 
 
 def paired(samples, top, bottom, rounds):
