@@ -43,6 +43,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.watch_events im
     make_event,
     make_invalid_event,
     message_of,
+    start_logger,
 )
 from ansible_collections.modelarts.training.plugins.module_utils.search import PageFailed
 from ansible_collections.modelarts.training.plugins.module_utils.watch_judge import Judge
@@ -188,6 +189,7 @@ class Watcher(object):
             self.schedule.spread(self.jobs, getattr(self.source, "batch", 1), now)
         self.by_id = None  # the phase source of the jobs a search selected
         self.said_empty = False  # whether the log said, once, that the search has found no job yet
+        self.said_started = False  # whether the start line (:meth:`started_line`) was logged
         self.prepare_state = JobState(now)
 
     # -- what the rooms hold, as the source and its tests read it --------------------------------------------------
@@ -307,7 +309,42 @@ class Watcher(object):
             events = self._listing_round(started)
         else:
             events = self._later_round(started)
+        if not self.said_started and self._first_round_done():
+            self.said_started = True
+            start_logger().info("%s", self.started_line())
         return self.measured(self.judge.diagnosed(events))
+
+    def _first_round_done(self):
+        """Whether the first round is over: a search's first listing, or a first answer (or a final error) for every id."""
+        if self.lister is not None:
+            return self.lister.listed
+        return all(state.polls > 0 for state in self.jobs.values())
+
+    def started_line(self):
+        """The one line the source logs at ansible-rulebook's default verbosity once its first round is over: what it
+        watches (the selection), how many jobs the first round found, ``startup`` and the state file."""
+        arguments = self.arguments
+        if self.lister is not None:
+            found = len(self.lister.listed_keys)
+            what = "training jobs %s" % arguments.search.describe()
+            counted = "the first round found %d job%s%s, %d still watched" % (
+                found,
+                "" if found == 1 else "s",
+                "" if self.lister.complete else " (unfinished or new: startup changes lists no finished job)",
+                len(self.jobs),
+            )
+        else:
+            read = len([key for key in arguments.ids if key in self.finished or (key in self.jobs and self.jobs[key].seen)])
+            what = "training job%s %s" % ("" if len(arguments.ids) == 1 else "s", ", ".join(describe(key) for key in arguments.ids))
+            counted = "the first round found %d of %d, %d still watched" % (read, len(arguments.ids), len(self.jobs))
+        return "watching %s every %ss at %s (startup: %s; state file: %s): %s" % (
+            what,
+            arguments.interval,
+            self.query.client.endpoint,
+            arguments.startup,
+            arguments.state_file if arguments.state_file is not None else "none, every start follows startup",
+            counted,
+        )
 
     def measured(self, events):
         """The events, with ``metrics`` and ``metrics_ok`` in the items of those into Completed (the door's
@@ -327,7 +364,8 @@ class Watcher(object):
             for warning in measured.warnings:
                 logger.warning("%s", warning)
             for line in measured.job_messages():
-                logger.info("not fit to ship: %s", line)
+                # A WARNING: ansible-rulebook shows it at its default verbosity, as the rule that did not deploy says nothing.
+                logger.warning("not fit to ship: %s", line)
         return events
 
     def _poll(self, source, started, keys=None):
@@ -467,6 +505,8 @@ def build_watcher(args, environ=None, clock=time.monotonic, **query_kwargs):
         query = Query([(LEVEL_ARGUMENT, door)], environ=environ, clock=clock, has_wait_for=False, **query_kwargs)
     except ConnectionConfigError as error:
         raise SourceConfigError("%s: %s" % (NAME, error)) from None
+    if query.metrics is not None:
+        query.metrics.workspace_id = arguments.workspace_id  # a baseline search looks in the watch's workspace unless it names its own
     state = None
     if arguments.state_file is not None:
         try:

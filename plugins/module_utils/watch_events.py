@@ -22,6 +22,18 @@ from ansible_collections.modelarts.training.plugins.module_utils.watch_state imp
 NAME = "modelarts.training.training_job_phase"
 # The event source's logger: its records are the source's (ansible-rulebook shows them under this name).
 logger = logging.getLogger(NAME)
+# The source's start line (``watch.Watcher.started_line``) alone, at INFO: ansible-rulebook shows WARNING and above by
+# default (INFO from -v), and a watch should say once what it watches without the source's other INFO lines.
+START_LOGGER = NAME + ".start"
+
+
+def start_logger():
+    """The logger of the start line, enabled for INFO whatever the level ansible-rulebook set (never lowered below it)."""
+    started = logging.getLogger(START_LOGGER)
+    if not started.isEnabledFor(logging.INFO):
+        started.setLevel(logging.INFO)
+    return started
+
 
 # The phases a job can still leave: the search for the selection's unfinished jobs asks for these.
 UNFINISHED_PHASES = tuple(phase for phase in PHASES if phase not in TERMINAL_PHASES)
@@ -110,6 +122,13 @@ def is_credential_error(error):
     if isinstance(error, ConnectionConfigError):
         return True
     return getattr(error, "status", None) == 401 or getattr(error, "error_code", None) in CREDENTIAL_ERROR_CODES
+
+
+def refuses_caller(error):
+    """True when the service refused the caller rather than the request: the credentials (HTTP 401, or a code of
+    :data:`CREDENTIAL_ERROR_CODES`) or their permissions (HTTP 403), or a configuration error met at a request.  Every
+    request would meet it, so it is never read as a filter the service does not take: the source stops on it."""
+    return is_credential_error(error) or getattr(error, "status", None) == 403
 
 
 def backoff_delay(interval, failures, cap):

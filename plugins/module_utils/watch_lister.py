@@ -27,6 +27,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.watch_events im
     JobState,
     logger,
     message_of,
+    refuses_caller,
 )
 
 SEARCH_ERRORS = (ModelArtsError, ConnectionConfigError)
@@ -127,9 +128,10 @@ class Lister(object):
 
     def _unfinished_pages(self):
         for page in self._stage(self.search.in_phases(UNFINISHED_PHASES)):
-            if isinstance(page, PageFailed) and not getattr(page.error, "transient", False):
+            if isinstance(page, PageFailed) and not getattr(page.error, "transient", False) and not refuses_caller(page.error):
                 self._refused(page.error)
                 return
+            # A refusal of the credentials or their permissions is every search's: the watcher stops on it, with its message alone.
             yield page
 
     def _stage(self, search):
@@ -200,7 +202,10 @@ class Lister(object):
             if since is not None:
                 helper.join()
         self.seen(newest[0] if newest else None)
-        more, answers = unfinished.get("answer", ([], {}))
+        answer = unfinished.get("answer", ([], {}))
+        if isinstance(answer, BaseException):
+            raise answer
+        more, answers = answer
         joined = [key for key in more if key not in found]
         for key in joined:
             keys.append(key)
@@ -208,12 +213,15 @@ class Lister(object):
         return keys, found, since is None, joined
 
     def _unfinished(self):
-        """``(keys, found)`` of the selection's jobs the service shows unfinished (its search with a ``phase`` filter)."""
+        """``(keys, found)`` of the selection's jobs the service shows unfinished (its search with a ``phase`` filter); the
+        error itself when the service refused the credentials or their permissions (:func:`watch_events.refuses_caller`)."""
         if self.unfinished_off:
             return [], {}
         try:
             return self.query.search(self.search.in_phases(UNFINISHED_PHASES))
         except SEARCH_ERRORS as error:
+            if refuses_caller(error):
+                return error  # raised by later(): it stops the source, as the search for new jobs would
             if getattr(error, "transient", False):
                 logger.info("the search for the unfinished jobs %s failed this round: %s", self.search.describe(), message_of(error, self.query.redact))
             else:

@@ -215,6 +215,7 @@ if not _collection_importable():
 
 # pylint: disable=wrong-import-position
 from ansible_collections.modelarts.training.plugins.module_utils.text import printable  # noqa: E402
+from ansible_collections.modelarts.training.plugins.module_utils.watch_events import START_LOGGER  # noqa: E402
 
 # The watch's names the source answers to (its tests and debugging read them from the source).
 from ansible_collections.modelarts.training.plugins.module_utils.watch import (  # noqa: E402,F401  # pylint: disable=unused-import
@@ -250,9 +251,11 @@ class OneLine(logging.Filter):
         return True
 
 
-# ansible-rulebook loads this file again for each source (runpy): one filter on the logger is enough.
-if not any(getattr(existing, "one_line", False) for existing in logger.filters):
-    logger.addFilter(OneLine())
+# ansible-rulebook loads this file again for each source (runpy): one filter on each logger is enough.  A logger's
+# filters see only its own records: the start line's logger (watch_events.START_LOGGER) has its own.
+for _logger in (logger, logging.getLogger(START_LOGGER)):
+    if not any(getattr(existing, "one_line", False) for existing in _logger.filters):
+        _logger.addFilter(OneLine())
 
 
 # -- the loop ------------------------------------------------------------------------------------
