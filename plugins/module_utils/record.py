@@ -6,15 +6,35 @@ The role ``training_job_gate`` writes one (``training_job_gate_record``) whether
 filter ``modelarts.training.gate_record``; anyone can check it later with the filter ``modelarts.training.record_digest``
 or a few lines of any language (docs/role.md):
 
-``sha256`` is the hex SHA-256 of the record's canonical JSON - every key but ``sha256``, ``json.dumps(record,
-sort_keys=True, separators=(",", ":"))`` (ASCII, non-ASCII characters escaped as ``\\uXXXX``), encoded as UTF-8.  The
-file's own layout (indentation, key order) does not matter: the digest is over the data.
+``sha256`` is the hex SHA-256 of the record's canonical JSON - every key but ``sha256`` and ``hmac_sha256``, as
+``json.dumps(record, sort_keys=True, separators=(",", ":"))`` writes it (ASCII, non-ASCII characters escaped as
+``\\uXXXX``), encoded as UTF-8, with two rules that make it the text JSON tools elsewhere compute (:func:`canonical`):
+
+* numbers as ECMAScript's ``Number.prototype.toString`` writes them (``JSON.stringify``; RFC 8785, JCS): an integral
+  value below 1e21 as an integer (``1``, not ``1.0``; ``10000000000000000``, not ``1e+16``), any other value in the
+  shortest form that reads back the same (Python's ``repr`` digits) with an exponent only below 1e-6 or from 1e21 on
+  (``1e-7``, ``1.5e+21``: no leading zero in the exponent, ``+`` when it is positive), ``-0`` as ``0``.  An integer
+  beyond 2**53 - 1 is refused: a JSON tool that reads numbers as doubles cannot read it back exactly;
+* keys sorted by their UTF-16 code units (as JCS and JavaScript's ``sort``), which is Python's order unless a key
+  holds a character beyond U+FFFF.
+
+``hmac_sha256``, when the record was written with a key, is the hex HMAC-SHA256 with that key (UTF-8) over the same
+text.  The unkeyed ``sha256`` shows accidental damage (a truncated copy, an edit by a tool that meant no harm): anyone
+can recompute it after an edit.  ``hmac_sha256`` shows an edit by anyone who does not hold the key.  Keys never appear
+in a record or a message.
+
+Records written before these rules (``1.0`` where a float was integral, Python's ``1e-07``) still verify: their
+``sha256`` is also checked against the text ``json.dumps`` wrote (:func:`legacy_digest`); a record with only numbers
+like ``0.86`` has the same text either way.  The file's own layout (indentation, key order) does not matter: the
+digest is over the data.
 """
 
 from __future__ import annotations
 
 import datetime
+import decimal
 import hashlib
+import hmac
 import json
 import math
 
@@ -22,13 +42,20 @@ from ansible_collections.modelarts.training.plugins.module_utils.transport impor
 
 COLLECTION = "modelarts.training"
 DIGEST_KEY = "sha256"
+HMAC_KEY = "hmac_sha256"
+PROMOTED_KEY = "promoted_at"
+# The keys the canonical JSON leaves out: the digests themselves.
+DIGEST_KEYS = (DIGEST_KEY, HMAC_KEY)
+# The largest integer every JSON tool reads back exactly (an IEEE 754 double's 53 bits).
+MAX_EXACT_INTEGER = 2**53 - 1
 # What the record keeps of each job's item.
 JOB_KEYS = ("id", "name", "api_version", "version_id", "phase", "phase_history", "create_time", "metrics", "metrics_ok")
 BASELINE_KEYS = ("id", "name", "api_version", "version_id", "phase", "create_time", "metrics")
+TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 
 class RecordError(ValueError):
-    """A record that cannot be made canonical (a value JSON cannot hold exactly: NaN, an object)."""
+    """A record that cannot be made canonical (a value JSON cannot hold exactly: NaN, an object), or one refused."""
 
 
 def _plain(value, path="record"):
@@ -36,6 +63,8 @@ def _plain(value, path="record"):
     if value is None or isinstance(value, (bool, str)):
         return value if not isinstance(value, str) else str(value)
     if isinstance(value, int):
+        if abs(value) > MAX_EXACT_INTEGER:
+            raise RecordError("%s is %d: a record holds integers up to 2**53 - 1, which every JSON tool reads back exactly" % (path, value))
         return int(value)
     if isinstance(value, float):
         if not math.isfinite(value):
@@ -48,15 +77,86 @@ def _plain(value, path="record"):
     raise RecordError("%s is a %s, not JSON data" % (path, type(value).__name__))
 
 
+def number_text(value):
+    """A number as ECMAScript's ``Number.prototype.toString`` (``JSON.stringify``, RFC 8785) writes it: ``1`` for 1.0,
+    ``10000000000000000`` for 1e16, ``1e-7``, ``1.5e+21``, ``0.000001``, ``0`` for -0.0; an ``int`` as its digits."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if value == 0:
+        return "0"
+    # repr gives the shortest digits that read back the same, correctly rounded: the digits ECMAScript asks for.
+    sign, written, exponent = decimal.Decimal(repr(float(value))).as_tuple()
+    written = "".join(str(digit) for digit in written)
+    digits = written.rstrip("0")
+    exponent += len(written) - len(digits)
+    count = len(digits)
+    point = exponent + count  # the value is 0.<digits> * 10**point
+    if count <= point <= 21:
+        text = digits + "0" * (point - count)
+    elif 0 < point <= 21:
+        text = digits[:point] + "." + digits[point:]
+    elif -6 < point <= 0:
+        text = "0." + "0" * -point + digits
+    else:
+        shown = point - 1
+        text = "%s%se%s%d" % (digits[0], "." + digits[1:] if count > 1 else "", "+" if shown >= 0 else "-", abs(shown))
+    return ("-" if sign else "") + text
+
+
+def _utf16(key):
+    return key.encode("utf-16-be")
+
+
+def _text(value):
+    """The canonical JSON text of plain data (see the module's docstring)."""
+    if isinstance(value, dict):
+        return "{%s}" % ",".join("%s:%s" % (json.dumps(key), _text(value[key])) for key in sorted(value, key=_utf16))
+    if isinstance(value, list):
+        return "[%s]" % ",".join(_text(item) for item in value)
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return json.dumps(value)
+    return number_text(value)
+
+
+def _unsigned(record):
+    if not isinstance(record, dict):
+        raise RecordError("a record is a JSON object, got %s" % type(record).__name__)
+    return dict((key, value) for key, value in _plain(record).items() if key not in DIGEST_KEYS)
+
+
 def canonical(record):
-    """The canonical JSON text of ``record`` without its ``sha256``: sorted keys, no spaces, ASCII."""
-    data = dict((key, value) for key, value in _plain(record).items() if key != DIGEST_KEY)
-    return json.dumps(data, sort_keys=True, separators=(",", ":"))
+    """The canonical JSON text of ``record`` without its ``sha256`` and ``hmac_sha256``: keys sorted, no spaces, ASCII,
+    numbers as JSON tools elsewhere write them (see the module's docstring)."""
+    return _text(_unsigned(record))
 
 
 def digest(record):
     """The hex SHA-256 of :func:`canonical` (``record``), encoded as UTF-8."""
     return hashlib.sha256(canonical(record).encode("utf-8")).hexdigest()
+
+
+def legacy_digest(record):
+    """The hex SHA-256 of the text records were digested over before the number rules: ``json.dumps(record,
+    sort_keys=True, separators=(",", ":"))`` (``1.0``, ``1e-07``).  Only :func:`check` reads it, for records written then."""
+    return hashlib.sha256(json.dumps(_unsigned(record), sort_keys=True, separators=(",", ":")).encode("utf-8")).hexdigest()
+
+
+def keyed_digest(record, key):
+    """The hex HMAC-SHA256 with ``key`` (text, UTF-8) of :func:`canonical` (``record``)."""
+    if not isinstance(key, (str, bytes)) or not key:
+        raise RecordError("the record key must be a non-empty string")
+    secret = key.encode("utf-8") if isinstance(key, str) else key
+    return hmac.new(secret, canonical(record).encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def sign(record, key=None):
+    """``record`` as plain data with its ``sha256`` (and ``hmac_sha256`` with ``key``) computed again; without a key, no
+    ``hmac_sha256``."""
+    record = _unsigned(record)
+    record[DIGEST_KEY] = digest(record)
+    if key:
+        record[HMAC_KEY] = keyed_digest(record, key)
+    return record
 
 
 def _kept(item, keys):
@@ -78,31 +178,91 @@ def _bounds(metrics, baseline):
         return metrics
 
 
-def decision_record(result, decision, messages, selection, metrics=None, baseline=None, now=None):
+def _given_baseline(baseline):
+    """The ``baseline`` as given, for the record: never its ``record_key``."""
+    if baseline in (None, {}):
+        return None
+    if isinstance(baseline, dict):
+        return dict((key, value) for key, value in baseline.items() if key != "record_key")
+    return baseline
+
+
+def _utc(moment):
+    return (moment or datetime.datetime.now(datetime.timezone.utc)).astimezone(datetime.timezone.utc).strftime(TIME_FORMAT)
+
+
+def decision_record(result, decision, messages, selection, metrics=None, baseline=None, now=None, key=None):
     """The decision record of a gate: ``result`` (the module's registered result, or ``{}`` when the gate closed before
     calling it), ``decision`` (``open``/``closed``), ``messages`` (the lines the gate printed), ``selection`` (which jobs it
-    gated on), ``metrics`` and ``baseline`` (as given); ``sha256`` over the rest.  ``now`` is an aware ``datetime``."""
+    gated on), ``metrics`` and ``baseline`` (as given, without a ``record_key``); ``sha256`` over the rest, and
+    ``hmac_sha256`` with ``key``.  ``now`` is an aware ``datetime``."""
     if decision not in ("open", "closed"):
         raise RecordError("decision must be open or closed, got %r" % (decision,))
-    moment = now or datetime.datetime.now(datetime.timezone.utc)
     result = result if isinstance(result, dict) else {}
     jobs = result.get("training_jobs") if isinstance(result.get("training_jobs"), list) else []
+    given = _given_baseline(baseline)
     record = {
         "decision": decision,
-        "decided_at": moment.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "decided_at": _utc(now),
         "collection": COLLECTION,
         "collection_version": COLLECTION_VERSION,
-        "selection": dict(selection or {}, baseline=baseline if baseline not in (None, {}) else None),
+        "selection": dict(selection or {}, baseline=given),
         "jobs": [_kept(item, JOB_KEYS) for item in jobs],
-        "bounds": _bounds(metrics, baseline),
+        "bounds": _bounds(metrics, given),
         "baseline_job": _kept(result.get("baseline_job"), BASELINE_KEYS),
         "messages": [str(line) for line in (messages or [])],
     }
-    record = _plain(record)
-    record[DIGEST_KEY] = digest(record)
-    return record
+    return sign(record, key)
 
 
-def verify(record):
-    """Whether ``record`` (a dict read from the file) still has the ``sha256`` of its data."""
-    return isinstance(record, dict) and isinstance(record.get(DIGEST_KEY), str) and record[DIGEST_KEY] == digest(record)
+def check(record, key=None):
+    """Why ``record`` (a dict read from the file) does not verify, or None when it does: its ``sha256`` is that of its
+    data (or, for a record written before the number rules, of the text ``json.dumps`` wrote), and with ``key`` its
+    ``hmac_sha256`` is the HMAC of its data with that key.  The text never holds the key."""
+    if not isinstance(record, dict):
+        return "it is not a JSON object"
+    stated = record.get(DIGEST_KEY)
+    if not isinstance(stated, str):
+        return "it has no %s" % DIGEST_KEY
+    try:
+        if not hmac.compare_digest(stated, digest(record)) and not hmac.compare_digest(stated, legacy_digest(record)):
+            return "its %s does not verify: the record was changed after it was written" % DIGEST_KEY
+        if not key:
+            return None
+        keyed = record.get(HMAC_KEY)
+        if keyed is None:
+            return "it has no %s, and record_key is given: a record written without the key cannot show it was not edited" % HMAC_KEY
+        if not isinstance(keyed, str) or not hmac.compare_digest(keyed, keyed_digest(record, key)):
+            return "its %s does not verify with record_key: the record was changed, or written with another key" % HMAC_KEY
+    except RecordError as error:
+        return str(error)
+    return None
+
+
+def verify(record, key=None):
+    """Whether ``record`` (a dict read from the file) still has the ``sha256`` of its data (and, with ``key``, the
+    ``hmac_sha256``): :func:`check` found nothing wrong."""
+    return check(record, key) is None
+
+
+def promote(record, key=None, now=None):
+    """A copy of the open ``record`` with ``promoted_at`` (ISO 8601 UTC, ``now`` an aware ``datetime``) and its digests
+    computed again (``hmac_sha256`` with ``key``): what a deployment writes to the production path once it succeeded.
+    RecordError for a record that does not verify (with ``key`` when given), is not open, or carries an
+    ``hmac_sha256`` when no key is given (it could not be signed again)."""
+    why = check(record, key)
+    if why is not None:
+        raise RecordError("the record cannot be promoted: %s" % why)
+    if record.get("decision") != "open":
+        raise RecordError("the record cannot be promoted: its decision is %s, not open (only a gate that opened is promoted)" % shown(record.get("decision")))
+    if not key and record.get(HMAC_KEY) is not None:
+        raise RecordError("the record cannot be promoted: it carries %s, and no key is given to sign the promoted record with" % HMAC_KEY)
+    promoted = _unsigned(record)
+    promoted[PROMOTED_KEY] = _utc(now)
+    return sign(promoted, key)
+
+
+def shown(value):
+    """``value`` as a message shows it: text as it is, anything else as JSON, at most 40 characters."""
+    text = json.dumps(value) if not isinstance(value, str) else value
+    return text if len(text) <= 40 else text[:37] + "..."
