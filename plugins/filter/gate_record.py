@@ -1,9 +1,11 @@
 # Copyright: (c) 2026, modelarts.training contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The filters ``gate_record`` and ``record_digest``: a gate's decision record, and the digest that checks one.
+"""The filters ``gate_record``, ``record_digest`` and ``promote_record``: a gate's decision record, the digest that
+checks one, and the record a deployment promotes.
 
 The role ``training_job_gate`` builds its record with ``gate_record`` and writes it (``training_job_gate_record``);
-a later step checks it with ``record_digest`` (``record.sha256 == record | modelarts.training.record_digest``).  What a
+a later step checks it with ``record_digest`` (``record.sha256 == record | modelarts.training.record_digest``); once the
+deployment succeeded, ``promote_record`` gives what is written to the production path.  What a
 record holds and how its digest is computed is ``module_utils/record.py``; these filters only translate.
 """
 
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.modelarts.training.plugins.module_utils.record import RecordError, decision_record, digest
+from ansible_collections.modelarts.training.plugins.module_utils.record import RecordError, decision_record, digest, promote
 
 
 def _plain(value):
@@ -25,10 +27,10 @@ def _plain(value):
     return value
 
 
-def gate_record(result, decision, messages=None, selection=None, metrics=None, baseline=None):
-    """The decision record of a gate, ``sha256`` included (see ``module_utils/record.py``)."""
+def gate_record(result, decision, messages=None, selection=None, metrics=None, baseline=None, key=None):
+    """The decision record of a gate, ``sha256`` included, and ``hmac_sha256`` with ``key`` (see ``module_utils/record.py``)."""
     try:
-        return decision_record(_plain(result), decision, _plain(messages), _plain(selection), _plain(metrics), _plain(baseline))
+        return decision_record(_plain(result), decision, _plain(messages), _plain(selection), _plain(metrics), _plain(baseline), key=_plain(key) or None)
     except RecordError as error:
         raise AnsibleFilterError("modelarts.training.gate_record: %s" % error) from None
 
@@ -43,8 +45,18 @@ def record_digest(record):
         raise AnsibleFilterError("modelarts.training.record_digest: %s" % error) from None
 
 
+def promote_record(record, key=None):
+    """The open, verified decision ``record`` with ``promoted_at`` and its digests again (``hmac_sha256`` with ``key``)."""
+    if not isinstance(record, dict):
+        raise AnsibleFilterError("modelarts.training.promote_record: the input must be a decision record (a dict), got a %s" % type(record).__name__)
+    try:
+        return promote(_plain(record), _plain(key) or None)
+    except RecordError as error:
+        raise AnsibleFilterError("modelarts.training.promote_record: %s" % error) from None
+
+
 class FilterModule(object):
     """modelarts.training filters."""
 
     def filters(self):
-        return {"gate_record": gate_record, "record_digest": record_digest}
+        return {"gate_record": gate_record, "record_digest": record_digest, "promote_record": promote_record}
