@@ -65,7 +65,10 @@ SIGNIFICANT = 12
 
 
 def _number_text(value):
-    return "%.10g" % value
+    """The shortest text that reads back as ``value`` (Python's ``repr`` of a float, without a trailing ``.0``: ``0.9``,
+    ``0.8999999999``, ``20``): a value and a bound that differ never print the same ("is 0.9, below min 0.9" cannot happen)."""
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") else text
 
 
 def _rounded(value):
@@ -395,7 +398,13 @@ def judge(metric, reading, base_reading, baseline_state):
                     % (name, shown, _number_text(base), by, _number_text(bounds["min_improvement"]), metric.goal)
                 )
             limit = bounds["min_relative_improvement"]
-            if limit is not None and improvement < _rounded(limit * abs(base)):
+            if limit is not None and base == 0:
+                # A fraction of 0 is 0 whatever the fraction: the bound would ask for nothing.
+                broken.append(
+                    "%s is %s, but min_relative_improvement %s cannot be computed against the baseline's value of 0 (a fraction of 0 is 0): "
+                    "use min_improvement" % (name, shown, _number_text(limit))
+                )
+            elif limit is not None and improvement < _rounded(limit * abs(base)):
                 broken.append(
                     "%s is %s, improving on the baseline's %s by %s, less than min_relative_improvement %s (%s%%, goal %s)"
                     % (name, shown, _number_text(base), by, _number_text(limit), _number_text(_rounded(limit * 100)), metric.goal)
@@ -417,22 +426,32 @@ def overall(entries):
 
 
 class Measured(object):
-    """What :meth:`Plan.measure` found: ``baseline`` (the baseline's item, or None), ``warnings``, and ``unfit``
-    (``[(item, [lines])]``: each Completed job whose ``metrics_ok`` is false, with one line per broken bound)."""
+    """What :meth:`Plan.measure` found: ``baseline`` (the baseline's item - of the newest Completed candidate when the
+    candidates have different ones - or None), ``warnings``, and ``unfit`` (``[(item, [lines])]``: each Completed job whose
+    ``metrics_ok`` is false, with one line per broken bound); ``baselines`` (``{id(item): baseline item}``) says which
+    baseline each Completed job was compared with."""
 
-    def __init__(self, baseline=None, warnings=None, unfit=None):
+    def __init__(self, baseline=None, warnings=None, unfit=None, baselines=None):
         self.baseline = baseline
         self.warnings = list(warnings or [])
         self.unfit = list(unfit or [])
+        self.baselines = dict(baselines or {})
+
+    def _own_baseline(self, item):
+        """`` (baseline <job>)`` for a job compared with another baseline than :attr:`baseline`, else empty."""
+        own = self.baselines.get(id(item))
+        if own is None or own is self.baseline:
+            return ""
+        return " (baseline %s)" % describe_job(None, own)
 
     def job_messages(self):
         """One line per broken bound: ``training job <id> (<name>): <metric> ...``."""
-        return ["%s: %s" % (describe_job(None, item), line) for item, lines in self.unfit for line in lines]
+        return ["%s%s: %s" % (describe_job(None, item), self._own_baseline(item), line) for item, lines in self.unfit for line in lines]
 
     def message(self, limit=None):
         """One sentence naming each unfit job, each broken bound with its value, the bound and the baseline's value."""
         shown = self.unfit if limit is None else self.unfit[:limit]
-        parts = ["%s: %s" % (describe_job(None, item), "; ".join(lines)) for item, lines in shown]
+        parts = ["%s%s: %s" % (describe_job(None, item), self._own_baseline(item), "; ".join(lines)) for item, lines in shown]
         if len(shown) < len(self.unfit):
             parts.append("and %d more" % (len(self.unfit) - len(shown)))
         count = len(self.unfit)
@@ -443,11 +462,14 @@ class Measured(object):
 
 
 class Plan(object):
-    """The checked ``metrics`` (:class:`Metric` list) and ``baseline`` (:class:`Baseline` or None) of a call."""
+    """The checked ``metrics`` (:class:`Metric` list) and ``baseline`` (:class:`Baseline` or None) of a call;
+    ``workspace_id``, when an entry point sets it, is the workspace a baseline search looks in unless the baseline names
+    its own (default: the call's selection's)."""
 
     def __init__(self, metrics, baseline=None):
         self.metrics = metrics
         self.baseline = baseline
+        self.workspace_id = None
         self.patterns = []
         for metric in metrics:
             if metric.regex is not None:
@@ -466,7 +488,8 @@ class Plan(object):
 
         ``query`` is the door (``query.Query``: its client, clock, settings, ``fetch``, ``search`` and secrets);
         ``deadline`` (a reading of its clock) bounds every read (default: one ``request_timeout`` from now);
-        ``candidates`` are the keys a baseline search leaves out (default: the items' ids)."""
+        ``candidates`` are the keys a baseline search leaves out (default: the items' ids) - with every other document of
+        the ``items`` (:class:`Candidates`)."""
         clock = query.clock
         if deadline is None:
             deadline = clock() + float(query.client.params["request_timeout"])
@@ -478,6 +501,10 @@ class Plan(object):
                     completed.append(item)
         if candidates is None:
             candidates = [_key_of(item) for item in items if isinstance(item, dict)]
+        known = Candidates(candidates, [item for item in items if isinstance(item, dict)])
+        workspace_id = self.workspace_id
+        if workspace_id is None and getattr(query, "selection", None) is not None:
+            workspace_id = query.selection.workspace_id
         secrets = query.masking_secrets()
         settings = query.settings
         logs = sum(1 for metric in self.metrics if metric.regex is not None or metric.source == "log")
@@ -490,11 +517,15 @@ class Plan(object):
 
         def run(unit, when):
             if unit == "baseline":
-                found, why = find_baseline(query, self.baseline, set(candidates), when)
-                return found, why, (read(found, when) if found is not None else None)
+                outcomes = find_baseline(query, self.baseline, known, when, judged=completed, workspace_id=workspace_id)
+                for outcome in outcomes:
+                    if outcome.kind == Outcome.FOUND and outcome.readings is None:
+                        outcome.readings = read(outcome.item, when)
+                return outcomes
             return read(completed[unit], when)
 
-        units = list(range(len(completed))) + (["baseline"] if self.baseline is not None else [])
+        # No Completed job, no comparison: the baseline is chosen for each Completed candidate (created before it).
+        units = list(range(len(completed))) + (["baseline"] if self.baseline is not None and completed else [])
         try:
             results = fetch_concurrently(units, run, max_concurrency=settings.max_concurrency, deadline=deadline, clock=clock)
         finally:
@@ -502,24 +533,40 @@ class Plan(object):
                 matcher.close()
         return self._verdict(completed, results, secrets)
 
+    def _outcomes(self, completed, results, secrets):
+        """One :class:`Outcome` per Completed item: the baseline unit's, or - when it raised or did not end by the
+        deadline - a failure for each (which fails closed whatever ``required`` says)."""
+        if self.baseline is None:
+            return [None] * len(completed)
+        outcomes = results.get("baseline")
+        if isinstance(outcomes, BaseException) or not isinstance(outcomes, list) or len(outcomes) != len(completed):
+            why = "the baseline could not be read: %s" % (label(outcomes, 300, secrets) if isinstance(outcomes, BaseException) else "no answer")
+            return [Outcome(Outcome.FAILED, why=why)] * len(completed)
+        return outcomes
+
     def _verdict(self, completed, results, secrets):
-        warnings, state, base_item, base_readings = [], None, None, None
-        if self.baseline is not None:
-            outcome = results.get("baseline")
-            if isinstance(outcome, BaseException):
-                outcome = (None, "the baseline could not be read: %s" % label(outcome, 300, secrets), None)
-            base_item, why, base_readings = outcome
-            if base_item is not None:
-                state = "found"
-                base_item["metrics"] = dict((name, _plain_entry(reading)) for name, reading in base_readings.items())
-                base_item["metrics_ok"] = None
-            elif self.baseline.required:
-                state = why
-            else:
-                state = "skipped"
-                warnings.append("baseline: %s; the improvement bounds were skipped (baseline.required is false)" % why)
+        warnings, bases, baselines = [], [], {}
+        skipped = set()
+        outcomes = self._outcomes(completed, results, secrets)
         unfit = []
         for index, item in enumerate(completed):
+            outcome, state, base_readings = outcomes[index], None, None
+            if outcome is not None and outcome.kind == Outcome.FOUND:
+                state, base_readings = "found", outcome.readings
+                base_item = outcome.item
+                if not any(base_item is seen for seen in bases):
+                    bases.append(base_item)
+                    base_item["metrics"] = dict((name, _plain_entry(reading)) for name, reading in base_readings.items())
+                    base_item["metrics_ok"] = None
+                baselines[id(item)] = base_item
+            elif outcome is not None and outcome.kind == Outcome.NONE and not self.baseline.required:
+                # The one skip: the selection answered and matched no job at all (a first deployment).
+                state = "skipped"
+                if outcome.why not in skipped:
+                    skipped.add(outcome.why)
+                    warnings.append("baseline: %s; the improvement bounds were skipped (baseline.required is false)" % outcome.why)
+            elif outcome is not None:
+                state = outcome.why  # fails closed, whatever required says
             readings = results.get(index)
             if isinstance(readings, BaseException):
                 line = "could not be read: %s" % label(readings, 300, secrets)
@@ -532,7 +579,11 @@ class Plan(object):
             item["metrics_ok"] = overall(entries)
             if item["metrics_ok"] is False:
                 unfit.append((item, lines))
-        return Measured(base_item, warnings, unfit)
+        shown = None
+        if bases:
+            newest = max((item for item in completed if id(item) in baselines), key=lambda item: _created_ms(item) or 0)
+            shown = baselines[id(newest)]
+        return Measured(shown, warnings, unfit, baselines)
 
 
 def _plain_entry(reading):
@@ -545,29 +596,168 @@ def _key_of(item):
     return item.get("id")
 
 
-def find_baseline(query, baseline, candidates, deadline):
-    """``(item, why)``: the baseline's item, Completed by its own GET, or None and why there is none."""
+# -- the baseline ------------------------------------------------------------------------------------
+
+
+def _created_ms(item):
+    """A job's ``create_time`` in epoch milliseconds as its document gives it (v2 ``metadata.create_time``, v1
+    ``create_time``), or None; the item's own ``create_time`` is whole seconds, too coarse to order jobs by."""
+    details = item.get("details") if isinstance(item, dict) else None
+    if not isinstance(details, dict):
+        return None
+    if item.get("api_version") == "v1":
+        value = details.get("create_time")
+    else:
+        metadata = details.get("metadata")
+        value = metadata.get("create_time") if isinstance(metadata, dict) else None
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        return None
+    return value
+
+
+def _identity(item):
+    """What every document of one job shares, whatever its API version: its name and its creation time (a v1 version and
+    the v2 job the service shows for it), or None when either is unknown."""
+    created = _created_ms(item)
+    name = item.get("name") if isinstance(item, dict) else None
+    if created is None or not isinstance(name, str):
+        return None
+    return (name, created)
+
+
+class Candidates(object):
+    """The jobs of a call: ``keys`` (v2 ids and v1 keys) and the identities (:func:`_identity`) of their documents, so that
+    a job is left out whatever API version its other document comes from."""
+
+    def __init__(self, keys=(), items=()):
+        self.keys = set(key for key in keys if key is not None)
+        self.items = list(items)
+        self.identities = set(identity for identity in (_identity(item) for item in self.items) if identity is not None)
+
+    def holds(self, key=None, item=None):
+        """The candidate ``key`` or ``item`` is (a document of), or None."""
+        if key is not None and key in self.keys:
+            return key
+        identity = _identity(item) if isinstance(item, dict) else None
+        if identity is not None and identity in self.identities:
+            return identity
+        if isinstance(item, dict) and _key_of(item) in self.keys:
+            return _key_of(item)
+        return None
+
+
+class Outcome(object):
+    """What :func:`find_baseline` found for one candidate.  ``kind``: :attr:`FOUND` (``item``, Completed by its own GET;
+    ``readings`` once read), :attr:`NONE` (the selection answered and matched no job but the candidates' own: the one
+    case ``required: false`` skips) or :attr:`FAILED` (a refused or failed request, the deadline, a job found but not
+    Completed, ...: fails closed whatever ``required`` says); ``why`` says it for the last two."""
+
+    FOUND, NONE, FAILED = "found", "none", "failed"
+
+    def __init__(self, kind, item=None, why=None):
+        self.kind = kind
+        self.item = item
+        self.why = why
+        self.readings = None
+
+
+def _failed(why):
+    return Outcome(Outcome.FAILED, why=why)
+
+
+def find_baseline(query, baseline, candidates, deadline, judged=(), workspace_id=None):
+    """``[Outcome]``, one per item of ``judged`` (the Completed candidates): the baseline each is compared with.
+
+    ``candidates`` (:class:`Candidates`, or keys) are left out, every document of theirs included.  A job given by key is
+    every candidate's baseline - never one of them.  A search (in its own ``workspace_id``, else ``workspace_id``: the
+    call's) gives each candidate the newest job it selects that was created before that candidate, Completed by its own
+    GET.  Only a search that answered with no job but the candidates' own is :attr:`Outcome.NONE`."""
+    if not isinstance(candidates, Candidates):
+        candidates = Candidates(candidates)
+    secrets = query.masking_secrets()
     if baseline.key is not None:
-        found = query.fetch([baseline.key], deadline)[baseline.key]
-        if isinstance(found, BaseException):
-            return None, "%s could not be read: %s" % (baseline.describe(), label(found, 300, query.masking_secrets()))
-        if found.get("phase") != COMPLETED:
-            return None, "%s is %s, not Completed" % (describe_job(baseline.key, found), label(found.get("phase")))
-        return found, None
+        return [_given_baseline(query, baseline, candidates, deadline, secrets)] * len(judged)
+    search = baseline.search
+    if search.workspace_id is None and workspace_id is not None:
+        search = Search(name=search.name, tags=search.tags, workspace_id=workspace_id, phases=search.phases)
+    what = Search(name=search.name, tags=search.tags, workspace_id=search.workspace_id).describe()
     try:
-        keys, _found = query.search(baseline.search, deadline)
+        keys, found = query.search(search, deadline)
     except (ModelArtsError, ConnectionConfigError) as error:
-        return None, "the search for %s failed: %s" % (baseline.describe(), label(error, 300, query.masking_secrets()))
-    offered = [key for key in keys if key not in candidates]
-    tried = []
-    for key in offered[:BASELINE_TRIES]:
-        found = query.fetch([key], deadline)[key]
-        if isinstance(found, dict) and found.get("phase") == COMPLETED:
-            return found, None
-        tried.append("%s is %s" % (name_key(key), label(found.get("phase")) if isinstance(found, dict) else "unreadable"))
-    why = "no Completed training job %s was found%s" % (baseline.selects(), " that is not a job this call selects" if len(offered) < len(keys) else "")
-    if tried:
-        why += " (the search's newest, read by their own GET: %s)" % ", ".join(tried)
-    elif baseline.search.coverage():
-        why += "; %s" % baseline.search.coverage()
-    return None, why
+        return [_failed("the search for the newest Completed training job %s failed: %s" % (what, label(error, 300, secrets)))] * len(judged)
+    others = [key for key in keys if not candidates.holds(key, found.get(key))]
+    if not others:
+        why = "no Completed training job %s was found" % what
+        if keys:
+            why += " that is not a job this call selects"
+        if search.coverage():
+            why += "; %s" % search.coverage()
+        return [Outcome(Outcome.NONE, why=why)] * len(judged)
+    gets, chosen = {}, {}
+
+    def get(key):
+        if key not in gets:
+            gets[key] = query.fetch([key], deadline)[key]
+        return gets[key]
+
+    return [_before(candidate, others, found, candidates, get, chosen, what, secrets) for candidate in judged]
+
+
+def _given_baseline(query, baseline, candidates, deadline, secrets):
+    """The :class:`Outcome` of a baseline given by key: its own GET, never a candidate."""
+    if candidates.holds(baseline.key):
+        return _failed("%s is also a job this call selects: a job is never its own baseline" % name_key(baseline.key))
+    found = query.fetch([baseline.key], deadline)[baseline.key]
+    if isinstance(found, BaseException):
+        return _failed("%s could not be read: %s" % (baseline.describe(), label(found, 300, secrets)))
+    if candidates.holds(None, found):
+        return _failed(
+            "%s is another document of a job this call selects (the same name and creation time): a job is never its own baseline"
+            % describe_job(baseline.key, found)
+        )
+    if found.get("phase") != COMPLETED:
+        return _failed("%s is %s, not Completed" % (describe_job(baseline.key, found), label(found.get("phase"))))
+    return Outcome(Outcome.FOUND, item=found)
+
+
+def _before(candidate, others, found, candidates, get, chosen, what, secrets):
+    """The :class:`Outcome` for ``candidate``: the newest of ``others`` (a search's keys, newest first, the candidates left
+    out) created before it, read by its own GET (``get``; ``chosen`` keeps one :class:`Outcome` a job)."""
+    who = describe_job(None, candidate)
+    cutoff = _created_ms(candidate)
+    if cutoff is None:
+        return _failed("the creation time of %s is not known, so no job %s created before it can be chosen" % (who, what))
+    reads = 0
+    for key in others:
+        if not isinstance(key, str):
+            return _failed("the search %s answered with a document that cannot be identified: %s" % (what, label(found.get(key), 300, secrets)))
+        listed = found.get(key)
+        created = _created_ms(listed) if isinstance(listed, dict) else None
+        if created is not None and created >= cutoff:
+            continue  # created at or after the candidate: never its baseline
+        if reads >= BASELINE_TRIES:
+            return _failed("of the jobs %s, the %d newest created before %s are candidates or newer by their own GET" % (what, reads, who))
+        reads += 1
+        item = get(key)
+        if isinstance(item, BaseException):
+            return _failed("training job %s, the newest %s created before %s, could not be read: %s" % (name_key(key), what, who, label(item, 300, secrets)))
+        if candidates.holds(None, item):
+            continue
+        created = _created_ms(item)
+        if created is None:
+            return _failed(
+                "the creation time of %s (found %s) is not known, so it cannot be told whether it was created before %s" % (describe_job(key, item), what, who)
+            )
+        if created >= cutoff:
+            continue
+        if item.get("phase") != COMPLETED:
+            return _failed(
+                "%s, the newest job %s created before %s, is %s by its own GET, not Completed" % (describe_job(key, item), what, who, label(item.get("phase")))
+            )
+        if key not in chosen:
+            chosen[key] = Outcome(Outcome.FOUND, item=item)
+        return chosen[key]
+    return _failed(
+        "no Completed training job %s was created before %s: the %d it found besides the jobs this call selects were created at or after it"
+        % (what, who, len(others))
+    )
