@@ -113,9 +113,10 @@ options:
     description:
       - The job the candidates are compared with, such as the model in production; its metrics are read the same way, and the
         result holds its item as C(baseline_job).
-      - One of O(baseline.training_job_id), O(baseline.job_id) with O(baseline.version_id), or a search by O(baseline.name)
-        and/or O(baseline.tags) (with O(baseline.workspace_id)), of which the newest C(Completed) job that is not one of the
-        task's jobs is taken (read by its own GET).
+      - One of O(baseline.record) (a production record - the job a gate opened on and a deployment then promoted, the model
+        in production, which is not "the newest run"), O(baseline.training_job_id), O(baseline.job_id) with
+        O(baseline.version_id), or a search by O(baseline.name) and/or O(baseline.tags) (with O(baseline.workspace_id)), of
+        which the newest C(Completed) job that is not one of the task's jobs is taken (read by its own GET).
       - Without a baseline job (none found, or not C(Completed)), the improvement bounds fail, unless O(baseline.required=false).
     type: dict
     version_added: 1.1.0
@@ -130,7 +131,9 @@ options:
         description: The version of the v1 job O(baseline.job_id).
         type: int
       name:
-        description: Search by name, matched exactly (as the module's O(modelarts.training.modelarts_training_job_info#module:name)).
+        description:
+          - Search by name, matched exactly (as the module's O(modelarts.training.modelarts_training_job_info#module:name)).
+          - With O(baseline.record), picks the record's job by name.
         type: str
       tags:
         description: Search by TMS tags (as the module's O(modelarts.training.modelarts_training_job_info#module:tags)).
@@ -141,6 +144,33 @@ options:
       required:
         description:
           - When V(false) and no such job exists (a first deployment), the improvement bounds are skipped with a warning.
+          - With O(baseline.record), only a record path that does not exist yet is skipped; a record that cannot be read or does
+            not verify fails closed whatever O(baseline.required) says.
         type: bool
         default: true
+      record:
+        description:
+          - A path to a production record - the decision record of the gate that opened on the deployed job, with C(promoted_at)
+            (the filter P(modelarts.training.promote_record#filter), the role's C(tasks_from=promote)).
+          - It must be a regular file (not a symbolic link), a JSON object whose C(sha256) verifies (and its C(hmac_sha256) with
+            O(baseline.record_key)), with C(decision=open) and exactly one job, or O(baseline.name) picking one of its jobs by
+            name. Anything else fails closed, naming the file and what is wrong.
+          - The job is read again by its own GET (it must be C(Completed)) and its metrics again from the service; a value that
+            differs from the one the record holds is a problem (the job is not what was promoted). A job is never its own
+            baseline.
+          - Mutually exclusive with O(baseline.training_job_id), O(baseline.job_id) and O(baseline.tags).
+          - C(sha256) shows accidental damage only (anyone can compute it again after an edit); C(hmac_sha256) shows an edit by
+            anyone who does not hold the key.
+        type: path
+      record_key:
+        description:
+          - The secret key the production record O(baseline.record) was written with; its C(hmac_sha256) must verify with it, and
+            a record without one fails closed.
+          - Never shown in a result, a message or a log.
+        type: str
+      max_age_days:
+        description:
+          - How far back, in days, a search by O(baseline.tags) walks the service's 31-day windows until it finds a job.
+        type: int
+        default: 400
 """

@@ -168,6 +168,10 @@ BASELINE_OPTIONS = {
     "tags": {"type": "dict"},
     "workspace_id": {"type": "str"},
     "required": {"type": "bool", "default": True},
+    # A production record (production.py): the job a gate opened on and a deployment promoted; record_key verifies its hmac_sha256.
+    "record": {"type": "path"},
+    "record_key": {"type": "str", "no_log": True},
+    "max_age_days": {"type": "int", "default": 400},
 }
 # As resolve() reads them: taken from the highest level that gives them, as written (metrics.plan checks them).
 METRICS_OPTIONS = {

@@ -334,6 +334,10 @@ class Query(object):
         credential obtained or token issued so far (ask again after the call)."""
         values = list(self.client.secrets())
         values.append(proxy_secret(self.settings.connection.get("proxy")))
+        # The production record's key (baseline.record_key) is as secret as a no_log option, in the lookup and the event source too.
+        baseline = self.settings.baseline
+        if isinstance(baseline, dict) and isinstance(baseline.get("record_key"), str):
+            values.append(baseline["record_key"])
         return [value for value in values if value]
 
     def redact(self, text):
