@@ -45,6 +45,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.schema_data imp
     V2_TRAINING_JOB_SCHEMA,
 )
 from ansible_collections.modelarts.training.plugins.module_utils.text import describe_typed, describe_value, json_type_name, label, truncate
+from ansible_collections.modelarts.training.plugins.module_utils.transport import KeyedTwice, pairs_marking_duplicates
 from ansible_collections.modelarts.training.plugins.module_utils.validation import (
     VALIDATE_MODES,
     SchemaValidationError,
@@ -342,7 +343,8 @@ def _parse_metrics(reader, doc):
     if not raw.strip():
         return None
     try:
-        return json.loads(raw)
+        # A key given twice is marked (transport.KeyedTwice), never silently the last: the metric gate refuses it.
+        return json.loads(raw, object_pairs_hook=pairs_marking_duplicates)
     except RecursionError:
         reader.note(["model_metric_list"], "not parsed: the JSON is nested too deeply")
     except ValueError as exc:
@@ -373,6 +375,10 @@ def normalise_v1(doc, fail_on=DEFAULT_FAIL_ON, schema_errors=None):
         reader.note([], "expected object, got %s" % describe_typed(doc))
         return _finish(item, None, fail_on, reader, schema_errors)
     details = dict(doc)
+    if getattr(doc, "duplicated", None):
+        # The document's own keys given twice (model_metric_list...) stay marked for the metric gate.
+        details = KeyedTwice(details)
+        details.duplicated = doc.duplicated
     details["metrics"] = _parse_metrics(reader, doc)
     item = _empty_item("v1", details)
     item["id"] = reader.get(doc, [], "job_id", "integer", required=True)

@@ -61,10 +61,14 @@ class Reading(object):
 
 
 def number(value):
-    """``(float, None)`` for a finite JSON number, else ``(None, why)``: a boolean, a string, NaN or infinite are no value."""
+    """``(float, None)`` for a finite JSON number, else ``(None, why)``: a boolean, a string, NaN, infinite or an integer
+    beyond any float are no value."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None, "not a number (%s)" % describe_typed(value)
-    number_value = float(value)
+    try:
+        number_value = float(value)
+    except OverflowError:  # an integer beyond any float: this metric's problem, never the job's
+        return None, "beyond the range of a float (%s)" % describe_typed(value)
     if not math.isfinite(number_value):
         return None, "NaN or infinite (%s)" % describe_typed(value)
     return number_value, None
@@ -112,19 +116,40 @@ def first_task(details):
 # -- v1 -------------------------------------------------------------------------------------------
 
 
+def twice(obj, key):
+    """The values ``key`` was given in the JSON object ``obj`` when it was given more than once (an object decoded by
+    ``transport.pairs_marking_duplicates``: ``json`` keeps the last one), else None."""
+    duplicated = getattr(obj, "duplicated", None)
+    return duplicated.get(key) if duplicated else None
+
+
+def values_of(obj, key):
+    """Every value ``key`` was given in the JSON object ``obj``: one, or each of a key given more than once."""
+    return twice(obj, key) or [obj.get(key)]
+
+
 def read_v1(item, metric):
-    """The v1 job's ``total_metric.total_metric_values.<name>`` (from ``details.metrics``, parsed by ``jobs.py``)."""
+    """The v1 job's ``total_metric.total_metric_values.<name>`` (from ``details.metrics``, parsed by ``jobs.py``).  A key of
+    that path given more than once in the document or in ``model_metric_list`` is no value: which one is meant is unknown."""
     reading = Reading("v1")
     details = item.get("details")
     parsed = details.get("metrics") if isinstance(details, dict) else None
     path = "model_metric_list"
+    if twice(details, path):
+        return reading.fail("%s: the job's document gives %s %d times" % (path, path, len(twice(details, path))))
     if parsed is None:
         return reading.fail("%s: the job has none (empty, absent or not JSON: see schema_errors)" % path)
+    where = []
     for key in ("total_metric", "total_metric_values"):
+        if twice(parsed, key):
+            return reading.fail("%s: %s is given %d times" % (path, ".".join(where + [key]), len(twice(parsed, key))))
         if not isinstance(parsed, dict) or not isinstance(parsed.get(key), dict):
             shown = "absent" if not isinstance(parsed, dict) or key not in parsed else describe_typed(parsed.get(key))
             return reading.fail("%s: %s.%s is not an object (%s)" % (path, "total_metric" if key == "total_metric_values" else path, key, shown))
         parsed = parsed[key]
+        where.append(key)
+    if twice(parsed, metric.name):
+        return reading.fail("%s: total_metric.total_metric_values.%s is given %d times" % (path, label(metric.name, 60), len(twice(parsed, metric.name))))
     if metric.name not in parsed:
         names = ", ".join(label(name, 40) for name in list(parsed)[:10]) or "none"
         return reading.fail("%s: no total_metric.total_metric_values.%s (the job has %s)" % (path, label(metric.name, 60), names))
@@ -139,42 +164,113 @@ def read_v1(item, metric):
 
 
 class OddSeries(Exception):
-    """A series whose ``data`` is of a shape the collection does not read (the message says which)."""
+    """A series whose ``data`` is of a shape the collection does not read, or reads two ways (the message says which)."""
 
 
 def series_values(series):
-    """The values of one ft-metrics series (``FtMetric``), oldest first: its ``data`` as a list of numbers, a list of
-    ``[x, y]`` pairs or an object of parallel lists (the x axis by ``x_axis``, else by name, the values the other list
-    or ``value``/``values``/``y``).  :class:`OddSeries` names anything else; each value is as the service sent it."""
+    """The points of one ft-metrics series (``FtMetric``) in step order, oldest first: ``[(index, value)]``, ``index`` the
+    point's place in ``data``, each value as the service sent it.  ``data`` is a list of numbers (in the order given), of
+    ``[x, y]`` pairs, of objects ``{<x_axis>: x, <value>: y}`` or an object of parallel lists; the x axis is the one
+    ``x_axis`` names, else the one of :data:`AXIS_NAMES` there is, and the value the one other list or field (not of
+    :data:`AXIS_NAMES`).  Points with an x are put in the order of their x (the newest step is the largest).
+    :class:`OddSeries` names anything else and anything read two ways: two value lists, two x axes, an x given twice with
+    two values, points of mixed shapes, a key given twice."""
     data = series.get("data")
+    axis = series.get("x_axis")
+    if axis is not None and not isinstance(axis, str):
+        raise OddSeries("x_axis is %s, not the name of a field" % describe_typed(axis))
     if isinstance(data, list):
         if not data:
             return []
-        if all(isinstance(point, list) for point in data):
+        kinds = [_shape(point) for point in data]
+        if len(set(kinds)) > 1:
+            index = next(index for index, kind in enumerate(kinds) if kind != kinds[0])
+            raise OddSeries(
+                "data mixes shapes: %s (data[0] is %s, data[%d] is %s)" % (_kinds(data), describe_typed(data[0]), index, describe_typed(data[index]))
+            )
+        if kinds[0] == "pair":
             bad = next((index for index, point in enumerate(data) if len(point) != 2), None)
             if bad is not None:
                 raise OddSeries("data[%d] is an array of %d items, not an [x, y] pair" % (bad, len(data[bad])))
-            return [point[1] for point in data]
-        if any(isinstance(point, (list, dict)) for point in data):
-            index = next(index for index, point in enumerate(data) if isinstance(point, (list, dict)))
-            raise OddSeries("data is an array of %s (data[%d] is %s), not of numbers or [x, y] pairs" % (_kinds(data), index, describe_typed(data[index])))
-        return list(data)
+            return _in_step_order([(index, point[0], point[1]) for index, point in enumerate(data)], lambda index: "data[%d][0]" % index)
+        if kinds[0] == "object":
+            return _object_points(data, axis)
+        return list(enumerate(data))
     if isinstance(data, dict):
+        duplicated = getattr(data, "duplicated", None)
+        if duplicated:
+            raise OddSeries("data gives %s more than once" % ", ".join(label(key, 30) for key in list(duplicated)[:5]))
         lists = dict((key, value) for key, value in data.items() if isinstance(value, list))
-        axis = series.get("x_axis")
-        others = [key for key in lists if key != axis and key not in AXIS_NAMES]
+        keys = ", ".join(label(key, 30) for key in list(data)[:10]) or "no keys"
+        x_key = _axis_of(lists, axis, "data (%s)" % keys, "list")
+        others = [key for key in lists if key != x_key and key not in AXIS_NAMES]
         if len(others) != 1:
-            named = [key for key in others if key in VALUE_NAMES]
-            if len(named) != 1:
-                keys = ", ".join(label(key, 30) for key in list(data)[:10])
-                raise OddSeries("data is an object (%s) without exactly one list of values beside its x axis" % (keys or "no keys"))
-            others = named
-        values = lists[others[0]]
+            raise OddSeries("data is an object (%s) without exactly one list of values beside its x axis" % keys)
         lengths = set(len(value) for value in lists.values())
         if len(lengths) > 1:
             raise OddSeries("data is an object of lists of different lengths (%s)" % ", ".join("%s: %d" % (label(k, 30), len(v)) for k, v in lists.items()))
-        return list(values)
+        values = lists[others[0]]
+        if x_key is None:
+            return list(enumerate(values))
+        return _in_step_order(list(zip(range(len(values)), lists[x_key], values)), lambda index: "data.%s[%d]" % (label(x_key, 30), index))
     raise OddSeries("data is %s, not a list or an object of lists" % describe_typed(data))
+
+
+def _axis_of(fields, axis, what, kind):
+    """The x axis among ``fields``: the one ``axis`` (``x_axis``) names, else the one of :data:`AXIS_NAMES` there is, else None."""
+    if axis is not None:
+        if axis not in fields:
+            raise OddSeries("%s has no %s %s, the x axis x_axis names" % (what, kind, label(axis, 30)))
+        return axis
+    named = [key for key in fields if key in AXIS_NAMES]
+    if len(named) > 1:
+        raise OddSeries("%s has %d x axes (%s) and no x_axis says which" % (what, len(named), ", ".join(label(key, 30) for key in named)))
+    return named[0] if named else None
+
+
+def _object_points(data, axis):
+    """``[(index, value)]`` of points given as objects ``{<x_axis>: x, <value>: y}`` (see :func:`series_values`)."""
+    points, value_key = [], None
+    for index, point in enumerate(data):
+        duplicated = getattr(point, "duplicated", None)
+        if duplicated:
+            raise OddSeries("data[%d] gives %s more than once" % (index, ", ".join(label(key, 30) for key in list(duplicated)[:5])))
+        what = "data[%d] (%s)" % (index, ", ".join(label(key, 30) for key in list(point)[:10]) or "no keys")
+        x_key = _axis_of(point, axis, what, "field")
+        if x_key is None:
+            raise OddSeries("%s has no x axis: x_axis names none and it has none of %s" % (what, ", ".join(AXIS_NAMES[:6])))
+        others = [key for key in point if key != x_key and key not in AXIS_NAMES]
+        if len(others) != 1:
+            raise OddSeries("%s has not exactly one value beside its x axis %s" % (what, label(x_key, 30)))
+        if value_key is not None and (others[0], x_key) != value_key:
+            raise OddSeries("data mixes shapes: data[0] gives %s by %s, %s" % (label(value_key[0], 30), label(value_key[1], 30), what))
+        value_key = (others[0], x_key)
+        points.append((index, point[x_key], point[others[0]]))
+    return _in_step_order(points, lambda index: "data[%d].%s" % (index, label(value_key[1], 30)))
+
+
+def _in_step_order(points, where):
+    """``[(index, y)]`` of ``[(index, x, y)]`` sorted by x (a finite number); an x given twice with two values is ambiguous.
+    ``where(index)`` names the x of a point in a problem."""
+    for index, x, _y in points:
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or (isinstance(x, float) and not math.isfinite(x)):
+            raise OddSeries("%s, the x of a point, is %s, not a finite number" % (where(index), describe_typed(x)))
+    ordered = sorted(points, key=lambda point: point[1])
+    for before, after in zip(ordered, ordered[1:]):
+        if before[1] == after[1] and not _same(before[2], after[2]):
+            raise OddSeries(
+                "x %s is given twice with two values (%s, %s: %s and %s)"
+                % (describe_typed(after[1]), where(before[0]), where(after[0]), describe_typed(before[2]), describe_typed(after[2]))
+            )
+    return [(index, y) for index, _x, y in ordered]
+
+
+def _same(one, other):
+    return one == other and isinstance(one, bool) == isinstance(other, bool)
+
+
+def _shape(point):
+    return "pair" if isinstance(point, list) else "object" if isinstance(point, dict) else "value"
 
 
 def _kinds(values):
@@ -185,6 +281,10 @@ def _series_name(series):
     name = label(series.get("name_en"), 40) if isinstance(series.get("name_en"), str) else describe_typed(series.get("name_en"))
     group = series.get("group")
     return "%s (%s)" % (name, label(group, 20)) if isinstance(group, str) else name
+
+
+# The keys of a series the reader uses: one given twice is no value.
+SERIES_KEYS = ("name_en", "group", "x_axis", "data")
 
 
 def read_ft(client, item, metrics, secrets, deadline):
@@ -198,6 +298,9 @@ def read_ft(client, item, metrics, secrets, deadline):
     answer = response.data
     data = answer.get("data") if isinstance(answer, dict) else None
     series_list = data.get("metrics") if isinstance(data, dict) else None
+    given = ("data", len(twice(answer, "data"))) if twice(answer, "data") else ("data.metrics", len(twice(data, "metrics") or ()))
+    if given[1]:
+        return dict((name, reading.fail("ft-metrics: the answer gives %s %d times" % given)) for name, reading in readings.items())
     if not isinstance(series_list, list):
         why = (
             "the answer is not an object"
@@ -208,7 +311,11 @@ def read_ft(client, item, metrics, secrets, deadline):
     series_list = [series for series in series_list if isinstance(series, dict)]
     for metric in metrics:
         reading = readings[metric.name]
-        found = [series for series in series_list if series.get("name_en") == metric.name and (metric.group is None or series.get("group") == metric.group)]
+        found = [
+            series
+            for series in series_list
+            if metric.name in values_of(series, "name_en") and (metric.group is None or metric.group in values_of(series, "group"))
+        ]
         what = "series %s%s" % (label(metric.name, 60), " in group %s" % metric.group if metric.group else "")
         if not found:
             names = ", ".join(_series_name(series) for series in series_list[:10]) or "none"
@@ -218,19 +325,23 @@ def read_ft(client, item, metrics, secrets, deadline):
             groups = ", ".join(_series_name(series) for series in found[:10])
             reading.fail("ft-metrics: %d series are named %s (%s): set group to say which" % (len(found), label(metric.name, 60), groups))
             continue
+        keys = [key for key in SERIES_KEYS if twice(found[0], key)]
+        if keys:
+            reading.fail("ft-metrics: %s gives %s more than once" % (what, ", ".join(keys)))
+            continue
         try:
-            values = series_values(found[0])
+            points = series_values(found[0])
         except OddSeries as odd:
             reading.fail("ft-metrics: %s: %s" % (what, odd))
             continue
-        if not values:
+        if not points:
             reading.fail("ft-metrics: %s: data has no point" % what)
             continue
         numbers = []
-        for index, value in enumerate(values):
+        for index, value in points:
             converted, why = number(value)
             if why:
-                reading.fail("ft-metrics: %s: point %d of %d is %s" % (what, index, len(values), why))
+                reading.fail("ft-metrics: %s: point %d of %d is %s" % (what, index, len(points), why))
                 break
             numbers.append(converted)
         else:

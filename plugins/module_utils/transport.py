@@ -53,6 +53,27 @@ PERMANENT_TRANSPORT_ERRORS = ("SSLError", "InvalidURL", "InvalidSchema", "Missin
 _PLAIN_ANSWER = re.compile(r"WRONG_VERSION_NUMBER|wrong version number|record layer failure|packet length too long|http request", re.IGNORECASE)
 
 
+class KeyedTwice(dict):
+    """A JSON object in which a key was given more than once (decoded with :func:`pairs_marking_duplicates`): the values
+    are ``json``'s (the last of each key), ``duplicated`` maps each key given twice or more to all its values, in order."""
+
+    duplicated = None
+
+
+def pairs_marking_duplicates(pairs):
+    """``object_pairs_hook`` of a call that asks ``expect="json_keyed"``: a plain dict, or a :class:`KeyedTwice` when a key
+    repeats - a mark only, so a reader that must not guess (the metric gate) refuses what ``json`` would silently pick."""
+    obj = dict(pairs)
+    if len(obj) == len(pairs):
+        return obj
+    marked = KeyedTwice(obj)
+    values = {}
+    for key, value in pairs:
+        values.setdefault(key, []).append(value)
+    marked.duplicated = dict((key, found) for key, found in values.items() if len(found) > 1)
+    return marked
+
+
 def parse_retry_after(value, now=None):
     """Seconds to wait from a ``Retry-After`` header (delta-seconds or HTTP date); None when absent or unreadable."""
     if not value:
@@ -413,7 +434,8 @@ class Call(object):
     ``authenticate``: sign with the client's current credentials; ``sign_with``: sign with these
     credentials instead (a credential exchange); neither: an anonymous call.  ``connect_timeout``
     replaces the client's for this call, ``retries`` its ``backoff_retries``, and ``expect`` is
-    ``json`` (parsed) or ``text``.  ``consume``, when given, reads a 2xx body as it arrives: it gets an iterator of byte
+    ``json`` (parsed), ``json_keyed`` (parsed, each object with a key given twice marked: :class:`KeyedTwice`) or
+    ``text``.  ``consume``, when given, reads a 2xx body as it arrives: it gets an iterator of byte
     pieces and returns the answer's data (raising ValueError for a body it cannot read), so that a large answer is never
     held whole; ``max_bytes`` bounds this call's body below ``max_response_bytes``.
     ``direct``: the host is reached without any proxy (the ``proxy``
@@ -497,7 +519,8 @@ def read_answer(call, raw, content, secrets):
         return Response(content.data, status, request_id, raw.headers, call=redact(_call_name(call), secrets)), None
     try:
         text = content.decode("utf-8") if content else ""
-        data = text if call.expect == "text" else json.loads(text) if text else None
+        hook = pairs_marking_duplicates if call.expect == "json_keyed" else None
+        data = text if call.expect == "text" else json.loads(text, object_pairs_hook=hook) if text else None
     except (ValueError, RecursionError, UnicodeDecodeError):
         # A complete 2xx with an unreadable body is what a gateway or a cut
         # connection produces; a read-only call can safely try again.

@@ -233,7 +233,8 @@ def ft(*series):
         ({"step": [1, 2, 3], "value": [0.5, 0.95, 0.9]}, {}, 0.9),
         ({"epoch": [1, 2], "val_accuracy": [0.6, 0.7]}, {}, 0.7),
         ({"iter": [1, 2], "acc": [0.6, 0.75]}, {"x_axis": "iter"}, 0.75),
-        ({"step": [1, 2], "values": [0.6, 0.65], "wall": [10, 20]}, {}, 0.65),
+        ({"step": [1, 2], "values": [0.6, 0.65], "epoch": [1, 1]}, {"x_axis": "step"}, 0.65),
+        ([{"step": 2, "value": 0.7}, {"step": 1, "value": 0.9}], {}, 0.7),
     ],
 )
 def test_each_series_shape_the_api_sends_is_read(data, extra, expected):
@@ -250,7 +251,8 @@ def test_pick_max_and_min_over_a_series():
 @pytest.mark.parametrize(
     "data, expected",
     [
-        ([{"step": 1, "value": 0.5}], "data is an array of object (data[0] is an object with 2 keys), not of numbers or [x, y] pairs"),
+        ([{"step": 1, "value": 0.5}, 0.6], "data mixes shapes: number/object (data[0] is an object with 2 keys, data[1] is number 0.6)"),
+        ({"step": [1, 2], "values": [0.6, 0.65], "wall": [10, 20]}, "data is an object (step, values, wall) without exactly one list of values beside its x axis"),
         ([[1, 2, 3]], "data[0] is an array of 3 items, not an [x, y] pair"),
         ({"a": [1], "b": [2], "c": [3]}, "data is an object (a, b, c) without exactly one list of values beside its x axis"),
         ({"step": [1, 2], "value": [0.5]}, "data is an object of lists of different lengths (step: 2, value: 1)"),
