@@ -23,6 +23,10 @@ text.  The unkeyed ``sha256`` shows accidental damage (a truncated copy, an edit
 can recompute it after an edit.  ``hmac_sha256`` shows an edit by anyone who does not hold the key.  Keys never appear
 in a record or a message.
 
+A record holds an integral number as an integer (``min_improvement: 0.0`` is written ``0``), so that Python's own
+``json.dumps(json.load(file), sort_keys=True, separators=(",", ":"))`` writes the same text as long as no number in it
+is below 1e-4 in magnitude (where Python writes ``1e-05`` and ECMAScript ``0.00001``) or an integral one above 2**53.
+
 Records written before these rules (``1.0`` where a float was integral, Python's ``1e-07``) still verify: their
 ``sha256`` is also checked against the text ``json.dumps`` wrote (:func:`legacy_digest`); a record with only numbers
 like ``0.86`` has the same text either way.  The file's own layout (indentation, key order) does not matter: the
@@ -69,6 +73,9 @@ def _plain(value, path="record"):
     if isinstance(value, float):
         if not math.isfinite(value):
             raise RecordError("%s is %r: a record holds finite numbers only" % (path, value))
+        if value.is_integer() and abs(value) <= MAX_EXACT_INTEGER:
+            # 0.0 is held as 0: the file then reads back as every JSON tool writes it (json.dumps too: 0, not 0.0).
+            return int(value)
         return float(value)
     if isinstance(value, dict):
         return dict((str(key), _plain(item, "%s.%s" % (path, key))) for key, item in value.items())
@@ -138,7 +145,12 @@ def digest(record):
 def legacy_digest(record):
     """The hex SHA-256 of the text records were digested over before the number rules: ``json.dumps(record,
     sort_keys=True, separators=(",", ":"))`` (``1.0``, ``1e-07``).  Only :func:`check` reads it, for records written then."""
-    return hashlib.sha256(json.dumps(_unsigned(record), sort_keys=True, separators=(",", ":")).encode("utf-8")).hexdigest()
+    data = dict((key, value) for key, value in record.items() if key not in DIGEST_KEYS)  # as read: 0.0 stays 0.0
+    try:
+        text = json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise RecordError("the record is not JSON data: %s" % error) from None
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def keyed_digest(record, key):

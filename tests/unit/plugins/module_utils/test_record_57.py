@@ -163,6 +163,16 @@ def test_a_record_written_before_the_number_rules_still_verifies_and_one_with_on
     assert record_mod.canonical(plain) == json.dumps(plain, sort_keys=True, separators=(",", ":"))
 
 
+def test_a_record_holds_integral_numbers_as_integers_so_that_pythons_own_json_dumps_verifies_it_too():
+    made = record_mod.decision_record(
+        {"training_jobs": [ITEM]}, "open", [], {}, [{"name": "acc", "regex": "acc=([0-9.]+)", "min_improvement": 0.0}], {"name": "p"}, now=NOW
+    )
+    assert made["bounds"][0]["min_improvement"] == 0 and isinstance(made["bounds"][0]["min_improvement"], int)
+    read = json.loads(json.dumps(made, indent=2))
+    digest = read.pop("sha256")
+    assert hashlib.sha256(json.dumps(read, sort_keys=True, separators=(",", ":")).encode()).hexdigest() == digest
+
+
 def test_with_a_key_the_record_carries_an_hmac_over_the_same_text_and_a_wrong_or_missing_one_is_named():
     made = record_mod.decision_record(
         {"training_jobs": [ITEM]}, "open", ["open"], {"ids": [JOB]}, baseline={"record": "/p", "record_key": KEY}, now=NOW, key=KEY
