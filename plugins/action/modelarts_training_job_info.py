@@ -30,6 +30,7 @@ from ansible.module_utils.errors import UnsupportedError
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 from ansible.release import __version__ as ANSIBLE_CORE_VERSION
+from ansible.utils.display import Display
 from ansible.utils.vars import merge_hash
 
 from ansible_collections.modelarts.training.plugins.module_utils import job_info
@@ -167,12 +168,20 @@ class ActionModule(ActionBase):
             if isinstance(validation.errors[0], UnsupportedError):
                 msg = job_info.unsupported_message("Unsupported parameters for (%s) module: %s" % (self._task.action, msg), args)
             return _formatted(dict(failed=True, msg=msg), params, no_log_values, (), _invocation_wanted(task_vars))
-        outcome = job_info.run(validation.validated_parameters, environ)
+        outcome = job_info.run(validation.validated_parameters, environ, notify=_shown_at_once)
         no_log_values.update(outcome.secrets)
         result = dict(outcome.result)
         if outcome.failed:
             result.update(failed=True, msg=outcome.msg)
         return _formatted(result, params, no_log_values, outcome.warnings, _invocation_wanted(task_vars))
+
+
+def _shown_at_once(text):
+    """Show a warning the task gives while it still waits (a name that matches nothing yet) now, not when the task ends:
+    ansible-core 2.19+ holds a task's ``display.warning`` until then, so it is displayed as a warning line is (the
+    worker's display hands it to the controller's at once); it is in the task's ``warnings`` too."""
+    display = Display()
+    display.display("[WARNING]: %s" % text, color=C.COLOR_WARN, stderr=True)
 
 
 def _invocation_wanted(task_vars):

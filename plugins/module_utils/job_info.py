@@ -155,9 +155,11 @@ class Outcome(object):
         self.secrets = [value for value in secrets if value]
 
 
-def run(params, environ=None):
+def run(params, environ=None, notify=None):
     """The :class:`Outcome` of the task for validated ``params``; ``environ`` is the environment the task sees
-    (``os.environ`` when None). Raises ``query.MissingLibraryError`` before any request when a library is missing."""
+    (``os.environ`` when None); ``notify``, a callable, is handed each warning a wait gives while it goes on (a name that
+    matches nothing yet), at once - the warning is in the outcome's too. Raises ``query.MissingLibraryError`` before any
+    request when a library is missing."""
     # The proxy URL stays visible for debugging; its user:password never is, however it is written (a raw '/' or '@' too).
     secrets = list(proxy_secrets(params.get("proxy")))
     try:
@@ -168,6 +170,7 @@ def run(params, environ=None):
         return Outcome({}, failed=True, msg=str(error), secrets=secrets)
     # Secrets read from the environment are as secret as no_log options.
     secrets.extend(query.secrets())
+    query.notify = notify
     with query:
         outcome = query.run()
     # Credentials obtained during the call (temporary keys, issued tokens) are as secret as no_log options.

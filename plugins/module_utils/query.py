@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 
 from ansible_collections.modelarts.training.plugins.module_utils.client import HAS_REQUESTS, REQUESTS_IMPORT_ERROR, ModelArtsClient
-from ansible_collections.modelarts.training.plugins.module_utils.endpoints import unused_region
+from ansible_collections.modelarts.training.plugins.module_utils.endpoints import escape, unused_region
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.fanout import DEFAULT_MAX_CONCURRENCY, fetch_concurrently
 
@@ -49,6 +49,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.selection impor
     Search,
     Selection,
     check_job_id,
+    closest_text,
     select,
     v1_key,
     v1_selection_key,
@@ -303,6 +304,10 @@ class Query(object):
             self.metrics = _metrics().plan(self.settings.metrics, self.settings.baseline, selection.keys if selection is not None else ())
         self.client = ModelArtsClient(self.settings.connection, clock=clock, environ=environ, **client_kwargs)
         self.warnings = []
+        # Warnings a wait gives while it goes on (a name that matches nothing yet): added to the result's, and handed at once
+        # to ``notify`` (a callable taking the text; the action plugin's, which shows it while the task still waits).
+        self.told = []
+        self.notify = None
         # Endpoint tokens of the jobs read so far, each once (a dict as an ordered set): masked in diagnostics whatever
         # include_endpoint_tokens says.  A source that never ends reads the same jobs round after round: this holds
         # their distinct tokens, not one entry per item built.
@@ -507,6 +512,7 @@ class Query(object):
         interval, cap = settings.wait_sleep, max(settings.wait_sleep, settings.wait_sleep_max)
         last = settings.wait_timeout <= 0
         searches, failure = 0, None
+        nearby = None  # the names closest to a name that matches nothing (looked for once, at the first empty answer)
         while True:
             searches += 1
             given = deadline + grace if last else deadline
@@ -529,6 +535,14 @@ class Query(object):
                     keys, found, failure = [], {}, error
             if keys:
                 return keys, found
+            said = None
+            if nearby is None and failure is None and isinstance(name, Search) and name.name is not None:
+                nearby = self._nearby(name, deadline + grace if last else deadline)
+                said = "no training job %s%s: still waiting (a job may be submitted later)%s" % (
+                    name.describe(),
+                    "" if name.workspace_id is not None else " in the default workspace",
+                    "; %s" % nearby if nearby else "",
+                )
             now = self.clock()
             remaining = deadline - now
             if last or remaining <= 0:
@@ -543,11 +557,34 @@ class Query(object):
                     text += "; the last search failed: %s" % failure
                 elif isinstance(name, Search) and name.coverage():
                     text += "; %s" % name.coverage()
+                if nearby:
+                    text += "; %s" % nearby
                 raise ModelArtsError(text, operation="search training jobs %s" % (name.describe() if isinstance(name, Search) else "named '%s'" % label(name)))
+            if said is not None:
+                self.told.append(said)
+                if self.notify is not None:
+                    self.notify(said)
             nap = waiter.nap_length(interval, now, deadline)
             self.sleeper(nap)
             last = nap >= remaining
             interval = waiter.next_interval(interval, cap)
+
+    def _nearby(self, search, deadline):
+        """How a message gives the names closest to ``search.name`` among those of the newest jobs of its workspace
+        (``selection.closest_text``): one request, ended by ``deadline``; '' when it fails - nothing is offered, and the
+        wait's own searches say what fails."""
+        client = self.client
+        from ansible_collections.modelarts.training.plugins.module_utils import search as search_api  # pylint: disable=import-outside-toplevel
+
+        def post(body, operation):
+            path = "/v2/%s/training-job-searches" % escape(client.resolve_project_id(deadline))
+            return client.request("POST", path, body=body, operation=operation, deadline=deadline)
+
+        try:
+            names = search_api.names_in_workspace(post, search.workspace_id)
+        except (ModelArtsError, ConnectionConfigError):
+            return ""
+        return closest_text(search, names, search_api.NAMES_PAGE)
 
     def run(self):
         """Query the selected jobs, waiting when asked, and return a :class:`QueryResult` (never raises for the service's answers)."""
@@ -562,7 +599,8 @@ class Query(object):
             except (ModelArtsError, ConnectionConfigError) as error:
                 # A configuration error met on the way (a credential source, the project) fails the search as it fails a
                 # job's GET: one message, the same as with training_job_id.
-                return QueryResult([], False, str(error), {"search": error}, warnings=warnings, single=selection.single)
+                return QueryResult([], False, str(error), {"search": error}, warnings=warnings + self.told, single=selection.single)
+            warnings.extend(self.told)
             warnings.extend(str(value) for value in initial.values() if isinstance(value, UnidentifiedJobError))
             if not keys and selection.search.coverage():
                 warnings.append("no training job %s was found: %s" % (selection.search.describe(), selection.search.coverage()))

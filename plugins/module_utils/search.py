@@ -160,6 +160,26 @@ def _narrowing(search):
     return ", ".join(hints[:-1]) + " or " + hints[-1]
 
 
+# The newest jobs of a workspace the closest names to a name no job has are picked from: one page, one request.
+NAMES_PAGE = 50
+
+
+def names_in_workspace(post, workspace_id=None, page_size=NAMES_PAGE):
+    """The distinct names of the ``page_size`` newest v2 jobs of a workspace (None: the default one), newest first: one
+    request with no filter, whatever the workspace holds - what ``selection.closest_names`` picks the names closest to
+    a misspelt one from (a job older than that page is not offered)."""
+    body = {"offset": 0, "limit": page_size, "sort_by": "create_time", "order": "desc", "filters": []}
+    if workspace_id is not None:
+        body["workspace_id"] = workspace_id
+    what = "list the names of the newest training jobs"
+    names = []
+    for document in _items(post(body, what), what)[:page_size]:
+        name = _metadata_name(document) if isinstance(document, dict) else None
+        if isinstance(name, str) and name and name not in names:
+            names.append(name)
+    return names
+
+
 class PageFailed(object):
     """What :func:`pages_matching` yields, with ``resume_on``, in place of a page whose request failed: the ``error``.
     The next ``next()`` asks for the same page again, so a long listing keeps its place through a failed request."""

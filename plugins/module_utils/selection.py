@@ -220,6 +220,24 @@ class Search(object):
         return "a tag search covers the jobs created in the last %d days only (the service's window)" % (TAG_WINDOW_MS // (24 * 3600 * 1000))
 
 
+def closest_names(name, names, count=3):
+    """The names of ``names`` closest to ``name``, closest first, at most ``count``: ``difflib.get_close_matches`` (its
+    cutoff 0.6), the rule ``options.unknown_names`` ranks option names by; ``name`` itself is never offered."""
+    import difflib  # pylint: disable=import-outside-toplevel  # only a name that matches nothing needs it
+
+    return difflib.get_close_matches(str(name), [other for other in dict.fromkeys(names) if other != name], n=count)
+
+
+def closest_text(search, names, page_size):
+    """How a message gives the names closest to ``search.name`` among ``names`` (those of the ``page_size`` newest jobs of
+    its workspace): ``closest names: 'churn-model', 'churn-models'``, or that none comes close."""
+    close = closest_names(search.name, names)
+    if close:
+        return "closest names: %s" % ", ".join("'%s'" % label(other) for other in close)
+    where = "in workspace %s" % search.workspace_id if search.workspace_id is not None else "in the default workspace"
+    return "no name of the %d newest jobs %s comes close" % (page_size, where)
+
+
 def workspace_fields(workspace_id):
     """The body field that makes a search look in ``workspace_id`` (none for the default workspace's None)."""
     return {"workspace_id": workspace_id} if workspace_id is not None else {}

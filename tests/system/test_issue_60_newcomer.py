@@ -130,3 +130,107 @@ def test_the_source_says_what_it_watches_at_the_default_verbosity_and_warns_what
     unfit_lines = [(level, message) for level, message in lines if message.startswith("not fit to ship: ")]
     assert unfit_lines and all(level == "WARNING" for level, _message in unfit_lines), lines
     assert any(unfit in message for _level, message in unfit_lines), unfit_lines
+
+
+# -- item 5: a name that matches nothing says so at once, with the names that come closest -------------------------
+
+
+@pytest.fixture
+def churn(emulator):
+    """A workspace of its own holding 'churn-model' (twice), 'churn-model-v2' and an unrelated job: what a newcomer
+    misspells as 'churn-modle'."""
+    space = workspace()
+    emulator.add_jobs(
+        [
+            {"id": str(uuid.uuid4()), "name": name, "phase": "Completed", "workspace_id": space, "created_ago": ago}
+            for name, ago in (("churn-model", "2h"), ("churn-model", "1h"), ("churn-model-v2", "30m"), ("resnet50-nightly", "10m"))
+        ]
+    )
+    return space
+
+
+def still_waiting(space):
+    return (
+        "no training job named 'churn-modle' in workspace %s: still waiting (a job may be submitted later); closest names: 'churn-model', 'churn-model-v2'"
+        % space
+    )
+
+
+def warning_count(text, warning):
+    """How many times ``warning`` was shown as a ``[WARNING]:`` line (ansible-core before 2.19 may wrap it)."""
+    return re.sub(r"\s+", " ", text).count("[WARNING]: " + warning)
+
+
+@pytest.mark.parametrize("in_process", [True, False], ids=["in-process", "module"])
+def test_a_misspelt_name_warns_while_waiting_with_the_closest_names_and_the_failure_keeps_them(emulator, run_playbook, tmp_path, churn, in_process):
+    task = dict(emulator_connection(emulator), name="churn-modle", workspace_id=churn, wait=True, wait_timeout=3, wait_sleep=0.5, wait_sleep_max=0.5)
+    play = [
+        {
+            "hosts": "localhost",
+            "gather_facts": False,
+            "vars": {"modelarts_training_in_process": in_process},
+            "tasks": [
+                {"name": "wait", MODULE: task, "register": "job", "ignore_errors": True},
+                {"ansible.builtin.copy": {"content": "{{ job | to_json }}", "dest": str(tmp_path / "result.json"), "mode": "0600"}},
+            ],
+        }
+    ]
+    result = run_playbook(play)
+    output = result.stdout + result.stderr
+    saved = json.loads((tmp_path / "result.json").read_text())
+    assert saved["failed"], saved
+    # The warning is the task's, and the failure keeps the names.
+    assert saved["warnings"] == [still_waiting(churn)], saved
+    assert saved["msg"].startswith("no training job named 'churn-modle' in workspace %s was found after waiting" % churn), saved["msg"]
+    assert saved["msg"].endswith("; closest names: 'churn-model', 'churn-model-v2'"), saved["msg"]
+    # In the controller's worker the task shows it at once, while it waits (and again with the task's warnings at its end);
+    # the module can only hand it back with its result.
+    assert warning_count(output, still_waiting(churn)) == (2 if in_process else 1), output[-4000:]
+    assert_documented(still_waiting(churn))
+    assert_documented(saved["msg"])
+
+
+def test_the_gate_given_a_misspelt_name_says_which_names_come_closest(emulator, run_playbook, churn):
+    gate = {
+        "training_job_gate_name": "churn-modle",
+        "training_job_gate_workspace_id": churn,
+        "training_job_gate_timeout": 2,
+        "training_job_gate_poll": 0.5,
+        "training_job_gate_connection": emulator_connection(emulator),
+    }
+    play = [
+        {
+            "hosts": "localhost",
+            "gather_facts": False,
+            "tasks": [
+                {
+                    "block": [{"ansible.builtin.include_role": {"name": ROLE}, "vars": gate}],
+                    "rescue": [{"ansible.builtin.debug": {"msg": "GATE CLOSED {{ ansible_failed_result.msg }}"}}],
+                }
+            ],
+        }
+    ]
+    result = run_playbook(play)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0 and "GATE CLOSED" in output, output[-4000:]
+    assert warning_count(output, still_waiting(churn)) >= 1, output[-4000:]
+    assert "closest names: 'churn-model', 'churn-model-v2'" in output.split("GATE CLOSED", 1)[1], output[-4000:]
+
+
+def test_a_name_no_job_comes_close_to_says_so(emulator, run_playbook, tmp_path, churn):
+    task = dict(emulator_connection(emulator), name="zzzz-qqqq", workspace_id=churn, wait=True, wait_timeout=0)
+    play = [
+        {
+            "hosts": "localhost",
+            "gather_facts": False,
+            "tasks": [
+                {"name": "wait", MODULE: task, "register": "job", "ignore_errors": True},
+                {"ansible.builtin.copy": {"content": "{{ job | to_json }}", "dest": str(tmp_path / "result.json"), "mode": "0600"}},
+            ],
+        }
+    ]
+    run_playbook(play)
+    saved = json.loads((tmp_path / "result.json").read_text())
+    # wait_timeout 0: one search, so no "still waiting"; the failure says that nothing comes close.
+    assert "warnings" not in saved or not any("still waiting" in line for line in saved["warnings"]), saved
+    assert saved["msg"].endswith("; no name of the 50 newest jobs in workspace %s comes close" % churn), saved["msg"]
