@@ -318,7 +318,7 @@ def read_text_file(path, option, limit=MAX_FILE_BYTES, timeout=None, environ=Non
 
     reader = threading.Thread(target=read, name="read %s" % option, daemon=True)
     reader.start()
-    reader.join(max(0.0, timeout))
+    reader.join(max(0.0, min(timeout, threading.TIMEOUT_MAX)))  # a deadline 10**12 s away is no OverflowError
     if not outcome:
         raise CredentialsConfigError(
             "%s: reading %s did not end within the %.1fs left before the deadline (a hung network mount?)" % (option, label(path, 300), max(0.0, timeout))

@@ -8,9 +8,12 @@ it holds the GIL (so a thread of the task's process stops every other thread, th
 and no signal handler runs while it matches (so neither a task's ``timeout:`` in the controller's process nor the
 call's deadline could end it).  So the patterns run in a child Python (``sys.executable -I -S``, the interpreter the
 task runs on, nothing imported but ``re`` and ``json``), fed a page of lines at a time; the task waits for its answer
-with ``select`` until the call's deadline, and at the deadline - or when the task is interrupted, or the call ends -
-the child is killed.  The child also ends itself at the deadline (``signal.alarm``, whose default action ends a process
-whatever it is doing), so even a task killed without a chance to clean up leaves no matcher spinning.
+with ``poll`` until the call's deadline, and at the deadline - or when the task is interrupted, or the call ends -
+the child is killed.  A task killed without a chance to clean up (a module killed on its host) leaves no matcher
+spinning either: the child ends when its parent does (a watcher process it forks sees the end of a pipe only the parent
+writes to; see :data:`CHILD`), and at the deadline in any case (``signal.alarm``, whose default action ends a process
+whatever it is doing).  Not Linux's parent-death signal: it follows the thread that started the child, and the thread
+that reads a call's first page may end long before the call.
 
 :class:`Matcher` is what ``metric_reads.py`` uses: ``match(lines, wanted, deadline)`` answers, for each wanted pattern,
 the lines it matched and what its one group captured.  Lines over :data:`LINE_CHARS` are never sent (the caller counts
@@ -22,11 +25,13 @@ from __future__ import annotations
 import json
 import math
 import os
-import select
+import selectors
 import subprocess
 import sys
 import threading
 import time
+
+from ansible_collections.modelarts.training.plugins.module_utils.watchdog import TIMER_MAX, timer_seconds
 
 # A line longer than this is not matched: no metric line is that long, and each line's matching stays bounded.
 LINE_CHARS = 4096
@@ -37,11 +42,38 @@ ALARM_SLACK = 2
 
 # The child: reads the patterns, then one page of lines at a time, and answers each page on one line of JSON.
 # ``first`` patterns stop at their first match (the newest line: ``pick: last``); the others report every match.
+#
+# The child ends when its parent does, whatever ends the parent (SIGKILL included): ``re`` holds the child's only thread,
+# so a watcher process forked from it blocks on the ``life`` pipe, whose one writing end is the parent's; at its end of
+# file (the parent closed it, or ended) the watcher kills the child if the child is still its parent, and leaves.  It
+# holds none of the child's pipes to the parent (a child killed otherwise still ends its answer), and only the life
+# pipe or its own alarm ends it (not a ^C to the group, which the parent may outlive).
 CHILD = r"""
-import json, re, signal, sys
+import json, os, re, signal, sys
 head = json.loads(sys.stdin.readline())
-if head.get("alarm"):
-    signal.alarm(int(head["alarm"]))
+alarm = int(head.get("alarm") or 0)
+if alarm:
+    signal.alarm(alarm)
+if head.get("life") is not None and hasattr(os, "fork"):
+    me = os.getpid()
+    try:
+        watcher = os.fork()
+    except OSError:
+        watcher = -1
+    if watcher == 0:
+        try:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            os.close(0)
+            os.close(1)
+            if alarm:
+                signal.alarm(alarm + 1)
+            while os.read(head["life"], 1):
+                pass
+            if os.getppid() == me:
+                os.kill(me, signal.SIGKILL)
+        finally:
+            os._exit(0)
+    os.close(head["life"])
 patterns = [re.compile(text) for text in head["patterns"]]
 cap = int(head["cap"])
 out = sys.stdout
@@ -86,6 +118,7 @@ class Matcher(object):
         self.executable = sys.executable if executable is None else executable
         self.lock = threading.Lock()
         self.process = None
+        self.life = None
         self.buffer = b""
         self.closed = False
         self.pages = 0
@@ -97,20 +130,29 @@ class Matcher(object):
         if left is not None and left <= 0:
             raise MatchError("the deadline passed before the log's lines could be matched", timed_out=True)
         try:
-            # Not AnsibleModule.run_command: the matcher serves the module, the action plugin in the controller's process,
-            # the lookup and the event source alike (no AnsibleModule in three of them), and it keeps a child with open
-            # pipes across pages, killed at the deadline - run_command runs a command to its end.
-            self.process = subprocess.Popen(  # pylint: disable=ansible-bad-function
-                [self.executable, "-I", "-S", "-c", CHILD],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                close_fds=True,
-            )
+            # The child's life pipe (see CHILD): this process holds its only writing end, closed when the child is ended.
+            life, self.life = os.pipe()
+            self.life = os.fdopen(self.life, "wb", 0)
+            try:
+                # Not AnsibleModule.run_command: the matcher serves the module, the action plugin in the controller's
+                # process, the lookup and the event source alike (no AnsibleModule in three of them), and it keeps a child
+                # with open pipes across pages, killed at the deadline - run_command runs a command to its end.
+                self.process = subprocess.Popen(  # pylint: disable=ansible-bad-function
+                    [self.executable, "-I", "-S", "-c", CHILD],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    close_fds=True,
+                    pass_fds=(life,),
+                )
+            finally:
+                os.close(life)
         except OSError as error:
+            self._close_life()
             raise MatchError("the regular expression matcher could not start: %s" % (error.strerror or type(error).__name__)) from None
-        alarm = 0 if left is None else int(math.ceil(left)) + ALARM_SLACK
-        self._send({"patterns": self.patterns, "cap": CAPTURE_CHARS, "alarm": alarm}, deadline)
+        # Within what signal.alarm takes (a wait_timeout of 10**12 s is an alarm decades away); the watcher's is a second later.
+        alarm = 0 if left is None else min(int(math.ceil(left)) + ALARM_SLACK, int(TIMER_MAX) - 1)
+        self._send({"patterns": self.patterns, "cap": CAPTURE_CHARS, "alarm": alarm, "life": life}, deadline)
 
     def match(self, lines, wanted, deadline=None):
         """For each ``(pattern index, first)`` of ``wanted``, the ``[line number, capture]`` pairs of ``lines`` that the
@@ -120,7 +162,7 @@ class Matcher(object):
         that backtracks catastrophically never ends), or when the child cannot run."""
         if not wanted:
             return []
-        if not self.lock.acquire(timeout=-1 if deadline is None else max(0.0, deadline - self.clock())):
+        if not self.lock.acquire(timeout=-1 if deadline is None else timer_seconds(deadline - self.clock())):
             raise MatchError("the deadline passed while another page of the log was matched", timed_out=True)
         try:
             if self.closed:
@@ -162,7 +204,10 @@ class Matcher(object):
 
     def _ready(self, handle, deadline, write=False):
         """Wait until ``handle`` can be read (or written) without blocking, or raise at ``deadline``.  A signal's
-        exception (a task's ``timeout:`` in this process) interrupts the wait; the caller's ``finally`` ends the child."""
+        exception (a task's ``timeout:`` in this process) interrupts the wait; the caller's ``finally`` ends the child.
+
+        ``poll`` where there is one, never ``select.select``: a long-lived process (an execution environment, a rulebook)
+        has descriptors of 1024 and more, which select refuses.  Whatever the wait raises is a :class:`MatchError`."""
         while True:
             left = None if deadline is None else deadline - self.clock()
             if left is not None and left <= 0:
@@ -171,12 +216,18 @@ class Matcher(object):
                 raise MatchError("the matcher was closed: the call has ended")
             # At most a second at a time: close() from another thread is seen within it.
             wait = 1.0 if left is None else min(1.0, left)
-            readable, writable, _errors = select.select([] if write else [handle], [handle] if write else [], [], wait)
-            if readable or writable:
-                return
+            try:
+                with _SELECTOR() as selector:
+                    selector.register(handle, selectors.EVENT_WRITE if write else selectors.EVENT_READ)
+                    if selector.select(wait):
+                        return
+            except (OSError, ValueError) as error:
+                raise MatchError("waiting for the regular expression matcher failed: %s" % (getattr(error, "strerror", None) or error)) from None
 
     def _kill(self):
         process = self.process
+        # The life pipe first: its watcher then kills a child not yet reaped (its number cannot be another's).
+        self._close_life()
         _send_kill(process)
         if process is not None:
             try:
@@ -194,12 +245,25 @@ class Matcher(object):
     def close(self):
         """End the child at once, whatever it is doing (a thread waiting for its answer then raises :class:`MatchError`)."""
         self.closed = True
+        self._close_life()
         _send_kill(self.process)
         if self.lock.acquire(timeout=2):
             try:
                 self._kill()
             finally:
                 self.lock.release()
+
+    def _close_life(self):
+        life = self.life
+        if life is not None:
+            try:
+                life.close()  # once, whichever thread comes first (FileIO hands its descriptor to one close)
+            except OSError:
+                pass
+
+
+# poll where the platform has it (no descriptor of its own, no limit at 1024); else the best selector there is.
+_SELECTOR = getattr(selectors, "PollSelector", selectors.DefaultSelector)
 
 
 def _send_kill(process):

@@ -711,6 +711,7 @@ class HttpTransport(object):
     def _nap(self, seconds):
         """The backoff between two attempts.  :meth:`abandon` ends it at once - an event source cancelled at shutdown while
         it honours a ``Retry-After: 90`` leaves then, not 90 s later - and the next attempt is then refused."""
+        seconds = watchdog_mod.timer_seconds(seconds)
         if self._sleep is not None:
             self._sleep(seconds)
         else:
@@ -723,7 +724,8 @@ class HttpTransport(object):
         return self._rand() * ceiling
 
     def _timeouts(self, deadline, connect_timeout=None):
-        remaining = max(0.001, deadline - self._clock())
+        # As socket timeouts take them: a request_timeout of 1e12 (or a deadline that far) is no OverflowError.
+        remaining = max(0.001, watchdog_mod.timer_seconds(deadline - self._clock()))
         connect = float(self.params["connect_timeout"] if connect_timeout is None else connect_timeout)
         return min(connect, remaining), min(float(self.params["request_timeout"]), remaining)
 
@@ -795,7 +797,7 @@ class HttpTransport(object):
         parts = urlsplit(call.url)
         if parts.scheme == "http" and not self._proxies and "Connection aborted" in str(exc) and parts.hostname:
             if origin not in self._speaks_tls:
-                timeout = max(0.001, min(float(self.params["connect_timeout"]), call.deadline - self._clock()))
+                timeout = max(0.001, watchdog_mod.timer_seconds(min(float(self.params["connect_timeout"]), call.deadline - self._clock())))
                 self._speaks_tls[origin] = speaks_tls(parts.hostname, parts.port or 80, timeout)
             if self._speaks_tls[origin]:
                 where = label(parts.netloc, 200)

@@ -44,6 +44,7 @@ import time
 from ansible_collections.modelarts.training.plugins.module_utils.options import wait_option_problems
 from ansible_collections.modelarts.training.plugins.module_utils.phases import TERMINAL_PHASES
 from ansible_collections.modelarts.training.plugins.module_utils.text import describe_job
+from ansible_collections.modelarts.training.plugins.module_utils.watchdog import timer_seconds
 
 OUTCOME_SATISFIED = "satisfied"
 OUTCOME_FAILED = "failed"
@@ -97,8 +98,9 @@ def next_interval(interval, cap, growth=GROWTH_FACTOR):
 
 
 def nap_length(interval, now, deadline):
-    """Return how long to sleep now: the interval, cut short so as not to pass the deadline."""
-    return max(0.0, min(interval, deadline - now))
+    """Return how long to sleep now: the interval, cut short so as not to pass the deadline (and to what a sleep takes:
+    a ``wait_timeout`` and ``wait_sleep_max`` of 10**12 s nap for decades at a time, never an OverflowError)."""
+    return timer_seconds(min(interval, deadline - now))
 
 
 def _flag(exc, name):

@@ -38,6 +38,17 @@ except ImportError:  # the client reports the missing library
 
 _LOCAL = threading.local()
 
+# The longest wait every timer a call uses takes: a lock's, an event's or a condition's (``threading.TIMEOUT_MAX``), a
+# socket's and ``time.sleep``'s (a C time_t of nanoseconds), ``signal.alarm``'s (a C int of seconds), about 68 years.  A
+# deadline further away - ``wait_timeout`` has no upper bound, 10**12 s is an answer - is waited for in waits of this
+# length at most: see :func:`timer_seconds`.
+TIMER_MAX = min(float(threading.TIMEOUT_MAX), float(2**31 - 1))
+
+
+def timer_seconds(seconds):
+    """``seconds`` (a wait computed from a deadline or an option) as every timer takes it: 0 to :data:`TIMER_MAX`."""
+    return min(max(0.0, float(seconds)), TIMER_MAX)
+
 
 class Killed(Exception):
     """Raised inside an attempt whose deadline passed (the attempt then reports the deadline)."""
@@ -114,7 +125,8 @@ class Watch(object):
             return True
 
     def remaining(self):
-        return None if self.deadline is None else max(0.0, self.deadline - self.clock())
+        """Seconds left before the deadline (None: no deadline), as a timer takes them (:func:`timer_seconds`)."""
+        return None if self.deadline is None else timer_seconds(self.deadline - self.clock())
 
     def describe(self):
         if self.received is not None:
@@ -194,7 +206,7 @@ class Watchdog(object):
                     if not watch.released:
                         watch.kill()
                 self._wake_at = self._heap[0][0] if self._heap else None
-                self._cond.wait(None if self._wake_at is None else max(0.001, self._wake_at - now))
+                self._cond.wait(None if self._wake_at is None else max(0.001, timer_seconds(self._wake_at - now)))
             if self._thread is threading.current_thread():
                 self._thread = None
 
@@ -543,7 +555,7 @@ def _body_pieces(raw, deadline, watch, clock, read_timeout):
         else:
             sock = getattr(getattr(stream, "_connection", None), "sock", None)
             if sock is not None:
-                sock.settimeout(max(0.001, min(read_timeout, remaining)))
+                sock.settimeout(max(0.001, timer_seconds(min(read_timeout, remaining))))
             try:
                 piece = reader(65536, decode_content=True)
             except Exception as exc:  # pylint: disable=broad-except
