@@ -784,8 +784,28 @@ def _check_query(values, origins, has_wait_for=True):
     if not has_wait_for:
         return
     problems = wait_option_problems(values["wait_for"], values["fail_on"], values["wait_timeout"], values["wait_sleep"], values["wait_sleep_max"])
+    problems.extend(unread_bound_problems(values["wait_for"], values.get("metrics")))
     if problems:
         raise ConnectionConfigError("; ".join(problems))
+
+
+def unread_bound_problems(wait_for, metrics, wait_for_name="wait_for", metrics_name="metrics"):
+    """A bound of ``metrics`` is checked on a Completed job only: with ``wait_for`` naming another phase, a job in that
+    phase would meet the wait with its bounded metrics never read.  A bound not read is not a pass (fail closed), so the
+    combination is refused before any request (issue 56, item 5)."""
+    others = [phase for phase in (wait_for or ()) if phase != "Completed"]
+    if not others or not isinstance(metrics, (list, tuple)):
+        return []
+    for index, entry in enumerate(metrics):
+        if isinstance(entry, dict):
+            bounds = [key for key in METRIC_BOUNDS if entry.get(key) is not None]
+            if bounds:
+                return [
+                    "%s names %s while %s[%d] has a bound (%s): metrics are read and bounds checked on Completed jobs only, so a job "
+                    "in %s would meet the wait with the bound never checked; wait for Completed alone when metrics have bounds"
+                    % (wait_for_name, ", ".join(others), metrics_name, index, ", ".join(bounds), " or ".join(others))
+                ]
+    return []
 
 
 def wait_option_problems(wait_for, fail_on, timeout, sleep, sleep_max, not_found_tolerance=0):
