@@ -176,7 +176,7 @@ def test_every_bad_record_fails_closed_naming_the_file_and_what_is_wrong(emulato
         "edited": (str(tmp_path / "edited.json"), None, "sha256 does not verify"),
         "closed": (records["closed"], None, "decision is closed, not open"),
         "two": (records["two"], None, "holds 2 jobs: give baseline.name"),
-        "other_value": (str(tmp_path / "other_value.json"), None, "the job is not what was promoted"),
+        "other_value": (str(tmp_path / "other_value.json"), None, "is not what was promoted: val_accuracy is 0.86 on the service, 0.5 in the record"),
         "wrong_key": (records["keyed"], "not-the-key", "hmac_sha256 does not verify with record_key"),
         "no_hmac": (records["plain"], KEY, "has no hmac_sha256, and record_key is given"),
     }
@@ -192,9 +192,11 @@ def test_every_bad_record_fails_closed_naming_the_file_and_what_is_wrong(emulato
     for name, (path, _key, why) in bad.items():
         result = results[name]
         assert result["failed"], (name, result.get("msg"))
-        assert path in result["msg"] and why in result["msg"], (name, result["msg"])
+        said = "\n".join(result["job_messages"])  # msg shortens each line; job_messages holds them whole
+        assert path in said and why in said, (name, said)
         assert result["training_job"]["metrics_ok"] is False and not result.get("warnings"), name
-    assert results["own"]["failed"] and "a job is never its own baseline" in results["own"]["msg"] and records["plain"] in results["own"]["msg"]
+    own = "\n".join(results["own"]["job_messages"])
+    assert results["own"]["failed"] and "a job is never its own baseline" in own and records["plain"] in own
     assert "not-the-key" not in output and KEY not in output
 
 
