@@ -73,6 +73,9 @@ def production_and_candidate(emulator, candidate_value=0.85, production_value=0.
 
 
 IMPROVE = [{"name": "val_accuracy", "regex": ACC, "min_improvement": 0}]
+# With a bound the candidate meets, a skipped improvement bound opened the gate (the role's record "open", the event's
+# metrics_ok true): what the review saw.
+GATED = [{"name": "val_accuracy", "regex": ACC, "min": 0.8, "min_improvement": 0}]
 
 
 # -- item 1: required: false skips only when nothing matched -------------------------------------------------------
@@ -122,7 +125,7 @@ def test_the_role_closes_when_the_baseline_search_fails_with_required_false(mode
                         "training_job_gate_ids": [candidate],
                         "training_job_gate_timeout": 60,
                         "training_job_gate_connection": emulator_connection(emulator, **FAST),
-                        "training_job_gate_metrics": IMPROVE,
+                        "training_job_gate_metrics": GATED,
                         "training_job_gate_baseline": {"tags": {"stage": stage}, "required": False},
                         "training_job_gate_record": str(record),
                     },
@@ -145,7 +148,7 @@ def test_the_event_source_says_metrics_ok_false_when_the_baselines_get_fails_wit
     _stage, prod, candidate = production_and_candidate(emulator)
     emulator.add_fault(type="error", status=503, job=prod, count="always")
     src = load_source(collection_root)
-    args = dict(connection_args(emulator), training_job_ids=[candidate], stop_when_done=True, interval=0.3, metrics=IMPROVE)
+    args = dict(connection_args(emulator), training_job_ids=[candidate], stop_when_done=True, interval=0.3, metrics=GATED)
     args.update(baseline={"training_job_id": prod, "required": False}, **FAST)
     events = asyncio.run(asyncio.wait_for(source_events(src, args, lambda found: any(e["modelarts"]["phase"] == "Completed" for e in found)), 300))
     item = [e for e in events if e["modelarts"]["phase"] == "Completed"][0]["modelarts"]["training_job"]
@@ -285,12 +288,12 @@ def test_a_relative_bound_against_a_baseline_of_zero_fails_closed_and_says_why(e
 @WAYS
 def test_a_value_a_hair_under_its_bound_prints_digits_enough_to_tell_them_apart(emulator, run_playbook, tmp_path, in_process):
     job = new_id()
-    emulator.add_job(id=job, name="hair", phase="Completed", metric_lines=["val_accuracy=0.8999999999"])
+    emulator.add_job(id=job, name="hair", phase="Completed", metric_lines=["val_accuracy=0.89999999999999"])
     metrics = [{"name": "val_accuracy", "regex": ACC, "min": 0.9}]
     tasks = [info("hair", "hair", training_job_id=job, wait=True, metrics=metrics), save(tmp_path, "hair")]
     results, _output = run(run_playbook, tmp_path, play(emulator, tasks), in_process)
     assert results["hair"]["failed"]
-    assert "val_accuracy is 0.8999999999, below min 0.9" in results["hair"]["msg"], results["hair"]["msg"]
+    assert "val_accuracy is 0.89999999999999, below min 0.9" in results["hair"]["msg"], results["hair"]["msg"]
 
 
 # -- item 19: the job a name selects, given as its own baseline -------------------------------------------------------------
