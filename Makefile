@@ -57,7 +57,7 @@ VENV_DEMO := $(CURDIR)/.venv-demo
 STAMP_DEMO := $(VENV_DEMO)/.installed
 export PATH := $(BIN):$(PATH)
 
-.PHONY: test-cores test-cores-prepare importer sanity-oldest units-oldest integration-oldest $(CORE_SUITES) $(foreach core,$(OWN_VENV_CORES),get-pip-$(core))
+.PHONY: test-cores test-cores-prepare importer role-paths-oldest sanity-oldest units-oldest integration-oldest $(CORE_SUITES) $(foreach core,$(OWN_VENV_CORES),get-pip-$(core))
 .PHONY: help venv test-prepare docs bench bench-quick get-pip get-pip-newest sanity-newest units-newest integration-newest demo test test-quick units-quick sanity units emulator-tests system-tests molecule integration lint docs-lint changelog-lint ee clean ruff
 
 help:
@@ -178,6 +178,18 @@ integration-2.19: integration
 parity-2.19: venv
 	$(BIN)/python -m pytest -q -p no:cacheprovider $(PARITY)
 
+# The gate role's every path (refuse, connection, wait; each with and without a record; its variables passed as facts,
+# as the shipped playbook passes them) and the shipped playbook, on the oldest core: ansible-core 2.16 to 2.18 load the
+# role's imports in a way 2.19 does not (issue 56, item 14). Part of `make test`.
+ROLE_PATHS := tests/system/test_review_56_role.py
+ifeq ($(strip $(CORE_INTERPRETER_$(OLDEST))),)
+role-paths-oldest:
+	@$(call absent,$@,$(CORE_ABSENT_$(OLDEST)))
+else
+role-paths-oldest: $(CURDIR)/.venv-core-$(OLDEST)/.installed
+	$(CURDIR)/.venv-core-$(OLDEST)/bin/python -m pytest -q -p no:cacheprovider -k "every_path or shipped or nobody" $(ROLE_PATHS)
+endif
+
 sanity-oldest: sanity-$(OLDEST)
 units-oldest: units-$(OLDEST)
 integration-oldest: integration-$(OLDEST)
@@ -215,7 +227,7 @@ SUITE_JOBS ?= 3
 test: venv
 	@hacking/run_suites.sh --setup test-prepare --jobs $(SUITE_JOBS) system-tests ee sanity-newest sanity-oldest units sanity \
 		integration molecule importer units-newest units-oldest emulator-tests integration-newest integration-oldest docs \
-		lint docs-lint changelog-lint ruff
+		lint docs-lint changelog-lint ruff role-paths-oldest
 
 # The inner loop: the unit tests under plain pytest from .venv (tests/unit/conftest.py installs the collection loader
 # ansible-test would), beside the emulator tests. `make units` runs the same tests under ansible-test, in a venv of
