@@ -16,8 +16,8 @@ whatever it is doing).  Not Linux's parent-death signal: it follows the thread t
 that reads a call's first page may end long before the call.
 
 :class:`Matcher` is what ``metric_reads.py`` uses: ``match(lines, wanted, deadline)`` answers, for each wanted pattern,
-the lines it matched and what its one group captured.  Lines over :data:`LINE_CHARS` are never sent (the caller counts
-them); a capture is cut to :data:`CAPTURE_CHARS` (a number is shorter).
+where in the lines its one group captured (the caller holds the lines: nothing is cut before it masks a capture).  No
+line over :data:`LINE_CHARS` is sent (the caller sends the end of a longer one).
 """
 
 from __future__ import annotations
@@ -33,15 +33,19 @@ import time
 
 from ansible_collections.modelarts.training.plugins.module_utils.watchdog import TIMER_MAX, timer_seconds
 
-# A line longer than this is not matched: no metric line is that long, and each line's matching stays bounded.
+# The most of a line that is matched: no metric line is that long, and each line's matching stays bounded (of a longer
+# line, the caller sends its end: metric_reads.LogScan).
 LINE_CHARS = 4096
-# What a group captured, as sent back (a number is far shorter; a longer capture is not one anyway).
-CAPTURE_CHARS = 100
 # The child's end, at the latest, past the deadline it was given (its alarm has a resolution of one second).
 ALARM_SLACK = 2
 
-# The child: reads the patterns, then one page of lines at a time, and answers each page on one line of JSON.
-# ``first`` patterns stop at their first match (the newest line: ``pick: last``); the others report every match.
+# The child: reads the patterns, then one page of lines at a time, and answers each page on one line of JSON: for each
+# wanted pattern, the ``[line number, start, end]`` of what its group captured (the caller holds the lines, and quotes a
+# capture masked within its line).  A line's value is its LAST match (``best acc=0.95, acc=0.52`` says 0.52 now).
+# ``first`` patterns (``pick: last``) stop at the first line that matches (the newest: lines come newest first) and
+# report its last match; the others report, of each line, the match with the smallest and the one with the largest
+# number (``max``/``min`` consider every match: a line's others lie between them), or its first match that is not a
+# finite number - where they stop, since the caller fails closed on it.  So an answer holds at most two hits a line.
 #
 # The child ends when its parent does, whatever ends the parent (SIGKILL included): ``re`` holds the child's only thread,
 # so a watcher process forked from it blocks on the ``life`` pipe, whose one writing end is the parent's; at its end of
@@ -75,21 +79,41 @@ if head.get("life") is not None and hasattr(os, "fork"):
             os._exit(0)
     os.close(head["life"])
 patterns = [re.compile(text) for text in head["patterns"]]
-cap = int(head["cap"])
 out = sys.stdout
+def value(text):
+    try:
+        found = float(text.strip())
+    except ValueError:
+        return None
+    return found if found - found == 0 else None
+def line_hits(finditer, number, text, first):
+    spans = [found.span(1) for found in finditer(text) if found.start(1) >= 0]
+    if not spans:
+        return [], False
+    if first:
+        return [[number, spans[-1][0], spans[-1][1]]], True
+    low = high = None
+    for start, end in spans:
+        found = value(text[start:end])
+        if found is None:
+            return [[number, start, end]], True
+        if low is None or found < low[0]:
+            low = (found, start, end)
+        if high is None or found > high[0]:
+            high = (found, start, end)
+    return [[number, low[1], low[2]]] + ([[number, high[1], high[2]]] if high[1:] != low[1:] else []), False
 for line in sys.stdin:
     page = json.loads(line)
     lines = page["lines"]
     answer = []
     for index, first in page["wanted"]:
-        search = patterns[index].search
+        finditer = patterns[index].finditer
         hits = []
         for number, text in enumerate(lines):
-            found = search(text)
-            if found is not None and found.group(1) is not None:
-                hits.append([number, found.group(1)[:cap]])
-                if first:
-                    break
+            found, stop = line_hits(finditer, number, text, first)
+            hits.extend(found)
+            if stop:
+                break
         answer.append(hits)
     out.write(json.dumps(answer) + "\n")
     out.flush()
@@ -152,11 +176,13 @@ class Matcher(object):
             raise MatchError("the regular expression matcher could not start: %s" % (error.strerror or type(error).__name__)) from None
         # Within what signal.alarm takes (a wait_timeout of 10**12 s is an alarm decades away); the watcher's is a second later.
         alarm = 0 if left is None else min(int(math.ceil(left)) + ALARM_SLACK, int(TIMER_MAX) - 1)
-        self._send({"patterns": self.patterns, "cap": CAPTURE_CHARS, "alarm": alarm, "life": life}, deadline)
+        self._send({"patterns": self.patterns, "alarm": alarm, "life": life}, deadline)
 
     def match(self, lines, wanted, deadline=None):
-        """For each ``(pattern index, first)`` of ``wanted``, the ``[line number, capture]`` pairs of ``lines`` that the
-        pattern matches (its group captured something), in the order of ``lines``; with ``first``, the first one only.
+        """For each ``(pattern index, first)`` of ``wanted``, the ``[line number, start, end]`` of what the pattern's group
+        captured in ``lines`` (``lines[number][start:end]``), in the order of ``lines``: with ``first``, the last match of
+        the first line it matches; else of each line the match of the smallest and of the largest number, or its first
+        match that is no finite number, the last hit (see :data:`CHILD`).  A match whose group took no part is none.
 
         Raises :class:`MatchError` when the answer has not come by ``deadline`` (the child is then killed: a pattern
         that backtracks catastrophically never ends), or when the child cannot run."""

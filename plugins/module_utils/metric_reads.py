@@ -16,20 +16,24 @@
   ``diagnostics.PreviewTail``) when the first AOM call fails.  The lines are matched as they arrive, a page at a time, by
   ``matching.Matcher`` (a child process ended at the deadline); the metrics of one task share one scan, which stops once
   each has what it needs, and at most ``lines`` lines are read for each.  Memory holds one page, whatever the log.
+  A line's value is its last match, and ``\\r`` ends a line as ``\\n`` does; of a line over ``matching.LINE_CHARS``
+  its end is matched, and when the value may lie in the rest the metric fails closed naming the line.
 
 Nothing here raises for the service's answers: a call that fails, an answer of another shape, no match, a value that is
 not a finite number - each becomes a line of the reading's ``problems`` naming the source tried and why, and the value
-stays None.  Text from a log is masked and made inert (``text.inert``) before a problem quotes it.
+stays None.  Text from a log is masked (within its whole line: ``text.redact_part``) before it is cut, and made inert
+(``text.inert``), before a problem quotes it.
 """
 
 from __future__ import annotations
 
 import math
+import re
 
 from ansible_collections.modelarts.training.plugins.module_utils import diagnostics
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.matching import LINE_CHARS, MatchError
-from ansible_collections.modelarts.training.plugins.module_utils.text import describe_typed, inert, json_type_name, label
+from ansible_collections.modelarts.training.plugins.module_utils.text import describe_typed, inert, json_type_name, label, redact_part
 
 # The AOM call's bound on lines, as diagnostics knows it.
 AOM_PAGE = diagnostics.AOM_MAX_LINES
@@ -74,20 +78,27 @@ def number(value):
     return number_value, None
 
 
-def captured_number(text, secrets):
-    """``(float, None)`` for what a regex group captured, else ``(None, why)`` quoting it masked and inert."""
+def captured_number(line, secrets, start=0, end=None):
+    """``(float, None)`` for what a regex group captured, ``line[start:end]``, else ``(None, why)`` quoting it masked
+    within its line (:func:`quoted_part`) and inert."""
     try:
-        value = float(text.strip())
+        value = float(line[start:end].strip())
     except ValueError:
-        return None, "%s is not a number" % quoted(text, secrets)
+        return None, "%s is not a number" % quoted_part(line, start, end, secrets)
     if not math.isfinite(value):
-        return None, "%s is NaN or infinite" % quoted(text, secrets)
+        return None, "%s is NaN or infinite" % quoted_part(line, start, end, secrets)
     return value, None
 
 
 def quoted(text, secrets):
     """Log text as a message may quote it: secrets masked, control characters escaped, cut, no template delimiter."""
     return "'%s'" % inert(label(text, QUOTED_CHARS, secrets))
+
+
+def quoted_part(line, start, end, secrets):
+    """``line[start:end]`` as :func:`quoted` quotes a text, its secrets found in the whole ``line`` first: masked before
+    anything is cut, even when the part (a capture, a line's start) holds only a piece of one."""
+    return "'%s'" % inert(label(redact_part(line, start, len(line) if end is None else end, secrets), QUOTED_CHARS))
 
 
 def pick_of(values, pick):
@@ -351,6 +362,36 @@ def read_ft(client, item, metrics, secrets, deadline):
 
 # -- a task's log ---------------------------------------------------------------------------------
 
+# A line's end: ``\r`` ends a line as ``\n`` does (a progress line rewritten in place), ``\r\n`` is one end.
+LINE_END = re.compile(r"\r\n|\r|\n")
+# The characters of a number (and of a word): a window over a long line's end that starts among them may start inside
+# one (``0.52`` read as ``52``), so the window leaves that first, partial token out.
+TOKEN_CHARS = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_.+-")
+
+
+def log_lines(line):
+    """The lines of one line of the service's answer, newest first: ``\\r`` ends a line as ``\\n`` does, ``\\r\\n`` is
+    one end, and the last end ends its line rather than starting an empty one."""
+    if "\r" not in line and "\n" not in line:
+        return [line]
+    lines = LINE_END.split(line)
+    if len(lines) > 1 and lines[-1] == "":
+        lines.pop()
+    lines.reverse()
+    return lines
+
+
+def window_start(line):
+    """Where the part of ``line`` that is matched starts: 0, or for a line over :data:`LINE_CHARS` its last
+    ``LINE_CHARS`` characters - the newest text - less the token the window starts inside (a number cut in half is never
+    read as a value: the partial token is skipped, the window's first match is a whole one)."""
+    start = len(line) - LINE_CHARS
+    if start <= 0:
+        return 0
+    while start < len(line) and line[start - 1] in TOKEN_CHARS and line[start] in TOKEN_CHARS:
+        start += 1
+    return start
+
 
 class _Wanted(object):
     """One metric's scan of a task's log: the lines it may see, what it found so far."""
@@ -360,13 +401,14 @@ class _Wanted(object):
         self.lines = metric.lines
         self.value = None
         self.count = 0
-        self.bad = None
-        self.long = 0
+        self.bad = None  # the newest (or any, for max/min) capture was no number
+        self.unscanned = None  # a long line's start, not matched, may hold what the value needs
         self.done = False
 
-    def take(self, text, secrets):
-        """A capture of a line, newest first: ``last`` keeps the first; ``max``/``min`` keep the extreme of all."""
-        value, why = captured_number(text, secrets)
+    def take(self, line, start, end, secrets):
+        """A capture of a line, ``line[start:end]``, newest first: ``last`` keeps the first; ``max``/``min`` keep the
+        extreme of all."""
+        value, why = captured_number(line, secrets, start, end)
         self.count += 1
         if why:
             # Fail closed: a match that is no number is never skipped for an older one, nor left out of max/min.
@@ -405,33 +447,56 @@ class LogScan(object):
         return max([wanted.lines for wanted in self.active()] or [0])
 
     def feed(self, page):
-        """Match one page of lines (newest first) for every metric that still wants them."""
+        """Match one page of lines (newest first) for every metric that still wants them.  ``\\r`` ends a line as ``\\n``
+        does; of a line over :data:`LINE_CHARS`, its end is matched (:func:`window_start`)."""
         offset = self.scanned
         active = self.active()
-        sent, where = [], []
-        for index, line in enumerate(page):
-            if len(line) > LINE_CHARS:
-                for wanted in active:
-                    wanted.long += index < wanted.lines - offset
-                continue
-            sent.append(line)
-            where.append(index)
-        patterns = {}
-        for wanted in active:
-            first = patterns.get(wanted.metric.pattern, True)
-            patterns[wanted.metric.pattern] = first and wanted.metric.pick == "last"
-        asked = sorted(patterns.items())
-        answers = self.matcher.match(sent, asked, self.deadline) if sent else [[] for _pattern in asked]
-        for (pattern, _first), hits in zip(asked, answers):
+        lines = [part for line in page for part in log_lines(line)]
+        starts = [window_start(line) for line in lines]
+        sent = [line[start:] if start else line for line, start in zip(lines, starts)]
+        asked = sorted(set((wanted.metric.pattern, wanted.metric.pick == "last") for wanted in active))
+        answers = self.matcher.match(sent, asked, self.deadline) if sent and asked else [[] for _asked in asked]
+        for (pattern, first), hits in zip(asked, answers):
             for wanted in active:
-                if wanted.metric.pattern != pattern:
-                    continue
-                limit = wanted.lines - offset
-                for number_, text in hits:
-                    if where[number_] >= limit or wanted.done:
-                        break
-                    wanted.take(text, self.secrets)
-        self.scanned += len(page)
+                if (wanted.metric.pattern, wanted.metric.pick == "last") == (pattern, first):
+                    self._take(wanted, hits, lines, starts, offset)
+        self.scanned += len(lines)
+
+    def _take(self, wanted, hits, lines, starts, offset):
+        """What one page's ``hits`` (``[line number, start, end]`` in the lines sent) give ``wanted``."""
+        limit = min(len(lines), wanted.lines - offset)
+        hits = [hit for hit in hits if hit[0] < limit]
+        # A long line is matched by its end only: its start may hold a match that is not read.  Fail closed, naming the
+        # line: for ``last``, a long line newer than the newest match (any, when none matched) - an older line's value
+        # is never taken in place of what its start holds; ``max``/``min`` need every match of every line.
+        upto = hits[0][0] if hits and wanted.metric.pick == "last" else limit
+        long = next((index for index in range(upto) if starts[index]), None)
+        if long is not None:
+            wanted.unscanned = self._unscanned(wanted, offset + long + 1, lines[long], starts[long])
+            wanted.done = True
+            return
+        for number_, start, end in hits:
+            if wanted.done:
+                break
+            wanted.take(lines[number_], starts[number_] + start, starts[number_] + end, self.secrets)
+
+    def _unscanned(self, wanted, position, line, start):
+        """The problem of a long line that could not be scanned whole: where it is, how long, why no value is taken."""
+        matched = len(line) - start
+        what = "%s: line %d from the log's end (%s) is %d characters long, over %d: %s" % (
+            self._what(),
+            position,
+            quoted_part(line, 0, None, self.secrets),
+            len(line),
+            LINE_CHARS,
+            "only its last %d are matched" % matched if matched else "its last %d are one token, cut where it starts, so none is matched" % LINE_CHARS,
+        )
+        if wanted.metric.pick == "last":
+            return "%s, with no match of regex %s, and an older line's value is never taken in place of what its start may hold" % (
+                what,
+                quoted(wanted.metric.regex, self.secrets),
+            )
+        return "%s, and pick %s needs every match of every line" % (what, wanted.metric.pick)
 
     def run(self):
         """Scan the log and return ``{name: Reading}``."""
@@ -519,7 +584,9 @@ class LogScan(object):
         reading = Reading("log")
         if wanted.bad:
             which = "the newest line" if wanted.metric.pick == "last" else "a line"
-            return reading.fail("%s: %s matching regex %s captured %s" % (self._what(), which, quoted(wanted.metric.regex, ()), wanted.bad))
+            return reading.fail("%s: %s matching regex %s captured %s" % (self._what(), which, quoted(wanted.metric.regex, self.secrets), wanted.bad))
+        if wanted.unscanned:
+            return reading.fail(wanted.unscanned)
         scanned = min(self.scanned, wanted.lines)
         complete = wanted.done or self.ended or scanned >= wanted.lines
         if self.stopped and not complete:
@@ -528,12 +595,10 @@ class LogScan(object):
         if wanted.count == 0:
             text = "%s: no line matched regex %s in the %d newest lines scanned%s" % (
                 self._what(),
-                quoted(wanted.metric.regex, ()),
+                quoted(wanted.metric.regex, self.secrets),
                 scanned,
                 " (the whole log)" if self.ended and scanned < wanted.lines else "",
             )
-            if wanted.long:
-                text += "; %d lines over %d characters were not matched" % (wanted.long, LINE_CHARS)
             if self.stopped:
                 text += "; %s" % self.stopped
             return reading.fail(text)

@@ -163,6 +163,14 @@ def redact(text, secrets=()):
     return _masked(text, _secret_spans(text, _wanted(secrets)))
 
 
+def redact_part(text, start, end, secrets=()):
+    """``text[start:end]`` as :func:`redact` shows it within ``text``: the secrets are found in the whole text first, so
+    that the part of one that lies inside (a regex group that captured the first 40 characters of a token) is masked too."""
+    text = str(text)
+    inside = [(max(first, start) - start, min(last, end) - start) for first, last in _secret_spans(text, _wanted(secrets)) if first < end and last > start]
+    return _masked(text[start:end], inside)
+
+
 def redact_value(value, secrets=()):
     """``value`` (JSON-like data: dicts, lists, strings, numbers) with :func:`redact` applied to every string.
 

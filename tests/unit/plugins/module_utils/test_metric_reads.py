@@ -160,13 +160,15 @@ def test_captured_log_text_is_masked_and_no_template():
     assert problems == ["log of task worker-0: the newest line matching regex 'acc=(.*)' captured '{ { lookup('pipe', 'id') }}********' is not a number"]
 
 
-def test_a_line_over_the_limit_is_not_matched_and_is_counted():
+def test_a_line_over_the_limit_is_matched_by_its_end_and_never_passed_over_for_an_older_one():
+    # Issue 56: its end (the newest text) is matched; an older line's value is never taken in its place.
     client = LogClient({"worker-0": ["val_accuracy=0.7", "x" * 5000 + " val_accuracy=0.99"]})
-    assert read(client, [{"name": "acc", "regex": ACC}])["acc"][0] == 0.7
-    client = LogClient({"worker-0": ["x" * 5000 + " val_accuracy=0.99"]})
+    assert read(client, [{"name": "acc", "regex": ACC}])["acc"][0] == 0.99
+    client = LogClient({"worker-0": ["val_accuracy=0.7", "val_accuracy=0.99 " + "x" * 5000]})
     assert read(client, [{"name": "acc", "regex": ACC}])["acc"][2] == [
-        "log of task worker-0: no line matched regex 'val_accuracy=([0-9.]+)' in the 1 newest lines scanned (the whole log);"
-        " 1 lines over 4096 characters were not matched"
+        "log of task worker-0: line 1 from the log's end ('val_accuracy=0.99 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...') is 5018"
+        " characters long, over 4096: its last 4096 are one token, cut where it starts, so none is matched, with no match of regex"
+        " 'val_accuracy=([0-9.]+)', and an older line's value is never taken in place of what its start may hold"
     ]
 
 
