@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import re
 
-from ansible_collections.modelarts.training.plugins.module_utils import diagnostics
+from ansible_collections.modelarts.training.plugins.module_utils import diagnostics, production
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.fanout import fetch_concurrently
 from ansible_collections.modelarts.training.plugins.module_utils.matching import Matcher
@@ -39,6 +39,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.options import 
     METRIC_PICKS,
     METRIC_SOURCES,
     ConnectionConfigError,
+    expand_user,
     to_bool,
     unknown_names,
     unknown_text,
@@ -130,16 +131,27 @@ class Metric(object):
 
 
 class Baseline(object):
-    """The checked ``baseline``: ``key`` (a v2 id or a v1 key) or ``search`` (a ``selection.Search`` for Completed jobs),
-    and ``required``."""
+    """The checked ``baseline``: ``key`` (a v2 id or a v1 key), ``search`` (a ``selection.Search`` for Completed jobs) or
+    ``record`` (the path of a production record, with ``record_name`` picking one of its jobs and ``record_key``
+    verifying its ``hmac_sha256``: ``production.py``), and ``required``."""
 
-    def __init__(self, key=None, search=None, required=True):
+    def __init__(self, key=None, search=None, required=True, record=None, record_name=None, record_key=None):
+        # pylint: disable=too-many-arguments
         self.key = key
         self.search = search
         self.required = required
+        self.record = record
+        self.record_name = record_name
+        self.record_key = record_key
+
+    def __repr__(self):
+        # Never the record_key.
+        return "Baseline(key=%r, record=%r, required=%r)" % (self.key, self.record, self.required)
 
     def describe(self):
         """How messages name what the baseline selects."""
+        if self.record is not None:
+            return "the job of the production record %s" % repr(label(self.record, 200))
         if self.key is not None:
             return "training job %s" % name_key(self.key)
         return "the newest Completed training job %s" % self.selects()
@@ -289,6 +301,8 @@ def check_baseline(value, candidates=()):
             required = to_bool(required, "baseline.required", "baseline")
         except ConnectionConfigError:
             raise ConnectionConfigError("baseline.required must be a boolean (true or false), got %s" % describe_value(required, 40)) from None
+    if "record" in given or "record_key" in given:
+        return _record_baseline(given, required)
     tags = parse_tags(given.get("tags"), "baseline.tags")
     searched = [key for key in ("name", "tags") if key in given and (key != "tags" or tags)]
     ids = [key for key in ("training_job_id", "job_id", "version_id") if key in given]
@@ -320,6 +334,29 @@ def check_baseline(value, candidates=()):
     if key in set(candidates):
         raise _problem("baseline", "%s is also a job this call selects: a job is never its own baseline" % name_key(key))
     return Baseline(key=key, required=required)
+
+
+def _record_baseline(given, required):
+    """``baseline: {record: PATH}`` as a :class:`Baseline`: a path, ``name`` (one of the record's jobs), ``record_key``."""
+    record = given.get("record")
+    if record is None:
+        raise _problem("baseline", "baseline.record_key verifies a production record: give baseline.record, its path")
+    if not isinstance(record, str) or not record.strip():
+        raise _problem("baseline", "baseline.record must be the path of a production record, got %s" % describe_value(record, 40))
+    others = [key for key in ("training_job_id", "job_id", "version_id", "tags", "workspace_id") if key in given and (key != "tags" or given[key])]
+    if others:
+        raise _problem(
+            "baseline",
+            "baseline.record and %s are mutually exclusive: a production record names its job (baseline.name picks one of its jobs)"
+            % ", ".join("baseline." + key for key in others),
+        )
+    name = given.get("name")
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        raise _problem("baseline", "baseline.name must be a job name, got %s" % describe_value(name, 40))
+    key = given.get("record_key")
+    if key is not None and (not isinstance(key, str) or not key):
+        raise _problem("baseline", "baseline.record_key must be a non-empty string (a secret: it is never shown)")
+    return Baseline(record=expand_user(record), record_name=name, record_key=key, required=required)
 
 
 def plan(metrics, baseline=None, candidates=()):
@@ -521,6 +558,7 @@ class Plan(object):
                 for outcome in outcomes:
                     if outcome.kind == Outcome.FOUND and outcome.readings is None:
                         outcome.readings = read(outcome.item, when)
+                        _check_recorded(outcome, self.metrics)
                 return outcomes
             return read(completed[unit], when)
 
@@ -659,6 +697,8 @@ class Outcome(object):
         self.item = item
         self.why = why
         self.readings = None
+        # A production record's job: (the record's path, {metric: the value it holds}), checked once read again.
+        self.recorded = None
 
 
 def _failed(why):
@@ -675,6 +715,8 @@ def find_baseline(query, baseline, candidates, deadline, judged=(), workspace_id
     if not isinstance(candidates, Candidates):
         candidates = Candidates(candidates)
     secrets = query.masking_secrets()
+    if baseline.record is not None:
+        return [_recorded_baseline(query, baseline, candidates, deadline, secrets)] * len(judged)
     if baseline.key is not None:
         return [_given_baseline(query, baseline, candidates, deadline, secrets)] * len(judged)
     search = baseline.search
@@ -718,6 +760,60 @@ def _given_baseline(query, baseline, candidates, deadline, secrets):
     if found.get("phase") != COMPLETED:
         return _failed("%s is %s, not Completed" % (describe_job(baseline.key, found), label(found.get("phase"))))
     return Outcome(Outcome.FOUND, item=found)
+
+
+def _recorded_baseline(query, baseline, candidates, deadline, secrets):
+    """The :class:`Outcome` of ``baseline: {record: PATH}``: the record read (and checked) again now - so that a source
+    that never ends sees a promotion between two completions -, then its job by its own GET.  Only a path that does not
+    exist yet is :attr:`Outcome.NONE`; anything else that is wrong fails closed."""
+    read = production.read_production(baseline.record, baseline.record_key, baseline.record_name)
+    if read.status == production.MISSING:
+        return Outcome(Outcome.NONE, why="%s: no model was promoted there yet" % read.why)
+    if read.status != production.FOUND:
+        return _failed(read.why)
+    key, where = read.job.key, repr(label(baseline.record, 200))
+    if candidates.holds(key):
+        return _failed("%s, the job of the production record %s, is also a job this call selects: a job is never its own baseline" % (name_key(key), where))
+    found = query.fetch([key], deadline)[key]
+    if isinstance(found, BaseException):
+        return _failed("%s, the job of the production record %s, could not be read: %s" % (name_key(key), where, label(found, 300, secrets)))
+    if candidates.holds(None, found):
+        return _failed(
+            "%s, the job of the production record %s, is another document of a job this call selects: a job is never its own baseline"
+            % (describe_job(key, found), where)
+        )
+    if found.get("phase") != COMPLETED:
+        return _failed("%s, the job of the production record %s, is %s, not Completed" % (describe_job(key, found), where, label(found.get("phase"))))
+    outcome = Outcome(Outcome.FOUND, item=found)
+    outcome.recorded = (baseline.record, read.job.values)
+    return outcome
+
+
+def _check_recorded(outcome, metrics):
+    """A production record's job read again: a metric the record holds a value for that the service now gives otherwise
+    (or not at all) fails the baseline - the job is not what was promoted."""
+    if outcome.recorded is None:
+        return
+    path, values = outcome.recorded
+    differs = []
+    for metric in metrics:
+        if metric.name not in values:
+            continue
+        reading = outcome.readings.get(metric.name)
+        value = reading.value if reading is not None else None
+        if value is None:
+            problems = "; ".join(reading.problems) if reading is not None else "not read"
+            differs.append("%s has no value on the service (%s), %s in the record" % (label(metric.name, 60), problems, _number_text(values[metric.name])))
+        elif value != values[metric.name]:
+            differs.append("%s is %s on the service, %s in the record" % (label(metric.name, 60), _number_text(value), _number_text(values[metric.name])))
+    if differs:
+        outcome.kind = Outcome.FAILED
+        outcome.why = "%s, the job of the production record %s, is not what was promoted: %s" % (
+            describe_job(None, outcome.item),
+            repr(label(path, 200)),
+            "; ".join(differs),
+        )
+        outcome.item, outcome.readings = None, None
 
 
 def _before(candidate, others, found, candidates, get, chosen, what, secrets):
