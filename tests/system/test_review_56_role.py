@@ -181,6 +181,10 @@ def open_record(emulator, run_playbook, record, jobs):
     assert read_record(record)["decision"] == "open"
 
 
+# Not fixed yet: ansible-core runs the role's argument-spec validation as the role's first task (role/__init__.py,
+# _prepend_validation_task), before any task of the role can write the record, so a variable of the wrong type
+# fails the play with the previous run's open record in place. Strict: it fails the suite once the hole is closed.
+@pytest.mark.xfail(strict=True, reason="issue 56 item 10: the argument-spec refusal comes before the role's first task")
 def test_a_run_refused_for_a_bad_variable_replaces_the_open_record(emulator, run_playbook, tmp_path, jobs):
     record = str(tmp_path / "gate.json")
     open_record(emulator, run_playbook, record, jobs)
