@@ -45,10 +45,15 @@ from ansible_collections.modelarts.training.plugins.module_utils.options import 
     unknown_text,
 )
 from ansible_collections.modelarts.training.plugins.module_utils.selection import (
+    DAY_MS,
+    TAG_WINDOW_MS,
     Search,
     check_job_id,
+    check_max_age_days,
     check_workspace_id,
     parse_tags,
+    tag_windows,
+    utc_text,
     v1_selection_key,
     v2_key,
 )
@@ -131,11 +136,12 @@ class Metric(object):
 
 
 class Baseline(object):
-    """The checked ``baseline``: ``key`` (a v2 id or a v1 key), ``search`` (a ``selection.Search`` for Completed jobs) or
-    ``record`` (the path of a production record, with ``record_name`` picking one of its jobs and ``record_key``
-    verifying its ``hmac_sha256``: ``production.py``), and ``required``."""
+    """The checked ``baseline``: ``key`` (a v2 id or a v1 key), ``search`` (a ``selection.Search`` for Completed jobs, and
+    ``max_age_days``: how far back a tag search walks) or ``record`` (the path of a production record, with
+    ``record_name`` picking one of its jobs and ``record_key`` verifying its ``hmac_sha256``: ``production.py``), and
+    ``required``."""
 
-    def __init__(self, key=None, search=None, required=True, record=None, record_name=None, record_key=None):
+    def __init__(self, key=None, search=None, required=True, record=None, record_name=None, record_key=None, max_age_days=None):
         # pylint: disable=too-many-arguments
         self.key = key
         self.search = search
@@ -143,6 +149,7 @@ class Baseline(object):
         self.record = record
         self.record_name = record_name
         self.record_key = record_key
+        self.max_age_days = check_max_age_days(max_age_days)
 
     def __repr__(self):
         # Never the record_key.
@@ -301,6 +308,8 @@ def check_baseline(value, candidates=()):
             required = to_bool(required, "baseline.required", "baseline")
         except ConnectionConfigError:
             raise ConnectionConfigError("baseline.required must be a boolean (true or false), got %s" % describe_value(required, 40)) from None
+    # Checked whatever the baseline selects (the module gives its default to every baseline); a tag search walks it.
+    max_age_days = check_max_age_days(given.get("max_age_days"))
     if "record" in given or "record_key" in given:
         return _record_baseline(given, required)
     tags = parse_tags(given.get("tags"), "baseline.tags")
@@ -319,7 +328,7 @@ def check_baseline(value, candidates=()):
         name = given.get("name")
         if name is not None and (not isinstance(name, str) or not name.strip()):
             raise _problem("baseline", "baseline.name must be a job name, got %s" % describe_value(name, 40))
-        return Baseline(search=Search(name=name, tags=tags, workspace_id=workspace_id, phases=(COMPLETED,)), required=required)
+        return Baseline(search=Search(name=name, tags=tags, workspace_id=workspace_id, phases=(COMPLETED,)), required=required, max_age_days=max_age_days)
     if "training_job_id" in given:
         if "job_id" in given or "version_id" in given:
             raise _problem("baseline", "baseline.training_job_id and baseline.job_id are mutually exclusive")
@@ -508,6 +517,8 @@ class Plan(object):
         self.baseline = baseline
         self.workspace_id = None
         self.patterns = []
+        # The warnings given once for the plan's life (the event source's rounds share it): a search by a candidate's name.
+        self.told = set()
         for metric in metrics:
             if metric.regex is not None:
                 if metric.regex not in self.patterns:
@@ -589,6 +600,9 @@ class Plan(object):
         unfit = []
         for index, item in enumerate(completed):
             outcome, state, base_readings = outcomes[index], None, None
+            if outcome is not None and outcome.warning and outcome.warning not in self.told:
+                self.told.add(outcome.warning)
+                warnings.append(outcome.warning)
             if outcome is not None and outcome.kind == Outcome.FOUND:
                 state, base_readings = "found", outcome.readings
                 base_item = outcome.item
@@ -699,6 +713,8 @@ class Outcome(object):
         self.readings = None
         # A production record's job: (the record's path, {metric: the value it holds}), checked once read again.
         self.recorded = None
+        # What the call is warned about once (a search by a candidate's own name), or None.
+        self.warning = None
 
 
 def _failed(why):
@@ -711,7 +727,9 @@ def find_baseline(query, baseline, candidates, deadline, judged=(), workspace_id
     ``candidates`` (:class:`Candidates`, or keys) are left out, every document of theirs included.  A job given by key is
     every candidate's baseline - never one of them.  A search (in its own ``workspace_id``, else ``workspace_id``: the
     call's) gives each candidate the newest job it selects that was created before that candidate, Completed by its own
-    GET.  Only a search that answered with no job but the candidates' own is :attr:`Outcome.NONE`."""
+    GET; a tag search walks back the service's 31-day windows (:func:`_searched`).  Only a search that answered with no
+    job but the candidates' own, in every window, is :attr:`Outcome.NONE`.  A search by a candidate's own name (and no
+    tags) warns (:func:`_own_name`, the outcomes' ``warning``)."""
     if not isinstance(candidates, Candidates):
         candidates = Candidates(candidates)
     secrets = query.masking_secrets()
@@ -723,18 +741,42 @@ def find_baseline(query, baseline, candidates, deadline, judged=(), workspace_id
     if search.workspace_id is None and workspace_id is not None:
         search = Search(name=search.name, tags=search.tags, workspace_id=workspace_id, phases=search.phases)
     what = Search(name=search.name, tags=search.tags, workspace_id=search.workspace_id).describe()
-    try:
-        keys, found = query.search(search, deadline)
-    except (ModelArtsError, ConnectionConfigError) as error:
-        return [_failed("the search for the newest Completed training job %s failed: %s" % (what, label(error, 300, secrets)))] * len(judged)
-    others = [key for key in keys if not candidates.holds(key, found.get(key))]
-    if not others:
-        why = "no Completed training job %s was found" % what
-        if keys:
-            why += " that is not a job this call selects"
-        if search.coverage():
-            why += "; %s" % search.coverage()
-        return [Outcome(Outcome.NONE, why=why)] * len(judged)
+    outcomes = _searched(query, search, baseline.max_age_days, candidates, judged, deadline, what, secrets)
+    warning = _own_name(search, candidates, judged)
+    for outcome in outcomes:
+        outcome.warning = warning
+    return outcomes
+
+
+def _own_name(search, candidates, judged):
+    """The warning for a baseline search by the name of a job the call selects (and no tags), or None: its baseline is the
+    run before the candidate, refused or not - not the model in production."""
+    if search.name is None or search.tags:
+        return None
+    names = set(item.get("name") for item in list(candidates.items) + list(judged) if isinstance(item, dict))
+    if search.name not in names:
+        return None
+    return (
+        "baseline.name '%s' is the name of the job this call gates: the baseline is the run before it, refused or not, not the model in "
+        "production; keep the production model in a record (baseline: {record: PATH}, the role's training_job_gate_production)" % label(search.name)
+    )
+
+
+def _searched(query, search, max_age_days, candidates, judged, deadline, what, secrets):
+    """``[Outcome]`` for ``judged`` of a baseline ``search``: the service's own window first (a tag search's last 31 days;
+    a search by name alone has no window), then, for a tag search, the windows of at most 31 days back from the newest
+    candidate's creation to ``max_age_days`` before it (``selection.tag_windows``), one search each (paged), until every
+    candidate has its outcome.  A search that fails in any window fails the candidates still without one; only a
+    candidate for which every window answered with no job but the candidates' is :attr:`Outcome.NONE`."""
+    # pylint: disable=too-many-arguments,too-many-locals
+    windows = [(search, what)]
+    created = [_created_ms(candidate) for candidate in judged]
+    anchor = max((value for value in created if value is not None), default=None)
+    if search.tags and anchor is not None:
+        for start, end in tag_windows(anchor, max_age_days):
+            windows.append((search.in_window(start, end), "%s created from %s to %s" % (what, utc_text(start), utc_text(end))))
+    outcomes = [None] * len(judged)
+    listed, others_seen = set(), set()
     gets, chosen = {}, {}
 
     def get(key):
@@ -742,7 +784,43 @@ def find_baseline(query, baseline, candidates, deadline, judged=(), workspace_id
             gets[key] = query.fetch([key], deadline)[key]
         return gets[key]
 
-    return [_before(candidate, others, found, candidates, get, chosen, what, secrets) for candidate in judged]
+    for window, described in windows:
+        pending = [index for index, outcome in enumerate(outcomes) if outcome is None]
+        if not pending:
+            break
+        try:
+            keys, found = query.search(window, deadline)
+        except (ModelArtsError, ConnectionConfigError) as error:
+            failed = _failed("the search for the newest Completed training job %s failed: %s" % (described, label(error, 300, secrets)))
+            for index in pending:
+                outcomes[index] = failed
+            return outcomes
+        listed.update(keys)
+        others = [key for key in keys if not candidates.holds(key, found.get(key))]
+        others_seen.update(others)
+        if others:
+            for index in pending:
+                outcomes[index] = _before(judged[index], others, found, candidates, get, chosen, what, secrets)
+    why = "no Completed training job %s was found" % what
+    if listed:
+        why += " that is not a job this call selects"
+    if len(windows) > 1:
+        why += "; the tag search looked at the jobs created up to %d days before %s, the newest candidate's creation (baseline.max_age_days; " % (
+            max_age_days,
+            utc_text(anchor),
+        )
+        why += "%d searches: a tag search covers %d days a request)" % (len(windows), TAG_WINDOW_MS // DAY_MS)
+    elif search.coverage():
+        why += "; %s" % search.coverage()
+    for index, outcome in enumerate(outcomes):
+        if outcome is None and others_seen:
+            outcomes[index] = _failed(
+                "no Completed training job %s was created before %s: the %d it found besides the jobs this call selects were created at or after it"
+                % (what, describe_job(None, judged[index]), len(others_seen))
+            )
+        elif outcome is None:
+            outcomes[index] = Outcome(Outcome.NONE, why=why)
+    return outcomes
 
 
 def _given_baseline(query, baseline, candidates, deadline, secrets):
@@ -818,7 +896,8 @@ def _check_recorded(outcome, metrics):
 
 def _before(candidate, others, found, candidates, get, chosen, what, secrets):
     """The :class:`Outcome` for ``candidate``: the newest of ``others`` (a search's keys, newest first, the candidates left
-    out) created before it, read by its own GET (``get``; ``chosen`` keeps one :class:`Outcome` a job)."""
+    out) created before it, read by its own GET (``get``; ``chosen`` keeps one :class:`Outcome` a job); None when every one
+    of them was created at or after it (an older window may hold its baseline: :func:`_searched`)."""
     who = describe_job(None, candidate)
     cutoff = _created_ms(candidate)
     if cutoff is None:
@@ -853,7 +932,4 @@ def _before(candidate, others, found, candidates, get, chosen, what, secrets):
         if key not in chosen:
             chosen[key] = Outcome(Outcome.FOUND, item=item)
         return chosen[key]
-    return _failed(
-        "no Completed training job %s was created before %s: the %d it found besides the jobs this call selects were created at or after it"
-        % (what, who, len(others))
-    )
+    return None

@@ -18,6 +18,7 @@ pages through the answers; ``query.py`` turns them into items.
 from __future__ import annotations
 
 import re
+import time
 
 from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError
 from ansible_collections.modelarts.training.plugins.module_utils.text import describe_value, label
@@ -85,7 +86,47 @@ TAG_VALUE_PATTERN = re.compile(r"[\w .:/=+@-]{0,255}")
 DEFAULT_WORKSPACE = "0"
 WORKSPACE_PATTERN = re.compile(r"0|[A-Za-z0-9]{32}")
 # The widest create_time window a tag search covers (the service's default when the request gives none: the last 31 days).
-TAG_WINDOW_MS = 31 * 24 * 3600 * 1000
+DAY_MS = 24 * 3600 * 1000
+TAG_WINDOW_MS = 31 * DAY_MS
+# How far back a baseline's tag search walks those windows (baseline.max_age_days): by default, and at most (ten years:
+# 118 windows after the service's own, one search each).
+DEFAULT_MAX_AGE_DAYS = 400
+MAX_AGE_DAYS_LIMIT = 3650
+
+
+def utc_text(epoch_ms):
+    """A time in epoch milliseconds as messages give it: ``2026-10-01 08:00:00 UTC``."""
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(epoch_ms // 1000))
+
+
+def check_max_age_days(value, option="baseline.max_age_days"):
+    """``value`` as a number of days from 1 to :data:`MAX_AGE_DAYS_LIMIT` (None: :data:`DEFAULT_MAX_AGE_DAYS`): an integer, or
+    its decimal digits as text (templated values are text), never a boolean or a float; ``ConnectionConfigError``
+    naming ``option`` otherwise."""
+    if value is None:
+        return DEFAULT_MAX_AGE_DAYS
+    number = value
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
+        number = int(value.strip())
+    if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= MAX_AGE_DAYS_LIMIT:
+        raise ConnectionConfigError(
+            "%s must be a whole number of days from 1 to %d (how far back a tag search walks the service's %d-day windows), got %s"
+            % (option, MAX_AGE_DAYS_LIMIT, TAG_WINDOW_MS // DAY_MS, describe_value(value, 40))
+        )
+    return number
+
+
+def tag_windows(end_ms, max_age_days):
+    """The ``(start_ms, end_ms)`` windows (both included, newest first, none longer than :data:`TAG_WINDOW_MS`, none
+    overlapping) that together cover the ``max_age_days`` days up to ``end_ms``: what a tag search asks for beyond the
+    service's default window, one search each."""
+    floor = end_ms - max_age_days * DAY_MS
+    windows = []
+    while end_ms >= floor:
+        start = max(floor, end_ms - TAG_WINDOW_MS)
+        windows.append((start, end_ms))
+        end_ms = start - 1
+    return windows
 
 
 def _tag_value(value, where):
@@ -159,23 +200,36 @@ class Search(object):
     ``search.py`` asks of it: :meth:`filters` and :meth:`fields` (the request body), :meth:`matches` (the exact name),
     :meth:`describe`."""
 
-    def __init__(self, name=None, tags=(), latest=False, workspace_id=None, phases=None):
+    def __init__(self, name=None, tags=(), latest=False, workspace_id=None, phases=None, created_between=None):
+        # pylint: disable=too-many-arguments
         self.name = name
         self.tags = tuple((key, tuple(values)) for key, values in tags)
         self.latest = bool(latest)
         self.workspace_id = workspace_id
         self.phases = tuple(phases) if phases is not None else None
+        # (start, end) in epoch milliseconds, both included: the create_time window asked for (None: the service's
+        # default, for a tag search the last 31 days).
+        self.created_between = tuple(int(bound) for bound in created_between) if created_between is not None else None
 
     def in_phases(self, phases):
         """This search narrowed to the jobs the service shows in one of ``phases``."""
-        return Search(name=self.name, tags=self.tags, latest=self.latest, workspace_id=self.workspace_id, phases=phases)
+        return Search(name=self.name, tags=self.tags, latest=self.latest, workspace_id=self.workspace_id, phases=phases, created_between=self.created_between)
+
+    def in_window(self, start_ms, end_ms):
+        """This search narrowed to the jobs created from ``start_ms`` to ``end_ms`` (epoch milliseconds, both included): a
+        tag search's window further back than the service's default one (:func:`tag_windows`)."""
+        return Search(
+            name=self.name, tags=self.tags, latest=self.latest, workspace_id=self.workspace_id, phases=self.phases, created_between=(start_ms, end_ms)
+        )
 
     def filters(self):
-        """The body's ``filters``: the name's (the service's name filter matches substrings; :meth:`matches` is exact), and
-        the phases' when given."""
+        """The body's ``filters``: the name's (the service's name filter matches substrings; :meth:`matches` is exact), the
+        phases' when given, and the ``create_time`` window's (``between``, as milliseconds in text) when given."""
         filters = [{"key": "name", "operator": "like", "value": [self.name]}] if self.name is not None else []
         if self.phases is not None:
             filters.append({"key": "phase", "operator": "in", "value": list(self.phases)})
+        if self.created_between is not None:
+            filters.append({"key": "create_time", "operator": "between", "value": [str(bound) for bound in self.created_between]})
         return filters
 
     def fields(self):
@@ -207,8 +261,10 @@ class Search(object):
             parts.append("in workspace %s" % self.workspace_id)
         if self.phases is not None:
             parts.append("in phase %s" % "|".join(self.phases))
-        if window and self.tags:
-            parts.append("created in the last %d days" % (TAG_WINDOW_MS // (24 * 3600 * 1000)))
+        if self.created_between is not None:
+            parts.append("created from %s to %s" % tuple(utc_text(bound) for bound in self.created_between))
+        elif window and self.tags:
+            parts.append("created in the last %d days" % (TAG_WINDOW_MS // DAY_MS))
         return " ".join(parts)
 
     def coverage(self):
@@ -217,7 +273,7 @@ class Search(object):
         ``create_time``, as the collection's never does); empty for a search by name alone."""
         if not self.tags:
             return ""
-        return "a tag search covers the jobs created in the last %d days only (the service's window)" % (TAG_WINDOW_MS // (24 * 3600 * 1000))
+        return "a tag search covers the jobs created in the last %d days only (the service's window)" % (TAG_WINDOW_MS // DAY_MS)
 
 
 def closest_names(name, names, count=3):

@@ -384,7 +384,8 @@ def test_a_baseline_search_that_finds_no_completed_job_says_what_it_searched():
     checked.measure(FakeQuery(client, search=[JOB]), [candidate])
     assert candidate["metrics"]["acc"]["problems"] == [
         "acc is 0.95, but there is no baseline to compare with for min_improvement: no Completed training job named 'resnet-prod' tagged stage=production"
-        " was found that is not a job this call selects; a tag search covers the jobs created in the last 31 days only (the service's window)"
+        " was found that is not a job this call selects; the tag search looked at the jobs created up to 400 days before 2026-01-01 00:00:00 UTC, the newest"
+        " candidate's creation (baseline.max_age_days; 14 searches: a tag search covers 31 days a request)"
     ]
 
 
