@@ -53,8 +53,11 @@ DIGEST_KEYS = (DIGEST_KEY, HMAC_KEY)
 # The largest integer every JSON tool reads back exactly (an IEEE 754 double's 53 bits).
 MAX_EXACT_INTEGER = 2**53 - 1
 # What the record keeps of each job's item.
-JOB_KEYS = ("id", "name", "api_version", "version_id", "phase", "phase_history", "create_time", "metrics", "metrics_ok")
-BASELINE_KEYS = ("id", "name", "api_version", "version_id", "phase", "create_time", "metrics")
+# ``end_time`` is not an item's key: :func:`end_time` makes it from the item's.
+JOB_KEYS = ("id", "name", "api_version", "version_id", "phase", "phase_history", "create_time", "end_time", "metrics", "metrics_ok")
+BASELINE_KEYS = ("id", "name", "api_version", "version_id", "phase", "create_time", "end_time", "metrics")
+# The phases a job has ended in: only then is start_time + duration its end (phases.TERMINAL_PHASES).
+ENDED_PHASES = ("Completed", "Failed", "Terminated", "Abnormal")
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 
@@ -171,10 +174,29 @@ def sign(record, key=None):
     return record
 
 
+def end_time(item):
+    """When the job itself ended, as the service tells it: its ``start_time`` plus its ``duration_seconds`` (the API's
+    ``status.duration``, the running duration in milliseconds, which starts at ``start_time``, not at ``create_time``), in
+    ISO 8601 UTC to the second (``2026-01-02T03:04:05Z``, the sub-second part dropped); None while the job has not ended
+    (a phase outside :data:`ENDED_PHASES`) or when the service gave no start time (a job that never started) or duration."""
+    if not isinstance(item, dict) or item.get("phase") not in ENDED_PHASES:
+        return None
+    start, duration = item.get("start_time"), item.get("duration_seconds")
+    if not isinstance(start, str) or isinstance(duration, bool) or not isinstance(duration, (int, float)) or not math.isfinite(duration) or duration < 0:
+        return None
+    try:
+        return (datetime.datetime.strptime(start, TIME_FORMAT) + datetime.timedelta(seconds=duration)).strftime(TIME_FORMAT)
+    except (ValueError, OverflowError):
+        return None
+
+
 def _kept(item, keys):
     if not isinstance(item, dict):
         return None
-    return dict((key, item.get(key)) for key in keys if key in item and (key != "version_id" or item.get("api_version") == "v1"))
+    kept = dict((key, item.get(key)) for key in keys if key in item and (key != "version_id" or item.get("api_version") == "v1"))
+    if "end_time" in keys:
+        kept["end_time"] = end_time(item)
+    return kept
 
 
 def _bounds(metrics, baseline):

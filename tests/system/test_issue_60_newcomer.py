@@ -234,3 +234,37 @@ def test_a_name_no_job_comes_close_to_says_so(emulator, run_playbook, tmp_path, 
     # wait_timeout 0: one search, so no "still waiting"; the failure says that nothing comes close.
     assert "warnings" not in saved or not any("still waiting" in line for line in saved["warnings"]), saved
     assert saved["msg"].endswith("; no name of the 50 newest jobs in workspace %s comes close" % churn), saved["msg"]
+
+
+# -- item 7: the record gives the job's own end time -------------------------------------------------------------------------
+
+
+def test_the_gate_record_gives_each_job_s_own_end_time(emulator, run_playbook, tmp_path):
+    import datetime  # pylint: disable=import-outside-toplevel
+
+    job = str(uuid.uuid4())
+    emulator.add_jobs([{"id": job, "name": unique_id("i60-ended"), "phase": "Completed", "created_ago": "2h"}])
+    connection = emulator_connection(emulator)
+    record = tmp_path / "record.json"
+    tasks = [
+        {"name": "read", MODULE: dict(connection, training_job_id=job), "register": "read"},
+        {"ansible.builtin.copy": {"content": "{{ read.training_job | to_json }}", "dest": str(tmp_path / "item.json"), "mode": "0600"}},
+        {
+            "ansible.builtin.include_role": {"name": ROLE},
+            "vars": {
+                "training_job_gate_ids": [job],
+                "training_job_gate_timeout": 30,
+                "training_job_gate_connection": connection,
+                "training_job_gate_record": str(record),
+            },
+        },
+    ]
+    result = run_playbook([{"hosts": "localhost", "gather_facts": False, "tasks": tasks}])
+    assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]
+    item = json.loads((tmp_path / "item.json").read_text())
+    made = json.loads(record.read_text())
+    # status.duration is the running duration in milliseconds (the v2 reference): the job ended at start_time + duration.
+    started = datetime.datetime.strptime(item["start_time"], "%Y-%m-%dT%H:%M:%SZ")
+    assert item["duration_seconds"] > 0 and started > datetime.datetime.strptime(item["create_time"], "%Y-%m-%dT%H:%M:%SZ"), item
+    expected = (started + datetime.timedelta(seconds=item["duration_seconds"])).strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert [entry["end_time"] for entry in made["jobs"]] == [expected], made["jobs"]

@@ -21,6 +21,8 @@ ITEM = {
     "phase": "Completed",
     "phase_history": [{"phase": "Completed", "at": "2026-07-18T10:29:00Z"}],
     "create_time": "2026-07-18T09:00:00Z",
+    "start_time": "2026-07-18T09:03:20Z",
+    "duration_seconds": 5000.5,
     "details": {"a": "not kept"},
     "metrics": {"acc": {"value": 0.91, "source": "log", "ok": True, "problems": [], "baseline_value": 0.88, "improvement": 0.03}},
     "metrics_ok": True,
@@ -31,7 +33,8 @@ RESULT = {"training_jobs": [ITEM], "baseline_job": dict(ITEM, id="prod", metrics
 def test_a_record_holds_what_an_audit_asks_and_its_digest_is_over_the_canonical_json():
     made = record_mod.decision_record(RESULT, "open", ["open"], {"ids": ["job-1"]}, [{"name": "acc", "min": 0.9}], {"name": "prod"}, now=NOW)
     assert made["decided_at"] == "2026-07-18T10:30:00Z" and made["collection_version"] == COLLECTION_VERSION
-    assert made["jobs"] == [dict((key, ITEM[key]) for key in ("id", "name", "api_version", "phase", "phase_history", "create_time", "metrics", "metrics_ok"))]
+    kept = dict((key, ITEM[key]) for key in ("id", "name", "api_version", "phase", "phase_history", "create_time", "metrics", "metrics_ok"))
+    assert made["jobs"] == [dict(kept, end_time="2026-07-18T10:26:40Z")]
     assert made["baseline_job"]["id"] == "prod" and "metrics_ok" not in made["baseline_job"] and "details" not in made["baseline_job"]
     assert made["bounds"] == [{"name": "acc", "source": "auto", "pick": "last", "goal": "max", "min": 0.9}]
     assert made["selection"] == {"ids": ["job-1"], "baseline": {"name": "prod"}}
@@ -59,3 +62,22 @@ def test_a_value_json_cannot_hold_exactly_is_refused(value):
         record_mod.decision_record({"training_jobs": [dict(ITEM, metrics={"acc": {"value": value}})]}, "open", [], {}, now=NOW)
     with pytest.raises(record_mod.RecordError):
         record_mod.decision_record({}, "maybe", [], {}, now=NOW)
+
+
+@pytest.mark.parametrize(
+    "fields, expected",
+    [
+        ({}, "2026-07-18T10:26:40Z"),  # start_time + status.duration (ms, as duration_seconds), the sub-second part dropped
+        ({"phase": "Failed", "duration_seconds": 59.999}, "2026-07-18T09:04:19Z"),
+        ({"phase": "Running"}, None),  # not ended: start + duration is only the last read
+        ({"start_time": None, "duration_seconds": 0.0, "phase": "Abnormal"}, None),  # never started
+        ({"duration_seconds": None}, None),
+        ({"duration_seconds": True}, None),
+        ({"start_time": "yesterday"}, None),
+    ],
+)
+def test_the_record_gives_the_job_s_own_end_time_where_the_service_tells_it(fields, expected):
+    item = dict(ITEM, **fields)
+    made = record_mod.decision_record({"training_jobs": [item], "baseline_job": item}, "open", [], {}, now=NOW)
+    assert made["jobs"][0]["end_time"] == expected and made["baseline_job"]["end_time"] == expected
+    assert record_mod.verify(made)
