@@ -8,9 +8,11 @@
   ``total_metric.total_metric_values.<name>``.  No request.
 * ``ft_metrics``: ``GET /v2/{project_id}/training-jobs/{id}/ft-metrics`` (the official SDK's ``ShowFtMetrics``), once per
   job whatever the number of its metrics: the series of ``data.metrics`` whose ``name_en`` is the metric's name (and
-  ``group``, when given).  The SDK types a series' ``data`` only as ``object``; read are a list of numbers, a list of
-  ``[x, y]`` pairs and an object of parallel lists (the x axis named by ``x_axis``, or ``step``, ``epoch``...), and
-  anything else is named in a problem.
+  ``group``, when given).  The SDK types a series' ``data`` only as ``object``; read are a list of numbers, of ``[x, y]``
+  pairs or of objects ``{<x_axis>: x, <value>: y}`` and an object of parallel lists (the x axis named by ``x_axis``, or
+  ``step``, ``epoch``...), in the order of their x; anything else, or anything read two ways, is named in a problem.
+  A key the reader uses given twice (in a v1 document, its ``model_metric_list`` or the ft-metrics answer: marked when
+  decoded, ``transport.pairs_marking_duplicates``) is no value: ``json`` would keep the last in silence.
 * ``log``: a task's log, through the calls diagnostics makes (``diagnostics.py``): the AOM log by lines, newest first,
   500 lines a call, paged with ``base_line``; the preview (the log's last 5 MB, read as it arrives by
   ``diagnostics.PreviewTail``) when the first AOM call fails.  The lines are matched as they arrive, a page at a time, by
@@ -44,7 +46,6 @@ LOG_PERMISSION = diagnostics.PERMISSIONS["log"]
 FT_PERMISSION = "modelarts:trainJob:get"
 # A series' x axis, when the object of parallel lists does not name it (``x_axis``).
 AXIS_NAMES = ("step", "steps", "epoch", "epochs", "timestamp", "timestamps", "time", "x", "iteration", "iterations")
-VALUE_NAMES = ("value", "values", "y")
 QUOTED_CHARS = 60
 
 
@@ -72,7 +73,7 @@ def number(value):
     try:
         number_value = float(value)
     except OverflowError:  # an integer beyond any float: this metric's problem, never the job's
-        return None, "beyond the range of a float (%s)" % describe_typed(value)
+        return None, "beyond the range of a float (an integer of %d bits)" % value.bit_length()
     if not math.isfinite(number_value):
         return None, "NaN or infinite (%s)" % describe_typed(value)
     return number_value, None
@@ -270,8 +271,8 @@ def _in_step_order(points, where):
     for before, after in zip(ordered, ordered[1:]):
         if before[1] == after[1] and not _same(before[2], after[2]):
             raise OddSeries(
-                "x %s is given twice with two values (%s, %s: %s and %s)"
-                % (describe_typed(after[1]), where(before[0]), where(after[0]), describe_typed(before[2]), describe_typed(after[2]))
+                "%s and %s give one x (%s) two values (%s, %s)"
+                % (where(before[0]), where(after[0]), describe_typed(after[1]), describe_typed(before[2]), describe_typed(after[2]))
             )
     return [(index, y) for index, _x, y in ordered]
 

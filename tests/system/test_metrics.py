@@ -205,7 +205,7 @@ FAIL_CLOSED = [
         "(the credentials need the IAM permission modelarts:trainJob:getLogs)",
     ),
     ("log not ready", {"log": {"fault": "not_ready"}}, {"regex": ACC}, "the log is not ready yet"),
-    ("a series of another shape", {"ft_metrics": [{"name_en": "m", "data": [{"step": 1, "value": 0.9}]}]}, {}, "not of numbers or [x, y] pairs"),
+    ("a series of another shape", {"ft_metrics": [{"name_en": "m", "data": [{"step": 1, "value": 0.9}, 0.8]}]}, {}, "data mixes shapes: number/object"),
 ]
 
 

@@ -468,6 +468,8 @@ def v2_document(job, snapshot):
 
 
 def _model_metric_list(job, phase):
+    if isinstance(getattr(job, "model_metric_list", None), tuple):
+        return job.model_metric_list[-1]  # texts given once each in the body (routes.py); a JSON reader keeps the last
     if getattr(job, "model_metric_list", None) is not None:
         return job.model_metric_list  # the scenario's text, as given (NaN and all)
     if phase != "Completed":

@@ -8,10 +8,12 @@
 * ``ft_metrics``: the series of ``GET /v2/{project_id}/training-jobs/{id}/ft-metrics`` (the official SDK's
   ``ShowFtMetrics``): a list of ``FtMetric`` mappings (``name_en``, ``group``, ``data`` - any JSON, as the SDK types it
   ``object`` -, and optionally ``name_cn``, ``x_axis``, ``unit``, ``type``, ``tags``...), or a mapping ``{metrics: [...],
-  fault: forbidden}`` (``forbidden``: 403 on the call).  The answer holds them once the job has run; a job without them
+  fault: forbidden}`` (``forbidden``: 403 on the call) or ``{answer: "<JSON text>"}`` (the whole answer's text, served
+  as given: a key given twice, points of any shape).  The answer holds them once the job has run; a job without them
   answers an empty ``data.metrics``.
 
-The v1 ``model_metric_list`` stays a key of its own, the document's JSON text (``documents.py``).
+The v1 ``model_metric_list`` stays a key of its own, the document's JSON text (``documents.py``); a list of texts gives
+the key once per text (a document whose key repeats).
 """
 
 import datetime
@@ -19,6 +21,12 @@ import datetime
 from . import errors
 
 FT_FAULTS = ("forbidden",)
+
+
+class AnswerText(str):
+    """A scenario's ft-metrics answer as JSON text, served as given (``ft_metrics.answer``)."""
+
+
 FT_METRIC_TEXT_KEYS = ("name_cn", "name_en", "des_en", "des_cn", "type", "group", "x_axis", "unit")
 FT_METRIC_LIST_KEYS = ("group_by", "tags")
 FT_METRIC_KEYS = FT_METRIC_TEXT_KEYS + FT_METRIC_LIST_KEYS + ("data",)
@@ -48,12 +56,18 @@ def check_ft_metrics(value):
         return None, None
     fault = None
     if isinstance(value, dict):
-        unknown = set(value) - {"metrics", "fault"}
+        unknown = set(value) - {"metrics", "fault", "answer"}
         if unknown:
-            raise ValueError("ft_metrics: unknown keys %s (known: metrics, fault)" % ", ".join(sorted(unknown)))
+            raise ValueError("ft_metrics: unknown keys %s (known: metrics, fault, answer)" % ", ".join(sorted(unknown)))
+        if value.get("answer") is not None:
+            if not isinstance(value["answer"], str) or "metrics" in value:
+                raise ValueError("ft_metrics.answer is the answer's JSON text, a string, given without metrics")
+            answer = AnswerText(value["answer"])
         fault = value.get("fault")
         if fault not in (None,) + FT_FAULTS:
             raise ValueError("ft_metrics.fault must be one of %s" % ", ".join(FT_FAULTS))
+        if value.get("answer") is not None:
+            return answer, fault
         value = value.get("metrics") or []
     if not isinstance(value, list):
         raise ValueError("ft_metrics must be a list of series ({name_en, group, data}) or a mapping {metrics, fault}")
@@ -75,10 +89,13 @@ def check_ft_metrics(value):
 
 
 def model_metric_list_text(value):
-    """The v1 ``model_metric_list`` of a scenario: its JSON text, served as given (NaN and all), or None."""
+    """The v1 ``model_metric_list`` of a scenario: its JSON text, served as given (NaN and all), or None; a list of texts
+    (a tuple here) is the key given once per text."""
     if value is None or isinstance(value, str):
         return value
-    raise ValueError("model_metric_list is the v1 document's JSON text, a string")
+    if isinstance(value, list) and value and all(isinstance(text, str) for text in value):
+        return tuple(value)
+    raise ValueError("model_metric_list is the v1 document's JSON text, a string (or a list of them: the key given once per text)")
 
 
 def interleave(training, metric_lines):
@@ -107,10 +124,14 @@ def _series(entry):
 
 
 def ft_metrics_body(job, snapshot, ran, now):
-    """The ft-metrics answer of ``job`` (``ShowFtMetricsResponse``); ``errors.ApiError`` for a scenario's fault."""
+    """The ft-metrics answer of ``job`` (``ShowFtMetricsResponse``), or the bytes of a scenario's ``answer`` text once the job
+    has run; ``errors.ApiError`` for a scenario's fault."""
     if job.ft_metrics_fault == "forbidden":
         raise errors.ApiError(403, "ModelArts.2771", "No permission to perform modelarts:trainJob:get on this training job.")
-    series = [_series(entry) for entry in (job.ft_metrics or [])] if ran else []
+    answer = isinstance(job.ft_metrics, AnswerText)
+    if answer and ran:
+        return job.ft_metrics.encode("utf-8")
+    series = [_series(entry) for entry in (job.ft_metrics or [])] if ran and not answer else []
     by_name = dict((entry["name_en"], entry.get("data")) for entry in series)
     stamp = datetime.datetime.fromtimestamp(now, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     return {

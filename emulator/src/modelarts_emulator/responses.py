@@ -27,6 +27,16 @@ def json_bytes(obj):
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
+def json_bytes_repeating(obj, key, values):
+    """``json_bytes(obj)`` with its top-level ``key`` given once per value of ``values``, in order: the object a faulty
+    service may send, whose key repeats (a JSON reader keeps one of them; ``obj[key]`` is ignored)."""
+    placeholder = "\u0000repeated\u0000"
+    text = json.dumps(dict(obj, **{key: placeholder}), separators=(",", ":"), ensure_ascii=False)
+    pair = json.dumps(key, ensure_ascii=False) + ":"
+    repeated = ",".join(pair + json.dumps(value, separators=(",", ":"), ensure_ascii=False) for value in values)
+    return text.replace(pair + json.dumps(placeholder, ensure_ascii=False), repeated, 1).encode("utf-8")
+
+
 def error_response(exc, request_id):
     """Turn an ApiError into a Response."""
     return Response(exc.status, json_bytes(exc.body(request_id)), headers=exc.headers)

@@ -17,7 +17,7 @@ from urllib.parse import parse_qsl, unquote
 from . import documents, errors, exchanges, faults as faults_mod, iam, logs, produced, tags as tags_mod
 from .gateway import Caller, authenticate, check_project
 from .lifecycle import PHASES
-from .responses import Response, json_bytes
+from .responses import Response, json_bytes, json_bytes_repeating
 
 _V2_JOB = re.compile(r"^/v2/(?P<project>[^/]+)/training-jobs/(?P<job>[^/]+)/?$")
 _V2_SEARCH = re.compile(r"^/v2/(?P<project>[^/]+)/training-job-searches/?$")
@@ -200,6 +200,10 @@ def _poll_detail(state, job, family, render, api, fault):
     if snapshot is None:
         raise errors.job_not_found(family, job.not_found_status)
     doc = render(job, snapshot)
+    texts = getattr(job, "model_metric_list", None) if api == "v1" else None
+    if isinstance(texts, tuple):
+        # The scenario's model_metric_list given as a list: the key once per text, as a faulty service may send it.
+        return finish(Response(200, json_bytes_repeating(doc, "model_metric_list", texts), document=doc, api=api), fault)
     return finish(Response(200, json_bytes(doc), document=doc, api=api), fault)
 
 
@@ -253,7 +257,8 @@ def v2_ft_metrics(state, exchange, match):
     """GET /v2/{project_id}/training-jobs/{id}/ft-metrics: a fine-tuning job's metric series (produced.py)."""
     job, snapshot, _failure, fault, _query = _diagnosed_job(state, exchange, match)
     ran = any(step.phase == "Running" for step, _entered in snapshot.history)
-    return finish(Response(200, json_bytes(produced.ft_metrics_body(job, snapshot, ran, state.now()))), fault)
+    body = produced.ft_metrics_body(job, snapshot, ran, state.now())
+    return finish(Response(200, body if isinstance(body, bytes) else json_bytes(body)), fault)
 
 
 def v1_detail(state, exchange, match):
