@@ -97,7 +97,7 @@ def test_the_setting_is_a_boolean_or_an_error():
 
 
 def test_a_missing_library_hands_the_task_to_the_module(monkeypatch):
-    def missing(_params, _environ=None):
+    def missing(_params, _environ=None, notify=None):
         raise MissingLibraryError("requests", "no module named requests")
 
     monkeypatch.setattr(job_info, "run", missing)
@@ -117,7 +117,7 @@ def test_validation_fails_with_the_modules_words_and_masks_no_log_values():
 
 
 def test_the_outcome_is_formatted_as_ansible_module_formats_it(monkeypatch):
-    def run(params, environ=None):
+    def run(params, environ=None, notify=None):
         item = {"id": "job-1", "failure_reason": "saw env-secret-0123 and tok-SECRET-0123456789", "terminal": True}
         return job_info.Outcome(dict(changed=False, training_jobs=[item], training_job=item), warnings=["careful"], secrets=["env-secret-0123"])
 
@@ -133,7 +133,7 @@ def test_path_options_are_expanded_against_the_environment_the_module_would_see(
     monkeypatch.setenv("HUAWEICLOUD_PROFILE_DIR", "/controller")
     seen = []
 
-    def run(params, environ=None):
+    def run(params, environ=None, notify=None):
         seen.append(params)
         return job_info.Outcome(dict(changed=False, training_jobs=[]))
 
@@ -175,7 +175,7 @@ def test_a_value_json_cannot_carry_takes_the_module_which_says_so(monkeypatch):
 
 def test_the_invocation_is_there_when_the_module_s_would_be(monkeypatch):
     # ansible-core 2.21 adds INJECT_INVOCATION (default false): the module's result then has no invocation.
-    monkeypatch.setattr(job_info, "run", lambda params, environ=None: job_info.Outcome(dict(changed=False, training_jobs=[])))
+    monkeypatch.setattr(job_info, "run", lambda params, environ=None, notify=None: job_info.Outcome(dict(changed=False, training_jobs=[])))
     defined = action.INJECT_INVOCATION in action.C.config.get_configuration_definitions()
     assert ("invocation" in plugin()._run_in_process(dict(os.environ), {})) is not defined
     assert "invocation" in plugin()._run_in_process(dict(os.environ), {"ansible_inject_invocation": True})
@@ -382,3 +382,23 @@ def _collections_root():
     import ansible_collections.modelarts.training as collection  # pylint: disable=import-outside-toplevel
 
     return os.path.dirname(os.path.dirname(os.path.dirname(list(collection.__path__)[0])))
+
+
+def test_a_warning_given_while_the_task_waits_is_displayed_at_once_and_kept_in_the_result(monkeypatch):
+    # Issue 60, item 5: ansible-core 2.19+ holds a task's display.warning until the task ends; the action shows it now.
+    shown = []
+
+    class Display(object):
+        def display(self, msg, color=None, stderr=False):
+            shown.append((msg, stderr))
+
+    def run(params, environ=None, notify=None):
+        notify("no training job named 'x' in the default workspace: still waiting (a job may be submitted later)")
+        assert shown, "displayed before the task's result exists"
+        return job_info.Outcome(dict(changed=False, training_jobs=[]), warnings=["no training job named 'x' ..."])
+
+    monkeypatch.setattr(job_info, "run", run)
+    monkeypatch.setattr(action, "Display", Display)
+    result = plugin()._run_in_process(dict(os.environ))
+    assert shown == [("[WARNING]: no training job named 'x' in the default workspace: still waiting (a job may be submitted later)", True)]
+    assert result["warnings"] == ["no training job named 'x' ..."]

@@ -321,6 +321,48 @@ def test_waiting_by_a_name_no_job_has_keeps_looking_and_fails_at_the_deadline():
     assert query.clock() - 1000.0 == 30.0, "and it ends at the deadline"
 
 
+def named(name, job_id):
+    document_ = document(job_id, "Completed", name)
+    document_["metadata"]["create_time"] = 1700000000000
+    return document_
+
+
+def test_a_name_that_matches_nothing_warns_once_with_the_closest_names_while_the_wait_goes_on():
+    """Issue 60, item 5: at the first search that finds no job, one list of the workspace's newest names (no filter, one
+    page); the warning is handed at once to ``notify`` and kept in the result's warnings, the failure keeps the names."""
+    listed = search_page(named("churn-model", "a1"), named("churn-model", "a2"), named("churn-model-v2", "a3"), named("resnet50", "a4"))
+    session = FakeSession()
+    session.routes["training-job-searches"] = lambda method, url, kwargs: listed if closest_lookup(kwargs) else search_page()
+    query = make_query(session, Selection(name="churn-modle"), wait=True, wait_timeout=30, wait_sleep=5)
+    told = []
+    query.notify = told.append
+    result = query.run()
+    warning = (
+        "no training job named 'churn-modle' in the default workspace: still waiting (a job may be submitted later); "
+        "closest names: 'churn-model', 'churn-model-v2'"
+    )
+    assert told == [warning] and result.warnings == [warning]
+    assert not result.ok and result.msg.endswith(
+        "(wait_timeout 30, %d searches); closest names: 'churn-model', 'churn-model-v2'" % len(named_searches(session))
+    )
+    lookups = [call for call in session.calls if closest_lookup(call)]
+    assert len(lookups) == 1 and b'"limit":50' in lookups[0]["data"], "one request, one page"
+
+
+def test_the_closest_names_look_in_the_search_s_workspace_and_a_failed_look_offers_none():
+    session = FakeSession()
+    session.routes["training-job-searches"] = lambda method, url, kwargs: (
+        FakeResponse(403, {"error_code": "ModelArts.0204", "error_msg": "denied"}) if closest_lookup(kwargs) else search_page()
+    )
+    workspace = "0123456789abcdef0123456789abcdef"
+    query = make_query(session, select(dict(name="churn-modle", workspace_id=workspace)), wait=True, wait_timeout=10, wait_sleep=5)
+    result = query.run()
+    lookup = [call for call in session.calls if closest_lookup(call)]
+    assert len(lookup) == 1 and ('"workspace_id":"%s"' % workspace).encode() in lookup[0]["data"]
+    assert result.warnings == ["no training job named 'churn-modle' in workspace %s: still waiting (a job may be submitted later)" % workspace]
+    assert "closest" not in result.msg and "comes close" not in result.msg
+
+
 def test_waiting_by_name_follows_a_job_that_appears_later():
     session = FakeSession(
         search_page(), search_page(), search_page(document("j1", "Running", "nightly")), FakeResponse(200, document("j1", "Completed", "nightly"))
@@ -474,7 +516,17 @@ def test_a_search_the_deadline_left_unsent_is_not_a_failed_search():
     assert not result.ok and result.items == []
     assert "no training job named 'nightly-typo' was found after waiting" in result.msg
     assert "failed" not in result.msg and "deadline passed" not in result.msg, result.msg
-    assert "(wait_timeout 2, 1 search)" in result.msg and len(session.calls) == 1, "a search never sent is not counted"
+    assert "(wait_timeout 2, 1 search)" in result.msg and len(named_searches(session)) == 1, "a search never sent is not counted"
+
+
+def closest_lookup(kwargs):
+    """Whether a request is the one list of a workspace's newest names (no filter) a name that matches nothing makes."""
+    return b'"filters":[]' in (kwargs.get("data") or b"")
+
+
+def named_searches(session):
+    """The requests of ``session`` that were the wait's searches (not the closest names' list)."""
+    return [call for call in session.calls if not closest_lookup(call)]
 
 
 def searches_ending(query, *endings):
@@ -486,6 +538,8 @@ def searches_ending(query, *endings):
     script = list(endings)
 
     def answer(method, url, kwargs):
+        if closest_lookup(kwargs):
+            return search_page()
         ending = script.pop(0)
         if ending == "none":
             return search_page()
@@ -526,7 +580,7 @@ def test_a_search_the_deadline_cut_short_is_the_wait_running_out_not_a_failed_se
         assert "failed" not in result.msg and "deadline" not in result.msg, result.msg
     else:
         assert said in result.msg, result.msg
-    assert len(session.calls) == len(endings)
+    assert len(named_searches(session)) == len(endings)
 
 
 def test_a_reused_name_that_closes_a_wait_says_how_many_jobs_matched_and_points_to_latest():

@@ -10,8 +10,8 @@ import pytest
 
 from ansible_collections.modelarts.training.plugins.module_utils.transport import Response
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
-from ansible_collections.modelarts.training.plugins.module_utils.search import PageFailed, jobs_matching, jobs_named, pages_matching
-from ansible_collections.modelarts.training.plugins.module_utils.selection import Search
+from ansible_collections.modelarts.training.plugins.module_utils.search import PageFailed, jobs_matching, jobs_named, names_in_workspace, pages_matching
+from ansible_collections.modelarts.training.plugins.module_utils.selection import Search, closest_names, closest_text
 
 
 def endless(per_page, pad=0):
@@ -104,3 +104,32 @@ def test_without_resume_on_a_failed_page_ends_the_listing_with_its_error():
     with pytest.raises(ModelArtsError, match=r"\(offset 1\): the deadline passed"):
         next(listing)
     assert [body["offset"] for body in bodies] == [0]
+
+
+def test_the_names_of_a_workspace_s_newest_jobs_are_one_request_of_one_page_with_no_filter():
+    """Issue 60, item 5: what the closest names to a name that matches nothing are picked from."""
+    bodies = []
+    items = [{"metadata": {"id": "a%d" % n, "name": name}} for n, name in enumerate(["b", "a", "b", None, "", 7, "c"])] + ["not a document"]
+
+    def post(body, operation):
+        bodies.append((body, operation))
+        return Response({"items": items}, 200, "req-1", {}, 10)
+
+    assert names_in_workspace(post, "0123456789abcdef0123456789abcdef") == ["b", "a", "c"]
+    assert bodies == [
+        (
+            {"offset": 0, "limit": 50, "sort_by": "create_time", "order": "desc", "filters": [], "workspace_id": "0123456789abcdef0123456789abcdef"},
+            "list the names of the newest training jobs",
+        )
+    ]
+    default = []
+    assert names_in_workspace(lambda body, operation: default.append(body) or Response({"items": None}, 200, "r", {}, 2)) == []
+    assert "workspace_id" not in default[0], "the default workspace: no workspace_id"
+
+
+def test_the_closest_names_are_ranked_as_option_names_are_and_never_the_name_itself():
+    names = ["resnet50", "churn-model-v2", "churn-model", "churn-modle", "churn-model"]
+    assert closest_names("churn-modle", names) == ["churn-model", "churn-model-v2"]
+    assert closest_text(Search(name="churn-modle"), names, 50) == "closest names: 'churn-model', 'churn-model-v2'"
+    assert closest_text(Search(name="zzzz"), names, 50) == "no name of the 50 newest jobs in the default workspace comes close"
+    assert closest_text(Search(name="zzzz", workspace_id="0" * 32), [], 50) == "no name of the 50 newest jobs in workspace %s comes close" % ("0" * 32)

@@ -341,3 +341,30 @@ def test_events_into_completed_carry_metrics_read_in_one_call_and_others_carry_n
     plain = [make_event(item(B, "Completed"), "Running")]
     measured_events(MetricsDoor(metrics=False), plain)
     assert "metrics" not in plain[0]["modelarts"]["training_job"]
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        ModelArtsError("HTTP 401 APIG.0301: Incorrect IAM authentication information", status=401, error_code="APIG.0301"),
+        ModelArtsError("HTTP 403 ModelArts.0204: the token lacks a permission", status=403, error_code="ModelArts.0204"),
+    ],
+)
+def test_a_refusal_of_the_credentials_or_permissions_is_no_fallback_but_the_watch_s_error(caplog, error):
+    """Issue 60, item 4: a 401/403 from the search for the unfinished jobs is every search's: the page fails (the watcher
+    stops on it) - no warning that the first round lists every job, no such listing."""
+    door = Door(PageFailed(error), every=[{B: item(B, "Completed")}])
+    lister = Lister(Search(name="churn-model"), door, "changes", None, Clock(), lambda: 0.0)
+    page = lister.next_page()
+    assert isinstance(page, PageFailed) and page.error is error and not lister.unfinished_off
+    assert "was refused" not in caplog.text and door.asked == [("pages", True)]
+    # A later round: the unfinished jobs' search refused so raises the refusal, as the search for new jobs would.
+    lister.newest = JAN_1
+    door.search = lambda search, deadline=None, pages=None, created_since=None, newest=None: _raise(error) if search.phases else ([], {})
+    with pytest.raises(ModelArtsError) as raised:
+        lister.later()
+    assert raised.value is error and "was refused" not in caplog.text
+
+
+def _raise(error):
+    raise error
