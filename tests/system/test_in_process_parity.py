@@ -30,6 +30,8 @@ from ansible.release import __version__ as ANSIBLE_VERSION
 from conftest import emulator_connection, run_in_group
 
 COMPLETED = "a1000000-0000-4000-8000-000000000001"
+# Another Completed job of the scenario (variety-subscription).
+OTHER_COMPLETED = "a1000000-0000-4000-8000-000000000031"
 FAILED = "a1000000-0000-4000-8000-000000000002"
 RUNNING = "a1000000-0000-4000-8000-000000000005"
 POLLS_TO_COMPLETED = "a1000000-0000-4000-8000-000000000010"
@@ -102,7 +104,8 @@ def cases(emu, files):
                 wait=True,
                 wait_sleep=1,
                 metrics=[{"name": "accuracy", "min": 0.99}],
-                baseline={"training_job_id": COMPLETED},
+                # Another job: v1 job 2001 version 1 is the v1 document of COMPLETED, never its own baseline (issue 56).
+                baseline={"training_job_id": OTHER_COMPLETED},
             ),
         ),
         task("unknown metrics key", dict(connection, training_job_id=COMPLETED, metrics=[{"name": "a", "regx": "a=(.*)"}])),
@@ -290,7 +293,7 @@ def test_every_task_gives_the_same_registered_result_both_ways(both_ways, emulat
     assert by_name["bad value"]["failed"] and "validate" in by_name["bad value"]["msg"]
     assert [item["metrics_ok"] for item in by_name["metrics"]["training_jobs"]] == [False, None, True]
     assert by_name["metrics failing a wait"]["failed"] and "accuracy is" in by_name["metrics failing a wait"]["msg"]
-    assert by_name["metrics failing a wait"]["baseline_job"]["id"] == COMPLETED
+    assert by_name["metrics failing a wait"]["baseline_job"]["id"] == OTHER_COMPLETED
     assert "metrics.regx (did you mean regex?)" in by_name["unknown metrics key"]["msg"]
     assert by_name["mutually exclusive"]["failed"] and "mutually exclusive" in by_name["mutually exclusive"]["msg"]
     assert by_name["credentials through environment only"]["training_job"]["phase"] == "Completed"
