@@ -135,9 +135,14 @@ options:
         description:
           - Search by name, matched exactly (as the module's O(modelarts.training.modelarts_training_job_info#module:name)).
           - With O(baseline.record), picks the record's job by name.
+          - The name every run of a pipeline shares compares each candidate with the run before it, refused or not, not with the
+            model in production; a search by the name of a job the call selects (without tags) is warned about once. Keep production
+            in O(baseline.record) instead.
         type: str
       tags:
-        description: Search by TMS tags (as the module's O(modelarts.training.modelarts_training_job_info#module:tags)).
+        description:
+          - Search by TMS tags (as the module's O(modelarts.training.modelarts_training_job_info#module:tags)).
+          - The service's tag search sees 31 days a request; the baseline's walks back up to O(baseline.max_age_days).
         type: dict
       workspace_id:
         description: The workspace the search looks in.
@@ -172,6 +177,8 @@ options:
       max_age_days:
         description:
           - How far back, in days, a search by O(baseline.tags) walks the service's 31-day windows until it finds a job.
+          - Counted from the newest candidate's creation; from 1 to 3650. Each window is one more search; a search that fails in any
+            window fails closed whatever O(baseline.required) says.
         type: int
         default: 400
 """

@@ -110,7 +110,7 @@ def check_max_age_days(value, option="baseline.max_age_days"):
         number = int(value.strip())
     if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= MAX_AGE_DAYS_LIMIT:
         raise ConnectionConfigError(
-            "%s must be a whole number of days from 1 to %d (how far back a tag search walks the service's %d-day windows), got %s"
+            "%s must be a whole number of days from 1 to %d (how far back a tag search walks the service's windows of %d days), got %s"
             % (option, MAX_AGE_DAYS_LIMIT, TAG_WINDOW_MS // DAY_MS, describe_value(value, 40))
         )
     return number
