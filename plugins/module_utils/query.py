@@ -16,6 +16,7 @@ search, the deadline, warnings, masking - happens here, once.
 
 from __future__ import annotations
 
+import threading
 import time
 
 from ansible_collections.modelarts.training.plugins.module_utils.client import HAS_REQUESTS, REQUESTS_IMPORT_ERROR, ModelArtsClient
@@ -512,7 +513,7 @@ class Query(object):
         interval, cap = settings.wait_sleep, max(settings.wait_sleep, settings.wait_sleep_max)
         last = settings.wait_timeout <= 0
         searches, failure = 0, None
-        nearby = None  # the names closest to a name that matches nothing (looked for once, at the first empty answer)
+        nearby = None  # the look for the names closest to a name that matches nothing (:class:`_Nearby`: once, at the first empty answer)
         while True:
             searches += 1
             given = deadline + grace if last else deadline
@@ -535,14 +536,8 @@ class Query(object):
                     keys, found, failure = [], {}, error
             if keys:
                 return keys, found
-            said = None
             if nearby is None and failure is None and isinstance(name, Search) and name.name is not None:
-                nearby = self._nearby(name, deadline + grace if last else deadline)
-                said = "no training job %s%s: still waiting (a job may be submitted later)%s" % (
-                    name.describe(),
-                    "" if name.workspace_id is not None else " in the default workspace",
-                    "; %s" % nearby if nearby else "",
-                )
+                nearby = _Nearby(self, name, deadline + grace if last else deadline)
             now = self.clock()
             remaining = deadline - now
             if last or remaining <= 0:
@@ -557,34 +552,25 @@ class Query(object):
                     text += "; the last search failed: %s" % failure
                 elif isinstance(name, Search) and name.coverage():
                     text += "; %s" % name.coverage()
-                if nearby:
-                    text += "; %s" % nearby
+                if nearby is not None and nearby.answer(max(0.0, nearby.deadline - self.clock())):
+                    text += "; %s" % nearby.text
                 raise ModelArtsError(text, operation="search training jobs %s" % (name.describe() if isinstance(name, Search) else "named '%s'" % label(name)))
-            if said is not None:
-                self.told.append(said)
-                if self.notify is not None:
-                    self.notify(said)
             nap = waiter.nap_length(interval, now, deadline)
+            if nearby is not None and not nearby.told:
+                # Said as soon as the look has answered, within the nap: the searches keep the wait's schedule.
+                if nearby.answer(nap) is not None:
+                    nearby.told = True
+                    self._tell(nearby.warning())
+                nap = max(0.0, nap - (self.clock() - now))
             self.sleeper(nap)
             last = nap >= remaining
             interval = waiter.next_interval(interval, cap)
 
-    def _nearby(self, search, deadline):
-        """How a message gives the names closest to ``search.name`` among those of the newest jobs of its workspace
-        (``selection.closest_text``): one request, ended by ``deadline``; '' when it fails - nothing is offered, and the
-        wait's own searches say what fails."""
-        client = self.client
-        from ansible_collections.modelarts.training.plugins.module_utils import search as search_api  # pylint: disable=import-outside-toplevel
-
-        def post(body, operation):
-            path = "/v2/%s/training-job-searches" % escape(client.resolve_project_id(deadline))
-            return client.request("POST", path, body=body, operation=operation, deadline=deadline)
-
-        try:
-            names = search_api.names_in_workspace(post, search.workspace_id)
-        except (ModelArtsError, ConnectionConfigError):
-            return ""
-        return closest_text(search, names, search_api.NAMES_PAGE)
+    def _tell(self, text):
+        """A warning given while the wait goes on: kept for the result's warnings, and handed to ``notify`` at once."""
+        self.told.append(text)
+        if self.notify is not None:
+            self.notify(text)
 
     def run(self):
         """Query the selected jobs, waiting when asked, and return a :class:`QueryResult` (never raises for the service's answers)."""
@@ -657,6 +643,49 @@ class Query(object):
         if settings.validate == "warn":
             result.warnings.extend(schema_warnings(result.items))
         return result
+
+
+class _Nearby(object):
+    """The names closest to ``search.name`` among those of the newest jobs of its workspace (``search.names_in_workspace``,
+    ranked by ``selection.closest_text``): one request, ended by ``deadline`` (a reading of the query's clock), sent in a
+    thread of its own so that the wait's searches keep their schedule.  ``text`` is '' when the request failed - nothing
+    is offered, and the wait's own searches say what fails."""
+
+    def __init__(self, query, search, deadline):
+        self.search = search
+        self.deadline = deadline
+        self.text = None
+        self.told = False
+        self._thread = threading.Thread(target=self._look, args=(query.client,), name="closest-names", daemon=True)
+        self._thread.start()
+
+    def _look(self, client):
+        from ansible_collections.modelarts.training.plugins.module_utils import search as search_api  # pylint: disable=import-outside-toplevel
+
+        deadline = self.deadline
+
+        def post(body, operation):
+            path = "/v2/%s/training-job-searches" % escape(client.resolve_project_id(deadline))
+            return client.request("POST", path, body=body, operation=operation, deadline=deadline)
+
+        try:
+            self.text = closest_text(self.search, search_api.names_in_workspace(post, self.search.workspace_id), search_api.NAMES_PAGE)
+        except Exception:  # pylint: disable=broad-except  # a suggestion never fails the wait
+            self.text = ""
+
+    def answer(self, seconds):
+        """``text`` once the look has answered, waiting at most ``seconds`` for it; None while it has not."""
+        self._thread.join(max(0.0, seconds))
+        return None if self._thread.is_alive() else self.text
+
+    def warning(self):
+        """The warning of a wait that goes on: no job has the name yet, and the names that come closest."""
+        search = self.search
+        return "no training job %s%s: still waiting (a job may be submitted later)%s" % (
+            search.describe(),
+            "" if search.workspace_id is not None else " in the default workspace",
+            "; %s" % self.text if self.text else "",
+        )
 
 
 def run(levels, selection, environ=None, **kwargs):
