@@ -14,7 +14,11 @@
    the gate stays closed although the job is Completed, its message naming the metric, its value, the bound and
    production's value; resnet50-flowers-v3 (0.91) opens it. Each run writes its decision record, whose sha256
    the demo checks.
-5. Stop the emulator and remove the demo's private temporary directory (the release manifests too).
+5. Champion/challenger by production record (issue 57): three nightly runs of churn-model (one name, as every night
+   shares it) through the same playbook with gate_production - gate, deploy, promote. The first (0.86) is a first
+   deployment and is promoted (the production record, with promoted_at and hmac_sha256); the second (0.83) is refused;
+   the third (0.84) beats the refused run before it but is refused too: production is 0.86.
+6. Stop the emulator and remove the demo's private temporary directory (the release manifests too).
 
 Run from the checkout with the project's venv; ANSIBLE_COLLECTIONS_PATH must point at a staged
 copy of the collection (hacking/in_staged_copy.sh does that for `make demo`).
@@ -23,6 +27,7 @@ copy of the collection (hacking/in_staged_copy.sh does that for `make demo`).
 import hashlib
 import json
 import os
+import secrets
 import stat
 import subprocess
 import sys
@@ -65,6 +70,9 @@ BETTER_V2 = "5b1d7e2a-3c4f-4a6b-8d9e-0f1a2b3c4d52"  # resnet50-flowers-v3: Compl
 # Fit to ship: val_accuracy (read from the job's log) at least 0.8 and no worse than the model in production's.
 METRICS = [{"name": "val_accuracy", "regex": "val_accuracy=([0-9.]+)", "min": 0.8, "min_improvement": 0}]
 PRODUCTION = {"tags": {"stage": "production"}}
+# Three nightly runs of churn-model: 0.86 (promoted), 0.83 (refused), 0.84 (refused: production is 0.86).
+CHURN = ["c4a1e0d2-5b6f-4c7d-9e8f-0a1b2c3d4e61", "c4a1e0d2-5b6f-4c7d-9e8f-0a1b2c3d4e62", "c4a1e0d2-5b6f-4c7d-9e8f-0a1b2c3d4e63"]
+CHAMPION = [{"name": "val_accuracy", "regex": "val_accuracy=([0-9.]+)", "min_improvement": 0}]
 
 
 def run_gate(env, release_dir, release, job_ids, v1_jobs, **gate):
@@ -97,6 +105,8 @@ def demo(work):
             ANSIBLE_RETRY_FILES_ENABLED="0",
             PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
             TMPDIR=work,
+            # The records' key (hmac_sha256): a secret the playbook reads from the environment, never printed.
+            MODELARTS_GATE_RECORD_KEY=secrets.token_hex(16),
         )
 
         say("Run 1: gate on resnet50-flowers-train (v2) and legacy-mnist-train (v1); both complete at the gate's fourth poll")
@@ -141,6 +151,32 @@ def demo(work):
         say("The gate opened on the better model and the deploy step wrote release-demo-4.json; its decision record:")
         if not show_record(better, "open"):
             return 1
+
+        production = os.path.join(records, "churn-model-production.json")
+        say("Run 5: churn-model's first night (0.86): a first deployment - no production record yet - so gate, deploy, promote")
+        first_night = {"record": production, "required": False}
+        fifth = run_gate(env, release_dir, "demo-5", [CHURN[0]], [], gate_metrics=CHAMPION, gate_baseline=first_night, gate_production=production)
+        if fifth != 0 or not os.path.exists(production):
+            say("Run 5 should have promoted churn-model's first run but did not (exit %d)" % fifth)
+            return 1
+        say("Deployed and promoted; the production record (%s):" % production)
+        if not show_record(production, "open"):
+            return 1
+        for number, job, value in ((6, CHURN[1], "0.83"), (7, CHURN[2], "0.84")):
+            say("Run %d: churn-model's next night (%s), gated against the production record" % (number, value))
+            code = run_gate(env, release_dir, "demo-%d" % number, [job], [], gate_metrics=CHAMPION, gate_production=production)
+            if code == 0 or os.path.exists(os.path.join(release_dir, "release-demo-%d.json" % number)):
+                say("Run %d should have been refused but was not" % number)
+                return 1
+        with open(production) as handle:
+            promoted = json.load(handle)["jobs"][0]
+        if promoted["id"] != CHURN[0]:
+            say("The production record moved to %s" % promoted["id"])
+            return 1
+        say(
+            "Both refused: 0.84 beats the refused 0.83 before it, but production is still 0.86 (%s) - a search by the"
+            " runs' shared name would have shipped it" % promoted["id"]
+        )
     # The release manifests (the playbook also keeps deployed-training-jobs there: the jobs it deployed, each once).
     releases = sorted(name for name in os.listdir(release_dir) if name.startswith("release-"))
     say("Emulator stopped. Releases written: %s (removed with the demo's temporary directory)" % ", ".join(releases))
@@ -151,24 +187,27 @@ def show_record(path, decision):
     """Print the gist of a decision record and check its sha256 as docs/role.md says a later step does."""
     with open(path) as handle:
         record = json.load(handle)
-    text = json.dumps(dict((key, value) for key, value in record.items() if key != "sha256"), sort_keys=True, separators=(",", ":"))
+    # The digest is over the record without its digests (sha256, and hmac_sha256 when the gate had a key).
+    text = json.dumps(dict((key, value) for key, value in record.items() if key not in ("sha256", "hmac_sha256")), sort_keys=True, separators=(",", ":"))
     intact = hashlib.sha256(text.encode("utf-8")).hexdigest() == record["sha256"]
     mode = stat.S_IMODE(os.stat(path).st_mode)
     job = record["jobs"][0]
     metric = job["metrics"]["val_accuracy"]
     print(
-        "    decision %s at %s; %s (%s): val_accuracy %s against %s of %s; mode %o; sha256 %s %s"
+        "    decision %s at %s%s; %s (%s): val_accuracy %s against %s of %s; mode %o; sha256 %s %s%s"
         % (
             record["decision"],
             record["decided_at"],
+            ", promoted at %s" % record["promoted_at"] if record.get("promoted_at") else "",
             job["name"],
             job["phase"],
             metric["value"],
             metric["baseline_value"],
-            record["baseline_job"]["name"],
+            (record["baseline_job"] or {}).get("name", "no baseline (a first deployment)"),
             mode,
             record["sha256"][:16],
             "checks" if intact else "DOES NOT CHECK",
+            "; hmac_sha256 (keyed)" if record.get("hmac_sha256") else "",
         )
     )
     return intact and record["decision"] == decision and mode == 0o600

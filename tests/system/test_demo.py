@@ -40,7 +40,13 @@ def test_demo_opens_then_closes_the_gate(collection_root, ansible_env, tmp_path)
     assert "decision closed at " in output and "resnet50-flowers-v2 (Completed): val_accuracy 0.85 against 0.88 of resnet50-flowers-train-baseline" in output
     assert "The gate opened on the better model and the deploy step wrote release-demo-4.json" in output
     assert "decision open at " in output and "mode 600; sha256 " in output and "DOES NOT CHECK" not in output
-    assert "Releases written: release-demo-1.json, release-demo-4.json" in output
+    # Issue 57: churn-model's 0.86 is promoted (a first deployment), 0.83 refused, 0.84 refused because production is 0.86.
+    assert "Deployed and promoted; the production record" in output and ", promoted at " in output and "hmac_sha256 (keyed)" in output
+    assert "training_job_gate: promoted c4a1e0d2-5b6f-4c7d-9e8f-0a1b2c3d4e61 (churn-model)" in output
+    assert "val_accuracy is 0.83, improving on the baseline's 0.86 by -0.03" in output
+    assert "val_accuracy is 0.84, improving on the baseline's 0.86 by -0.02" in output
+    assert "Both refused: 0.84 beats the refused 0.83 before it, but production is still 0.86" in output
+    assert "Releases written: release-demo-1.json, release-demo-4.json, release-demo-5.json" in output
     assert sorted(os.listdir(scratch)) == []
 
 
