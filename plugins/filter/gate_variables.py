@@ -32,6 +32,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.text import des
 OMIT_PREFIX = "__omit_place_holder__"  # ansible-core up to 2.18 templates omit to this prefix and a hash
 _SPECS = {}
 _TYPE_NAMES = {"str": "a string", "int": "an integer", "float": "a number", "bool": "a boolean", "list": "a list", "dict": "a dict", "path": "a path"}
+_PLURALS = {"str": "strings", "int": "integers", "float": "numbers", "bool": "booleans", "dict": "dicts", "path": "paths"}
 
 
 def is_omit(value):
@@ -82,7 +83,7 @@ def _values(given, options):
 def _expected(spec):
     text = _TYPE_NAMES.get(spec.get("type"), spec.get("type") or "any value")
     if spec.get("elements"):
-        text += " of %ss" % spec["elements"]
+        text += " of %s" % _PLURALS.get(spec["elements"], spec["elements"])
     if spec.get("choices"):
         text += ", %s %s" % ("each one of" if spec.get("type") == "list" else "one of", ", ".join(str(choice) for choice in spec["choices"]))
     return text
@@ -132,7 +133,7 @@ def gate_variables(given, role_path, types=None, prefix="", entry="main"):
         typed.pop("default", None)
         result = ArgumentSpecValidator({name: typed}).validate({name: value})
         if result.error_messages:
-            hint = _choices_hint(value, typed) if typed.get("choices") and "one of" in " ".join(result.error_messages) else ""
+            hint = _choices_hint(value, typed) if typed.get("choices") and "must be one" in " ".join(result.error_messages) else ""
             problem = "%s: expected %s, got %s" % (name, _expected(typed), describe_typed(value))
             if hint:
                 problem += " (%s)" % hint
