@@ -45,15 +45,14 @@ from ansible_collections.modelarts.training.plugins.module_utils.options import 
     unknown_text,
 )
 from ansible_collections.modelarts.training.plugins.module_utils.selection import (
-    DAY_MS,
-    TAG_WINDOW_MS,
     Search,
     check_job_id,
     check_max_age_days,
     check_workspace_id,
+    own_name_warning,
     parse_tags,
-    tag_windows,
-    utc_text,
+    searched_back_text,
+    searches_back,
     v1_selection_key,
     v2_key,
 )
@@ -729,7 +728,7 @@ def find_baseline(query, baseline, candidates, deadline, judged=(), workspace_id
     call's) gives each candidate the newest job it selects that was created before that candidate, Completed by its own
     GET; a tag search walks back the service's 31-day windows (:func:`_searched`).  Only a search that answered with no
     job but the candidates' own, in every window, is :attr:`Outcome.NONE`.  A search by a candidate's own name (and no
-    tags) warns (:func:`_own_name`, the outcomes' ``warning``)."""
+    tags) warns (``selection.own_name_warning``, the outcomes' ``warning``)."""
     if not isinstance(candidates, Candidates):
         candidates = Candidates(candidates)
     secrets = query.masking_secrets()
@@ -742,24 +741,11 @@ def find_baseline(query, baseline, candidates, deadline, judged=(), workspace_id
         search = Search(name=search.name, tags=search.tags, workspace_id=workspace_id, phases=search.phases)
     what = Search(name=search.name, tags=search.tags, workspace_id=search.workspace_id).describe()
     outcomes = _searched(query, search, baseline.max_age_days, candidates, judged, deadline, what, secrets)
-    warning = _own_name(search, candidates, judged)
+    names = [item.get("name") for item in list(candidates.items) + list(judged) if isinstance(item, dict)]
+    warning = own_name_warning(search.name if not search.tags else None, names)
     for outcome in outcomes:
         outcome.warning = warning
     return outcomes
-
-
-def _own_name(search, candidates, judged):
-    """The warning for a baseline search by the name of a job the call selects (and no tags), or None: its baseline is the
-    run before the candidate, refused or not - not the model in production."""
-    if search.name is None or search.tags:
-        return None
-    names = set(item.get("name") for item in list(candidates.items) + list(judged) if isinstance(item, dict))
-    if search.name not in names:
-        return None
-    return (
-        "baseline.name '%s' is the name of the job this call gates: the baseline is the run before it, refused or not, not the model in "
-        "production; keep the production model in a record (baseline: {record: PATH}, the role's training_job_gate_production)" % label(search.name)
-    )
 
 
 def _searched(query, search, max_age_days, candidates, judged, deadline, what, secrets):
@@ -769,12 +755,8 @@ def _searched(query, search, max_age_days, candidates, judged, deadline, what, s
     candidate has its outcome.  A search that fails in any window fails the candidates still without one; only a
     candidate for which every window answered with no job but the candidates' is :attr:`Outcome.NONE`."""
     # pylint: disable=too-many-arguments,too-many-locals
-    windows = [(search, what)]
-    created = [_created_ms(candidate) for candidate in judged]
-    anchor = max((value for value in created if value is not None), default=None)
-    if search.tags and anchor is not None:
-        for start, end in tag_windows(anchor, max_age_days):
-            windows.append((search.in_window(start, end), "%s created from %s to %s" % (what, utc_text(start), utc_text(end))))
+    anchor = max((value for value in (_created_ms(candidate) for candidate in judged) if value is not None), default=None)
+    windows = searches_back(search, what, anchor, max_age_days)
     outcomes = [None] * len(judged)
     listed, others_seen = set(), set()
     gets, chosen = {}, {}
@@ -805,11 +787,7 @@ def _searched(query, search, max_age_days, candidates, judged, deadline, what, s
     if listed:
         why += " that is not a job this call selects"
     if len(windows) > 1:
-        why += "; the tag search looked at the jobs created up to %d days before %s, the newest candidate's creation (baseline.max_age_days; " % (
-            max_age_days,
-            utc_text(anchor),
-        )
-        why += "%d searches: a tag search covers %d days a request)" % (len(windows), TAG_WINDOW_MS // DAY_MS)
+        why += "; " + searched_back_text(max_age_days, anchor, len(windows))
     elif search.coverage():
         why += "; %s" % search.coverage()
     for index, outcome in enumerate(outcomes):

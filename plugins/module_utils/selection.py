@@ -116,6 +116,37 @@ def check_max_age_days(value, option="baseline.max_age_days"):
     return number
 
 
+def searches_back(search, what, end_ms, max_age_days):
+    """``[(search, how messages name it)]`` of a baseline ``search`` (``what`` names it): itself (the service's own window)
+    and, for a tag search with ``end_ms`` known (the newest candidate's creation), one narrowed to each of the
+    :func:`tag_windows` back from ``end_ms`` - in the order they are asked."""
+    searches = [(search, what)]
+    if search.tags and end_ms is not None:
+        for start, end in tag_windows(end_ms, max_age_days):
+            searches.append((search.in_window(start, end), "%s created from %s to %s" % (what, utc_text(start), utc_text(end))))
+    return searches
+
+
+def searched_back_text(max_age_days, end_ms, searches):
+    """What a baseline's tag search that walked back its windows and found nothing looked at."""
+    return "the tag search looked at the jobs created up to %d days before %s, the newest candidate's creation (baseline.max_age_days; %d searches: " % (
+        max_age_days,
+        utc_text(end_ms),
+        searches,
+    ) + "a tag search covers %d days a request)" % (TAG_WINDOW_MS // DAY_MS)
+
+
+def own_name_warning(name, names):
+    """The warning for a baseline searched by ``name`` (None: not by a name alone) that is among ``names`` (those of the
+    call's jobs), or None: each candidate is then compared with the run before it, refused or not."""
+    if name is None or name not in names:
+        return None
+    return (
+        "baseline.name '%s' is the name of the job this call gates: the baseline is the run before it, refused or not, not the model in "
+        "production; keep the production model in a record (baseline: {record: PATH}, the role's training_job_gate_production)" % label(name)
+    )
+
+
 def tag_windows(end_ms, max_age_days):
     """The ``(start_ms, end_ms)`` windows (both included, newest first, none longer than :data:`TAG_WINDOW_MS`, none
     overlapping) that together cover the ``max_age_days`` days up to ``end_ms``: what a tag search asks for beyond the
