@@ -42,8 +42,14 @@ def jobs(emulator):
     found = {"better": new_id(), "worse": new_id(), "production": new_id()}
     emulator.add_jobs(
         [
-            {"id": found["production"], "name": "i60-prod", "phase": "Completed", "created_ago": "2d", "tags": {"stage": "i60-production"},
-             "metric_lines": ["EVAL epoch 1: val_accuracy=0.86"]},
+            {
+                "id": found["production"],
+                "name": "i60-prod",
+                "phase": "Completed",
+                "created_ago": "2d",
+                "tags": {"stage": "i60-production"},
+                "metric_lines": ["EVAL epoch 1: val_accuracy=0.86"],
+            },
             {"id": found["better"], "name": "i60-better", "phase": "Completed", "metric_lines": ["EVAL epoch 1: val_accuracy=0.87"]},
             {"id": found["worse"], "name": "i60-worse", "phase": "Completed", "metric_lines": ["EVAL epoch 1: val_accuracy=0.80"]},
         ]
