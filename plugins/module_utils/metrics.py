@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import re
 
-from ansible_collections.modelarts.training.plugins.module_utils import diagnostics, production
+from ansible_collections.modelarts.training.plugins.module_utils import diagnostics
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.fanout import fetch_concurrently
 from ansible_collections.modelarts.training.plugins.module_utils.matching import Matcher
@@ -822,10 +822,12 @@ def _recorded_baseline(query, baseline, candidates, deadline, secrets):
     """The :class:`Outcome` of ``baseline: {record: PATH}``: the record read (and checked) again now - so that a source
     that never ends sees a promotion between two completions -, then its job by its own GET.  Only a path that does not
     exist yet is :attr:`Outcome.NONE`; anything else that is wrong fails closed."""
-    read = production.read_production(baseline.record, baseline.record_key, baseline.record_name)
-    if read.status == production.MISSING:
+    # Read through the door (query.Query.read_production): production.py reads the file with record.py, whose bounds
+    # are this file's, so this file does not import it (no import cycle).
+    read = query.read_production(baseline.record, baseline.record_key, baseline.record_name)
+    if read.status == "missing":
         return Outcome(Outcome.NONE, why="%s: no model was promoted there yet" % read.why)
-    if read.status != production.FOUND:
+    if read.status != "found":
         return _failed(read.why)
     key, where = read.job.key, repr(label(baseline.record, 200))
     if candidates.holds(key):

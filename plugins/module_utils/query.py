@@ -279,6 +279,19 @@ def query_jobs(
 # -- the door -------------------------------------------------------------------------------------
 
 
+def _production():
+    """production.py, imported when a call reads a production record (``baseline.record``), not before."""
+    from ansible_collections.modelarts.training.plugins.module_utils import production  # pylint: disable=import-outside-toplevel
+
+    return production
+
+
+def _record_key(baseline):
+    """The production record's key (``baseline.record_key``), or None."""
+    key = baseline.get("record_key") if isinstance(baseline, dict) else None
+    return key if isinstance(key, str) else None
+
+
 class Query(object):
     """One configured query: typed options, one client, and the calls every plugin needs.
 
@@ -341,9 +354,7 @@ class Query(object):
         values = list(self.client.secrets())
         values.append(proxy_secret(self.settings.connection.get("proxy")))
         # The production record's key (baseline.record_key) is as secret as a no_log option, in the lookup and the event source too.
-        baseline = self.settings.baseline
-        if isinstance(baseline, dict) and isinstance(baseline.get("record_key"), str):
-            values.append(baseline["record_key"])
+        values.append(_record_key(self.settings.baseline))
         return [value for value in values if value]
 
     def redact(self, text):
@@ -371,6 +382,11 @@ class Query(object):
         tokens masked (or kept) and collected into :attr:`endpoint_tokens`."""
         settings = self.settings
         return dict(validate=settings.validate, fail_on=settings.fail_on, include_tokens=settings.include_endpoint_tokens, tokens=self.endpoint_tokens)
+
+    def read_production(self, path, key=None, name=None):
+        """A production record read as a baseline (``production.read_production``: found, missing or failed, naming the
+        file); loaded only by a call whose ``baseline`` has a ``record``."""
+        return _production().read_production(path, key, name)
 
     def fetch(self, keys, deadline=None):
         """``{key: item or exception}`` for ``keys``, fetched concurrently; never raises for one job."""
