@@ -254,7 +254,10 @@ def test_pick_max_and_min_over_a_series():
     "data, expected",
     [
         ([{"step": 1, "value": 0.5}, 0.6], "data mixes shapes: number/object (data[0] is an object with 2 keys, data[1] is number 0.6)"),
-        ({"step": [1, 2], "values": [0.6, 0.65], "wall": [10, 20]}, "data is an object (step, values, wall) without exactly one list of values beside its x axis"),
+        (
+            {"step": [1, 2], "values": [0.6, 0.65], "wall": [10, 20]},
+            "data is an object (step, values, wall) without exactly one list of values beside its x axis",
+        ),
         ([[1, 2, 3]], "data[0] is an array of 3 items, not an [x, y] pair"),
         ({"a": [1], "b": [2], "c": [3]}, "data is an object (a, b, c) without exactly one list of values beside its x axis"),
         ({"step": [1, 2], "value": [0.5]}, "data is an object of lists of different lengths (step: 2, value: 1)"),
