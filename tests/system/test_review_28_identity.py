@@ -58,7 +58,7 @@ def test_gate_stays_closed_when_a_get_answers_another_jobs_document(ansible_env,
     output = result.stdout + result.stderr
     assert result.returncode == 2, output[-4000:]
     assert not releases(tmp_path)
-    assert "training_job_gate: closed: 1 of 1 training jobs not Completed" in output, output[-4000:]
+    assert "training_job_gate: closed: 1 of 1 training jobs could not be read" in output, output[-4000:]
     text = "get training job %s: the service answered with the document of another job (metadata.id '%s'), so nothing in it is taken for this job"
     assert text % (asked, other) in output, output[-4000:]
 
@@ -76,7 +76,7 @@ def test_gate_stays_closed_when_a_v1_get_answers_another_versions_document(ansib
     output = result.stdout + result.stderr
     assert result.returncode == 2, output[-4000:]
     assert not releases(tmp_path)
-    assert "training_job_gate: closed: 1 of 1 training jobs not Completed" in output, output[-4000:]
+    assert "training_job_gate: closed: 1 of 1 training jobs could not be read" in output, output[-4000:]
     text = "get training job %d version 1: the service answered with the document of another job (job_id %d, version_id 2)" % (job_id, job_id)
     assert text in output, output[-4000:]
 
