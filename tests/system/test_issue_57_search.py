@@ -178,7 +178,7 @@ def test_the_role_closes_when_an_older_windows_search_fails_with_required_false(
 def nightly_runs(emulator):
     """The issue's nightly runs, all named ``churn-model-<unique>``: 0.86 (2 days ago), 0.83 (yesterday), 0.84 (an hour ago)."""
     name = "churn-model-%s" % uuid.uuid4().hex[:8]
-    ids = [new_id() for _ in range(3)]
+    ids = [new_id() for _run in range(3)]
     emulator.add_jobs(
         [
             {"id": ids[0], "name": name, "phase": "Completed", "created_ago": "2d", "metric_lines": epochs(0.86)},

@@ -25,7 +25,7 @@ def decoded(text):
 
 def test_only_an_object_with_a_key_given_twice_is_marked_and_it_keeps_every_value():
     plain = decoded('{"a": {"b": 1}, "c": [{"d": 2}]}')
-    assert type(plain) is dict and type(plain["a"]) is dict and type(plain["c"][0]) is dict
+    assert plain.__class__ is dict and plain["a"].__class__ is dict and plain["c"][0].__class__ is dict
     marked = decoded('{"a": 1, "b": 2, "a": 3, "a": 4}')
     assert isinstance(marked, KeyedTwice) and marked == {"a": 4, "b": 2} and marked.duplicated == {"a": [1, 3, 4]}
     assert metric_reads.twice(marked, "a") == [1, 3, 4] and metric_reads.twice(marked, "b") is None and metric_reads.twice(plain, "a") is None

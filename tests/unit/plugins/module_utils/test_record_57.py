@@ -68,8 +68,8 @@ def ecmascript(value):
     if value == 0:
         return "0"
     sign = "-" if value < 0 else ""
-    mantissa, _, exp = repr(abs(value)).partition("e")
-    whole, _, fraction = mantissa.partition(".")
+    mantissa, _e, exp = repr(abs(value)).partition("e")
+    whole, _point, fraction = mantissa.partition(".")
     digits = (whole + fraction).lstrip("0")
     point = len(whole) + (int(exp) if exp else 0) - (len(whole + fraction) - len((whole + fraction).lstrip("0")))
     digits = digits.rstrip("0")
