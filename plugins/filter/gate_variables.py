@@ -73,6 +73,13 @@ def _plain(value):
 def _values(given, options):
     if not isinstance(given, Mapping):
         raise AnsibleFilterError("modelarts.training.gate_variables: the input must be a mapping of variable names to values")
+    missing = [name for name in options if name not in given]
+    if missing:
+        # The role lists its options' values by name (a lookup per option is slow at every reference): one added to the
+        # spec must be added there too.
+        raise AnsibleFilterError(
+            "modelarts.training.gate_variables: the input lacks the option%s %s of the spec" % ("s" if len(missing) > 1 else "", ", ".join(missing))
+        )
     values = {}
     for name, spec in options.items():
         value = given.get(name)
@@ -111,15 +118,15 @@ def _module_check(name, value, check):
     return ""
 
 
-def gate_variables(given, role_path, types=None, prefix="", entry="main"):
+def gate_variables(given, role_path, types=None, prefix="", entry="main", check=True):
     """The role's variables: ``args`` (each option of the spec, unset or omit as its default, named without ``prefix``)
     and ``problem`` (the first variable that does not fit its real type, one line naming it, its value and what is
-    expected; '' when none)."""
+    expected; '' when none, or when ``check`` is false: the values alone)."""
     if types is not None and not isinstance(types, Mapping):
         raise AnsibleFilterError("modelarts.training.gate_variables: types must be a mapping of option names to their real spec")
     options = _spec(role_path, entry)
     values = _values(given, options)
-    for name, spec in options.items():
+    for name, spec in options.items() if check else ():
         typed = dict(spec, **dict((types or {}).get(name) or {}))
         check = typed.pop("check", None)
         if check:

@@ -9,6 +9,8 @@ import os
 import pytest
 import yaml
 
+from ansible.errors import AnsibleFilterError
+
 from ansible_collections.modelarts.training.plugins.filter.gate_variables import OMIT_PREFIX, gate_options, gate_variables
 
 ROLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "..", "roles", "training_job_gate")
@@ -21,7 +23,14 @@ def types():
 
 
 def check(**given):
-    return gate_variables(dict((PREFIX + name, value) for name, value in given.items()), ROLE, types(), prefix=PREFIX)
+    values = dict((name, None) for name in gate_options(ROLE))
+    values.update((PREFIX + name, value) for name, value in given.items())
+    return gate_variables(values, ROLE, types(), prefix=PREFIX)
+
+
+def test_an_option_missing_from_the_input_is_an_error():
+    with pytest.raises(AnsibleFilterError, match="lacks the options training_job_gate_v1_jobs, "):
+        gate_variables({"training_job_gate_ids": ["a"]}, ROLE, types())
 
 
 def test_options_are_the_specs():
