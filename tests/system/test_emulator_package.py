@@ -37,6 +37,10 @@ DEMO = {
     # The two runs of the name the examples of ansible-doc use (finetune-llm is in another workspace: not listed).
     "4c8e2a10-7b3d-4f5e-9a1c-2d3e4f5a6b01": "resnet-nightly",
     "4c8e2a10-7b3d-4f5e-9a1c-2d3e4f5a6b02": "resnet-nightly",
+    # The newcomer's three nightly runs of issue 57 (promoted, then refused twice against production).
+    "c4a1e0d2-5b6f-4c7d-9e8f-0a1b2c3d4e61": "churn-model",
+    "c4a1e0d2-5b6f-4c7d-9e8f-0a1b2c3d4e62": "churn-model",
+    "c4a1e0d2-5b6f-4c7d-9e8f-0a1b2c3d4e63": "churn-model",
 }
 BASELINE = "9d3f1a2b-4c5d-4e6f-8a9b-0c1d2e3f4a81"
 
