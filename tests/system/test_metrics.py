@@ -493,7 +493,9 @@ def test_the_role_opens_only_on_a_fit_model_and_writes_a_record_an_audit_can_che
     closed = results["worse"]
     assert not closed["opened"] and results["better"]["opened"]
     assert closed["msg"].splitlines() == [
-        "training_job_gate: closed: 1 of 1 training jobs Completed but not fit: a bound of training_job_gate_metrics failed",
+        # The closed line names the baseline the candidate was measured against (issue 60, item 4).
+        "training_job_gate: closed: 1 of 1 training jobs Completed but not fit: a bound of training_job_gate_metrics failed; baseline %s (resnet-prod)"
+        % prod,
         "training job %s (resnet-worse): val_accuracy is 0.85, improving on the baseline's 0.88 by -0.03 (-3.409%%), less than min_improvement 0 (goal max)"
         % worse,
     ]
