@@ -538,3 +538,19 @@ def test_every_link_between_the_pages_reaches_a_file_and_a_heading(path):
         elif anchor and linked.endswith(".md") and anchor not in anchors(linked):
             broken.append("%s: no such heading" % target)
     assert not broken, broken
+
+
+def test_readme_and_contributing_state_the_same_measured_time_of_make_test_quick():
+    """Issue 60, item 7: the time `make test-quick` takes is one measurement (a fresh clone, two idle cores, the first
+    `make venv` counted apart), stated alike in README and CONTRIBUTING; a change of one without the other fails."""
+    stated = {}
+    for name in ("README.md", "CONTRIBUTING.md"):
+        with open(os.path.join(ROOT, name)) as handle:
+            text = " ".join(handle.read().split())
+        quick = re.search(r"(\d+) s on a fresh clone on an idle two-core machine \((\d+-\d+) s over three runs", text) or re.search(
+            r"On a fresh clone on an idle two-core machine it took (\d+) s \((\d+-\d+) s over three runs", text
+        )
+        venv = re.search(r"the first `make venv`, which took (\d+) s more with pip's cache empty", text)
+        assert quick and venv, "%s states the measured time of make test-quick and of the first make venv" % name
+        stated[name] = (quick.groups(), venv.group(1))
+    assert stated["README.md"] == stated["CONTRIBUTING.md"], stated
