@@ -159,19 +159,21 @@ options:
           - A path to a production record - the decision record of the gate that opened on the deployed job, with C(promoted_at)
             (the filter P(modelarts.training.promote_record#filter), the role's C(tasks_from=promote)).
           - It must be a regular file (not a symbolic link), a JSON object whose C(sha256) verifies (and its C(hmac_sha256) with
-            O(baseline.record_key)), with C(decision=open) and exactly one job, or O(baseline.name) picking one of its jobs by
-            name. Anything else fails closed, naming the file and what is wrong.
+            O(baseline.record_key)), with C(decision=open), C(promoted_at) (a decision record never promoted is not production)
+            and exactly one job, or O(baseline.name) picking one of its jobs by name. A record that carries C(hmac_sha256) is
+            read only with O(baseline.record_key). Anything else fails closed, naming the file and what is wrong.
           - The job is read again by its own GET (it must be C(Completed)) and its metrics again from the service; a value that
             differs from the one the record holds is a problem (the job is not what was promoted). A job is never its own
             baseline.
           - Mutually exclusive with O(baseline.training_job_id), O(baseline.job_id) and O(baseline.tags).
           - C(sha256) shows accidental damage only (anyone can compute it again after an edit); C(hmac_sha256) shows an edit by
-            anyone who does not hold the key.
+            anyone who does not hold the key. Neither stops anyone who can write the path from putting back an earlier record
+            promoted with the same key: keep the path writable by the deployment step only.
         type: path
       record_key:
         description:
           - The secret key the production record O(baseline.record) was written with; its C(hmac_sha256) must verify with it, and
-            a record without one fails closed.
+            a record without one fails closed. A record that carries C(hmac_sha256) read without this key fails closed too.
           - Never shown in a result, a message or a log.
         type: str
       max_age_days:

@@ -6,8 +6,8 @@ then promoted, checked before anything is compared with it.
 :func:`read_production` gives a :class:`Production`: ``found`` (the :class:`RecordJob` to compare with), ``missing``
 (the path does not exist yet - a first deployment, the only outcome ``baseline.required: false`` may skip) or
 ``failed`` (anything else, named with the file: a link, not a regular file, too large, not UTF-8, not JSON, not an
-object, a digest that does not verify, a decision not open, no job or more than one, a job that is not a Completed
-training job).  What a record holds and how its digests are computed is ``record.py``.
+object, a digest that does not verify, an ``hmac_sha256`` read without the key, a decision not open, no ``promoted_at``,
+no job or more than one, a job that is not a Completed training job).  What a record holds and how its digests are computed is ``record.py``.
 """
 
 from __future__ import annotations
@@ -212,10 +212,26 @@ def read_production(path, key=None, name=None):
     problem = record_mod.check(record, key)
     if problem is not None:
         return Production(FAILED, why="%s: %s" % (where, problem), record=record)
+    if not key and record.get(record_mod.HMAC_KEY) is not None:
+        # Signed, and read without the key: its sha256 anyone can compute again after an edit, so it proves nothing.
+        return Production(
+            FAILED,
+            why="%s: it carries %s and no record_key is given: a signed record is read with the key it was signed with (baseline.record_key)"
+            % (where, record_mod.HMAC_KEY),
+            record=record,
+        )
     if record.get("decision") != "open":
         return Production(
             FAILED,
             why="%s: its decision is %s, not open: a gate that closed never put its job in production" % (where, record_mod.shown(record.get("decision"))),
+            record=record,
+        )
+    if not isinstance(record.get(record_mod.PROMOTED_KEY), str) or not record.get(record_mod.PROMOTED_KEY):
+        # A gate's decision record becomes production only once its deployment succeeded and promoted it.
+        return Production(
+            FAILED,
+            why="%s: it has no %s: it is a gate's decision record that was never promoted (a deployment that succeeded promotes it)"
+            % (where, record_mod.PROMOTED_KEY),
             record=record,
         )
     try:

@@ -270,6 +270,8 @@ def check(record, key=None):
             return "its %s does not verify with record_key: the record was changed, or written with another key" % HMAC_KEY
     except RecordError as error:
         return str(error)
+    except RecursionError:
+        return "it is nested too deeply to compute its digest"
     return None
 
 

@@ -298,3 +298,40 @@ def test_name_picks_one_of_the_records_jobs(tmp_path):
 def test_a_key_never_appears_in_a_failure(tmp_path):
     path = _write(tmp_path / "keyed.json", _open_record(key=KEY), KEY)
     assert KEY not in production.read_production(path, key=KEY + "x").why
+
+
+def test_a_signed_record_read_without_its_key_fails_closed(tmp_path):
+    """A fifth review: an edit that kept the old hmac_sha256 and computed the sha256 again verified when the run that read
+    the record had no key (a cron job without MODELARTS_GATE_RECORD_KEY): the sha256 alone proves nothing."""
+    path = _write(tmp_path / "keyed.json", _open_record(key=KEY), KEY)
+    edited = json.loads((tmp_path / "keyed.json").read_text(encoding="utf-8"))
+    edited["jobs"][0]["id"] = "4f0c7b2d-3a5e-4c9f-8b1d-2e3f4a5b6c71"
+    edited["jobs"][0]["metrics"]["acc"]["value"] = 0.5
+    edited["sha256"] = record_mod.digest(edited)
+    (tmp_path / "edited.json").write_text(json.dumps(edited), encoding="utf-8")
+    for signed in (path, str(tmp_path / "edited.json")):
+        assert "carries hmac_sha256 and no record_key is given" in _failure(signed)
+        assert "carries hmac_sha256 and no record_key is given" in _failure(signed, key="")
+    assert production.read_production(path, key=KEY).status == "found"
+    assert "hmac_sha256 does not verify" in _failure(tmp_path / "edited.json", key=KEY)
+
+
+def test_a_decision_record_never_promoted_is_not_production(tmp_path):
+    """A gate's open decision record copied to the production path (its deployment failed, or a --check run wrote it)
+    has no promoted_at: not the model in production."""
+    for key in (None, KEY):
+        unpromoted = _write(tmp_path / ("decision-%s.json" % bool(key)), _open_record(key=key), key, promote=False)
+        assert "has no promoted_at: it is a gate's decision record that was never promoted" in _failure(unpromoted, key=key)
+    bad = record_mod.sign(dict(record_mod._unsigned(_open_record()), promoted_at=""))  # pylint: disable=protected-access
+    assert "has no promoted_at" in _failure(_write(tmp_path / "blank.json", bad, promote=False))
+
+
+def test_a_record_nested_too_deeply_fails_naming_the_file_without_a_traceback(tmp_path):
+    nested = []
+    for _level in range(5000):
+        nested = [nested]
+    deep = {"collection": "modelarts.training", "sha256": "x", "x": nested}
+    assert record_mod.check(deep) == "it is nested too deeply to compute its digest"
+    text = '{"collection": "modelarts.training", "sha256": "x", "x": ' + "[" * 700 + "]" * 700 + "}"
+    (tmp_path / "deep.json").write_text(text, encoding="utf-8")
+    assert "nested too deeply" in _failure(tmp_path / "deep.json")
