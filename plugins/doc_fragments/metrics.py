@@ -61,7 +61,8 @@ options:
             C(reward_attrs[].regex) - such as V(val_accuracy[=:] *([0-9.eE+-]+)). Matched line by line (C(re.finditer)); other
             groups must be written C((?:...)).
           - A line's value is its last match; a carriage return ends a line as a newline does. Of a line over 4096 characters
-            only its end is matched; when the value may lie in the rest, the metric has no value and its problem names the
+            only its end is matched (as part of the line: C(^) never matches where it is cut); when the value may lie in the
+            rest, the metric has no value and its problem names the
             line. A match whose capture is not a number is no value (fail closed), never skipped for an older line.
         type: str
       task:

@@ -17,7 +17,9 @@ that reads a call's first page may end long before the call.
 
 :class:`Matcher` is what ``metric_reads.py`` uses: ``match(lines, wanted, deadline)`` answers, for each wanted pattern,
 where in the lines its one group captured (the caller holds the lines: nothing is cut before it masks a capture).  No
-line over :data:`LINE_CHARS` is sent (the caller sends the end of a longer one).
+line over :data:`LINE_CHARS` is matched: of a longer one the caller sends its end, with up to :data:`CONTEXT_CHARS`
+before it that are not matched but seen (``[text, start]``: matched from ``start``), so that ``^``, ``\\A``, ``\\b`` and a
+look-behind see the line as it is, not a line starting where the window does.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ from ansible_collections.modelarts.training.plugins.module_utils.watchdog import
 # The most of a line that is matched: no metric line is that long, and each line's matching stays bounded (of a longer
 # line, the caller sends its end: metric_reads.LogScan).
 LINE_CHARS = 4096
+# Of a long line's window, how much of the text before it is sent with it (seen by ``\b`` and look-behinds, not matched).
+CONTEXT_CHARS = 256
 # The child's end, at the latest, past the deadline it was given (its alarm has a resolution of one second).
 ALARM_SLACK = 2
 
@@ -86,8 +90,8 @@ def value(text):
     except ValueError:
         return None
     return found if found - found == 0 else None
-def line_hits(finditer, number, text, first):
-    spans = [found.span(1) for found in finditer(text) if found.start(1) >= 0]
+def line_hits(finditer, number, text, first, pos=0):
+    spans = [found.span(1) for found in finditer(text, pos) if found.start(1) >= 0]
     if not spans:
         return [], False
     if first:
@@ -110,7 +114,9 @@ for line in sys.stdin:
         finditer = patterns[index].finditer
         hits = []
         for number, text in enumerate(lines):
-            found, stop = line_hits(finditer, number, text, first)
+            # [text, start]: a long line's window and the context before it, matched from start (never ^ at the cut).
+            text, pos = (text, 0) if isinstance(text, str) else text
+            found, stop = line_hits(finditer, number, text, first, pos)
             hits.extend(found)
             if stop:
                 break
@@ -180,7 +186,8 @@ class Matcher(object):
 
     def match(self, lines, wanted, deadline=None):
         """For each ``(pattern index, first)`` of ``wanted``, the ``[line number, start, end]`` of what the pattern's group
-        captured in ``lines`` (``lines[number][start:end]``), in the order of ``lines``: with ``first``, the last match of
+        captured in ``lines`` (``lines[number][start:end]``; a line given as ``[text, from]`` is matched from ``from``, its
+        spans in ``text``), in the order of ``lines``: with ``first``, the last match of
         the first line it matches; else of each line the match of the smallest and of the largest number, or its first
         match that is no finite number, the last hit (see :data:`CHILD`).  A match whose group took no part is none.
 

@@ -34,7 +34,7 @@ import re
 
 from ansible_collections.modelarts.training.plugins.module_utils import diagnostics
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
-from ansible_collections.modelarts.training.plugins.module_utils.matching import LINE_CHARS, MatchError
+from ansible_collections.modelarts.training.plugins.module_utils.matching import CONTEXT_CHARS, LINE_CHARS, MatchError
 from ansible_collections.modelarts.training.plugins.module_utils.text import describe_typed, inert, json_type_name, label, redact_part
 
 # The AOM call's bound on lines, as diagnostics knows it.
@@ -454,17 +454,22 @@ class LogScan(object):
         active = self.active()
         lines = [part for line in page for part in log_lines(line)]
         starts = [window_start(line) for line in lines]
-        sent = [line[start:] if start else line for line, start in zip(lines, starts)]
+        # A long line's window goes with up to CONTEXT_CHARS of the text before it, matched from the window's start:
+        # ^ never matches at the cut, and \b and look-behinds see the characters the cut left out.
+        bases = [max(0, start - CONTEXT_CHARS) if start else 0 for start in starts]
+        sent = [[line[base:], start - base] if start else line for line, start, base in zip(lines, starts, bases)]
         asked = sorted(set((wanted.metric.pattern, wanted.metric.pick == "last") for wanted in active))
         answers = self.matcher.match(sent, asked, self.deadline) if sent and asked else [[] for _asked in asked]
         for (pattern, first), hits in zip(asked, answers):
             for wanted in active:
                 if (wanted.metric.pattern, wanted.metric.pick == "last") == (pattern, first):
-                    self._take(wanted, hits, lines, starts, offset)
+                    self._take(wanted, hits, lines, starts, bases, offset)
         self.scanned += len(lines)
 
-    def _take(self, wanted, hits, lines, starts, offset):
-        """What one page's ``hits`` (``[line number, start, end]`` in the lines sent) give ``wanted``."""
+    def _take(self, wanted, hits, lines, starts, bases, offset):
+        """What one page's ``hits`` (``[line number, start, end]`` in the texts sent, which start at ``bases``) give
+        ``wanted``."""
+        # pylint: disable=too-many-arguments
         limit = min(len(lines), wanted.lines - offset)
         hits = [hit for hit in hits if hit[0] < limit]
         # A long line is matched by its end only: its start may hold a match that is not read.  Fail closed, naming the
@@ -479,7 +484,7 @@ class LogScan(object):
         for number_, start, end in hits:
             if wanted.done:
                 break
-            wanted.take(lines[number_], starts[number_] + start, starts[number_] + end, self.secrets)
+            wanted.take(lines[number_], bases[number_] + start, bases[number_] + end, self.secrets)
 
     def _unscanned(self, wanted, position, line, start):
         """The problem of a long line that could not be scanned whole: where it is, how long, why no value is taken."""

@@ -125,6 +125,25 @@ def test_a_long_line_that_cannot_be_scanned_fails_closed_naming_it(log, metric, 
     assert value is None and len(problems) == 1 and words in problems[0], problems
 
 
+# A line whose last LINE_CHARS characters begin with val_accuracy=0.99, after a space: the window starts there.
+CUT = "x" * 5000 + " "
+LONG = CUT + "val_accuracy=0.99 " + "y" * (LINE_CHARS - 18)
+
+
+@pytest.mark.parametrize("regex", [r"^val_accuracy=([0-9.]+)", r"\Aval_accuracy=([0-9.]+)", r"(?<=: )val_accuracy=([0-9.]+)"], ids=["caret", "A", "lookbehind"])
+def test_a_pattern_anchored_before_the_window_never_matches_at_the_cut(regex):
+    """A fifth review: the window of a long line was matched as if it were the line, so ``^val_accuracy=`` matched where
+    the cut fell (0.99) although the line does not start there, and the gate opened over an older line's 0.52."""
+    assert metric_reads.window_start(LONG) == len(CUT)
+    value, problems = read(["val_accuracy=0.52", LONG], [{"name": "m", "regex": regex}])["m"]
+    assert value is None and len(problems) == 1 and "line 1 from the log's end" in problems[0], (value, problems)
+
+
+@pytest.mark.parametrize("regex", [r"(?<=x )val_accuracy=([0-9.]+)", r"\bval_accuracy=([0-9.]+)"], ids=["lookbehind", "word-boundary"])
+def test_what_precedes_the_window_is_seen_so_a_match_the_line_holds_is_found(regex):
+    assert read(["val_accuracy=0.52", LONG], [{"name": "m", "regex": regex}])["m"] == (0.99, [])
+
+
 def test_a_long_line_older_than_the_newest_match_changes_nothing_for_last():
     assert read(["x" * 9000, "val_accuracy=0.9"], [{"name": "m", "regex": ACC}])["m"] == (0.9, [])
     # Beyond the lines scanned, it is not read at all.
