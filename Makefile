@@ -180,14 +180,15 @@ parity-2.19: venv
 
 # The gate role's every path (refuse, connection, wait; each with and without a record; its variables passed as facts,
 # as the shipped playbook passes them) and the shipped playbook, on the oldest core: ansible-core 2.16 to 2.18 load the
-# role's imports in a way 2.19 does not (issue 56, item 14). Part of `make test`.
-ROLE_PATHS := tests/system/test_review_56_role.py tests/system/test_issue_57_role.py
+# role's imports in a way 2.19 does not (issue 56, item 14), and hand a vaulted variable to the role's argument spec and
+# to filters still encrypted (the vaulted record key). Part of `make test`.
+ROLE_PATHS := tests/system/test_review_56_role.py tests/system/test_issue_57_role.py tests/system/test_issue_57_shapes.py
 ifeq ($(strip $(CORE_INTERPRETER_$(OLDEST))),)
 role-paths-oldest:
 	@$(call absent,$@,$(CORE_ABSENT_$(OLDEST)))
 else
 role-paths-oldest: $(CURDIR)/.venv-core-$(OLDEST)/.installed
-	$(CURDIR)/.venv-core-$(OLDEST)/bin/python -m pytest -q -p no:cacheprovider -k "every_path or shipped or nobody or promote" $(ROLE_PATHS)
+	$(CURDIR)/.venv-core-$(OLDEST)/bin/python -m pytest -q -p no:cacheprovider -k "every_path or shipped or nobody or promote or vault" $(ROLE_PATHS)
 endif
 
 sanity-oldest: sanity-$(OLDEST)

@@ -61,7 +61,7 @@ options:
             C(reward_attrs[].regex) - such as V(val_accuracy[=:] *([0-9.eE+-]+)). Matched line by line (C(re.finditer)); other
             groups must be written C((?:...)).
           - A line's value is its last match; a carriage return ends a line as a newline does. Of a line over 4096 characters
-            only its end is matched (as part of the line: C(^) never matches where it is cut); when the value may lie in the
+            only its end is matched, as part of the line (C(^) never matches where it is cut); when the value may lie in the
             rest, the metric has no value and its problem names the
             line. A match whose capture is not a number is no value (fail closed), never skipped for an older line.
         type: str
@@ -169,7 +169,7 @@ options:
           - Mutually exclusive with O(baseline.training_job_id), O(baseline.job_id) and O(baseline.tags).
           - C(sha256) shows accidental damage only (anyone can compute it again after an edit); C(hmac_sha256) shows an edit by
             anyone who does not hold the key. Neither stops anyone who can write the path from putting back an earlier record
-            promoted with the same key: keep the path writable by the deployment step only.
+            promoted with the same key, so keep the path writable by the deployment step only.
         type: path
       record_key:
         description:

@@ -24,6 +24,9 @@ def _plain(value):
         return [_plain(item) for item in value]
     if isinstance(value, str):
         return str(value)
+    if type(value).__name__ == "AnsibleVaultEncryptedUnicode":
+        # A vaulted value (ansible-core before 2.19 hands it to a filter still encrypted): its text, decrypted.
+        return str(value)
     return value
 
 

@@ -13,25 +13,11 @@ import uuid
 
 import pytest
 
-from conftest import ROOT
+from documented import assert_documented
 
-TROUBLESHOOTING = ROOT + "/docs/troubleshooting.md"
 ROLE = "modelarts.training.training_job_gate"
 # The hint a "not found" carries for a value that cannot be an id (the module's and the event source's option).
 NOT_AN_ID = "(not a training job id, which is a UUID such as 3f7a1c2e-9b4d-4e8a-a1b2-c3d4e5f60718: to select jobs by their name, use name)"
-
-
-def documented_pattern(documented):
-    """A message docs/troubleshooting.md quotes, as a regular expression: ``...`` and ``<placeholder>`` match anything."""
-    parts = re.split(r"(\.\.\.|<[a-z0-9 ]+>)", documented)
-    return re.compile("".join(".*?" if index % 2 else re.escape(part) for index, part in enumerate(parts)))
-
-
-def assert_documented(message):
-    """docs/troubleshooting.md quotes ``message`` as the code printed it (a quotation may leave parts out as ``...``)."""
-    with open(TROUBLESHOOTING) as handle:
-        quoted = [text for text in re.findall(r"`([^`\n]+)`", handle.read()) if len(text) > 40]
-    assert any(documented_pattern(text).search(message) for text in quoted), "docs/troubleshooting.md does not quote: %s" % message
 
 
 def unique(prefix):

@@ -20,48 +20,12 @@ import uuid
 import pytest
 
 from conftest import emulator_connection
+from plays import ACC, epochs, new_id, play, info, save, run
 from eda_helpers import connection_args, load_source, source_events
 
 WAYS = pytest.mark.parametrize("in_process", [True, False], ids=["in_process", "module"])
-ACC = "val_accuracy=([0-9.]+)"
 KEY = "rk-%s" % uuid.uuid4().hex
 GATE = [{"name": "val_accuracy", "regex": ACC, "min_improvement": 0}]
-
-
-def epochs(*values):
-    return ["EVAL epoch %d: val_accuracy=%.4f" % (index + 1, value) for index, value in enumerate(values)]
-
-
-def new_id():
-    return str(uuid.uuid4())
-
-
-def play(emulator, tasks, **variables):
-    return [
-        {
-            "hosts": "localhost",
-            "gather_facts": False,
-            "vars": variables,
-            "module_defaults": {"group/modelarts.training.modelarts": emulator_connection(emulator)},
-            "tasks": tasks,
-        }
-    ]
-
-
-def info(title, register, **options):
-    return {"name": title, "modelarts.training.modelarts_training_job_info": options, "register": register, "ignore_errors": True}
-
-
-def save(tmp_path, *names):
-    content = "{{ {%s} | to_json }}" % ", ".join("'%s': %s" % (name, name) for name in names)
-    return {"ansible.builtin.copy": {"content": content, "dest": str(tmp_path / "results.json"), "mode": "0600"}}
-
-
-def run(run_playbook, tmp_path, plays, in_process=True, verbosity=0):
-    process = run_playbook(plays, extra_vars={"modelarts_training_in_process": in_process}, timeout=300, verbosity=verbosity)
-    output = process.stdout + process.stderr
-    assert process.returncode == 0, output[-4000:]
-    return json.loads((tmp_path / "results.json").read_text()), output
 
 
 def promote_tasks(job_ids, dest, key=None, decision="open", promote=True):
@@ -101,7 +65,7 @@ def write_records(run_playbook, emulator, tmp_path, ids):
     tasks += promote_tasks([ids["prod"]], tmp_path / "closed.json", decision="closed", promote=False)
     tasks += promote_tasks([ids["prod"], ids["other"]], tmp_path / "two.json")
     tasks.append(save(tmp_path, "gated"))
-    run(run_playbook, tmp_path, play(emulator, tasks, record_key=KEY))
+    run(run_playbook, tmp_path, play(emulator, tasks, {"record_key": KEY}))
     return dict((name, str(tmp_path / ("%s.json" % name))) for name in ("keyed", "plain", "closed", "two"))
 
 
@@ -231,7 +195,7 @@ def test_the_lookup_compares_with_a_record_and_the_key_never_shows_with_vvvv(emu
         info("right key, -vvvv", "right", training_job_id=ids["better"], wait=True, metrics=GATE, baseline={"record": records["keyed"], "record_key": KEY}),
         save(tmp_path, "found", "wrong", "right"),
     ]
-    results, output = run(run_playbook, tmp_path, play(emulator, tasks, gate=GATE, path=records["keyed"], record_key=KEY), verbosity=4)
+    results, output = run(run_playbook, tmp_path, play(emulator, tasks, {"gate": GATE, "path": records["keyed"], "record_key": KEY}), verbosity=4)
     by_id = dict((item["id"], item) for item in results["found"])
     assert by_id[ids["worse"]]["metrics_ok"] is False and by_id[ids["better"]]["metrics_ok"] is True
     assert by_id[ids["better"]]["metrics"]["val_accuracy"]["baseline_value"] == 0.86

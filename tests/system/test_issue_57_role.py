@@ -16,14 +16,11 @@ promote paths on the oldest core (ansible-core 2.16).
 
 import json
 import os
-import re
-import signal
 import subprocess
 import sys
-import time
 import uuid
 
-from conftest import emulator_connection, end_group
+from plays import kill_during_wait, play
 from eda_helpers import run_rulebook
 
 BIN = os.path.dirname(sys.executable)
@@ -88,15 +85,7 @@ def gate_deploy_promote(emulator, role_vars, release, key=True):
         },
         {"name": "Promote", "ansible.builtin.include_role": {"name": ROLE, "tasks_from": "promote"}, "vars": promote_vars},
     ]
-    return [
-        {
-            "hosts": "localhost",
-            "gather_facts": False,
-            "vars": {"record_key": KEY},
-            "module_defaults": {"group/modelarts.training.modelarts": emulator_connection(emulator)},
-            "tasks": tasks,
-        }
-    ]
+    return play(emulator, tasks, {"record_key": KEY})
 
 
 # -- the newcomer's sequence ---------------------------------------------------------------------------------------
@@ -161,15 +150,7 @@ def rescued_gates(emulator, gates, tmp_path):
             }
         )
     tasks.append({"ansible.builtin.copy": {"content": "{{ said | default({}) | to_json }}", "dest": str(tmp_path / "said.json"), "mode": "0600"}})
-    return [
-        {
-            "hosts": "localhost",
-            "gather_facts": False,
-            "vars": {"record_key": KEY},
-            "module_defaults": {"group/modelarts.training.modelarts": emulator_connection(emulator)},
-            "tasks": tasks,
-        }
-    ]
+    return play(emulator, tasks, {"record_key": KEY})
 
 
 def test_every_bad_production_record_closes_the_gate_naming_the_file_promote_never_runs(emulator, run_playbook, tmp_path):
@@ -233,15 +214,7 @@ def test_every_bad_production_record_closes_the_gate_naming_the_file_promote_nev
 
 
 def promote_play(emulator, tasks):
-    return [
-        {
-            "hosts": "localhost",
-            "gather_facts": False,
-            "vars": {"record_key": KEY},
-            "module_defaults": {"group/modelarts.training.modelarts": emulator_connection(emulator)},
-            "tasks": tasks,
-        }
-    ]
+    return play(emulator, tasks, {"record_key": KEY})
 
 
 def promote_task(production, key=True):
@@ -342,25 +315,8 @@ def test_promote_path_a_refused_and_a_killed_run_leave_no_open_record(emulator, 
     assert result.returncode == 0, output(result)[-4000:]
     assert load(record)["decision"] == "open" and load(production)["jobs"][0]["id"] == best
     kept = production.read_text()
-    play = gate_deploy_promote(emulator, gate_vars([running], production, record, training_job_gate_timeout=600), tmp_path / "r5.json")
-    (tmp_path / "killed.yml").write_text(json.dumps(play))
-    command = [os.path.join(BIN, "ansible-playbook"), "-i", "localhost,", "-c", "local", str(tmp_path / "killed.yml")]
-    process = subprocess.Popen(command, env=ansible_env, cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    try:
-        seen = []
-        for line in process.stdout:
-            seen.append(line)
-            if re.match(r"^TASK \[.*Wait for the training jobs\]", line):
-                break
-        assert process.poll() is None, "".join(seen)[-3000:]
-        while not [entry for entry in emulator.requests() if running in entry.get("path", "")]:
-            assert process.poll() is None, "".join(seen)[-3000:]
-            time.sleep(0.2)
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=120)
-    finally:
-        end_group(process.pid)
-        process.communicate()
+    killed = gate_deploy_promote(emulator, gate_vars([running], production, record, training_job_gate_timeout=600), tmp_path / "r5.json")
+    kill_during_wait(killed, tmp_path, ansible_env, emulator, running)
     written = load(record)
     assert written["decision"] == "closed" and written["messages"] == ["training_job_gate: closed: in progress (the gate has not decided yet)"]
     assert written["hmac_sha256"] and production.read_text() == kept

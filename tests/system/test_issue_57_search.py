@@ -17,50 +17,15 @@ import uuid
 import pytest
 
 from conftest import emulator_connection
+from plays import ACC, epochs, new_id, play, info, save, run
 from eda_helpers import connection_args, load_source, source_events
 
 WAYS = pytest.mark.parametrize("in_process", [True, False], ids=["in_process", "module"])
-ACC = "val_accuracy=([0-9.]+)"
 FAST = {"backoff_retries": 1, "backoff_delay": 0.1, "backoff_max_delay": 0.2}
 IMPROVE = [{"name": "val_accuracy", "regex": ACC, "min_improvement": 0}]
 GATED = [{"name": "val_accuracy", "regex": ACC, "min": 0.8, "min_improvement": 0}]
 OWN = "is the name of the job this call gates: the baseline is the run before it, refused or not, not the model in production"
 LOGGER = "modelarts.training.training_job_phase"
-
-
-def epochs(*values):
-    return ["EVAL epoch %d: val_accuracy=%.4f" % (index + 1, value) for index, value in enumerate(values)]
-
-
-def new_id():
-    return str(uuid.uuid4())
-
-
-def play(emulator, tasks):
-    return [
-        {
-            "hosts": "localhost",
-            "gather_facts": False,
-            "module_defaults": {"group/modelarts.training.modelarts": emulator_connection(emulator, **FAST)},
-            "tasks": tasks,
-        }
-    ]
-
-
-def info(title, register, **options):
-    return {"name": title, "modelarts.training.modelarts_training_job_info": options, "register": register, "ignore_errors": True}
-
-
-def save(tmp_path, *names):
-    content = "{{ {%s} | to_json }}" % ", ".join("'%s': %s" % (name, name) for name in names)
-    return {"ansible.builtin.copy": {"content": content, "dest": str(tmp_path / "results.json"), "mode": "0600"}}
-
-
-def run(run_playbook, tmp_path, plays, in_process=True):
-    process = run_playbook(plays, extra_vars={"modelarts_training_in_process": in_process}, timeout=300)
-    output = process.stdout + process.stderr
-    assert process.returncode == 0, output[-4000:]
-    return json.loads((tmp_path / "results.json").read_text()), output
 
 
 def old_production(emulator, created_ago="40d", production_value=0.90, candidate_value=0.84):
@@ -92,7 +57,7 @@ def test_a_40_day_old_tagged_production_job_is_found_and_a_worse_candidate_refus
         info("gate", "gate", training_job_id=candidate, wait=True, metrics=IMPROVE, baseline={"tags": {"stage": stage}, "required": False}),
         save(tmp_path, "gate"),
     ]
-    results, output = run(run_playbook, tmp_path, play(emulator, tasks), in_process)
+    results, output = run(run_playbook, tmp_path, play(emulator, tasks, **FAST), in_process)
     gate = results["gate"]
     assert gate["failed"] and gate["training_job"]["metrics_ok"] is False, gate.get("msg")
     assert gate["baseline_job"]["id"] == prod
@@ -111,7 +76,7 @@ def test_a_job_older_than_max_age_days_is_not_found_skipped_when_not_required_cl
         info("bad", "bad", training_job_id=candidate, wait=True, metrics=IMPROVE, baseline=dict(baseline, max_age_days=0)),
         save(tmp_path, "reach", "skipped", "closed", "bad"),
     ]
-    results, _output = run(run_playbook, tmp_path, play(emulator, tasks), in_process)
+    results, _output = run(run_playbook, tmp_path, play(emulator, tasks, **FAST), in_process)
     assert results["reach"]["baseline_job"]["id"] == prod and results["reach"]["training_job"]["metrics_ok"] is False
     window = "no Completed training job tagged stage=%s was found; the tag search looked at the jobs created up to 35 days before " % stage
     skipped = results["skipped"]
@@ -134,7 +99,7 @@ def test_a_fault_on_an_older_windows_search_closes_the_gate_even_when_not_requir
         info("gate", "gate", training_job_id=candidate, wait=True, metrics=GATED, baseline={"tags": {"stage": stage}, "required": False}),
         save(tmp_path, "gate"),
     ]
-    results, output = run(run_playbook, tmp_path, play(emulator, tasks), in_process)
+    results, output = run(run_playbook, tmp_path, play(emulator, tasks, **FAST), in_process)
     gate = results["gate"]
     assert gate["failed"] and gate["training_job"]["metrics_ok"] is False, gate.get("msg")
     assert "the search for the newest Completed training job tagged stage=%s created from " % stage in gate["msg"], gate["msg"]
@@ -201,7 +166,7 @@ def test_a_search_by_the_candidates_own_name_is_warned_about_once(emulator, run_
         info("pair", "pair", training_job_ids=ids[1:], metrics=IMPROVE, baseline={"name": name}),
         save(tmp_path, "module", "tagged", "pair"),
     ]
-    results, output = run(run_playbook, tmp_path, play(emulator, tasks), in_process)
+    results, output = run(run_playbook, tmp_path, play(emulator, tasks, **FAST), in_process)
     module = results["module"]
     own = [warning for warning in module["warnings"] if OWN in warning]
     assert own == [
@@ -221,7 +186,7 @@ def test_a_search_by_the_candidates_own_name_is_warned_about_once(emulator, run_
         },
         "vars": {"ids": ids[1:], "metrics": IMPROVE, "baseline": {"name": name}, "conn": conn},
     }
-    results, output = run(run_playbook, tmp_path, play(emulator, [lookup, save(tmp_path, "verdict")]), in_process)
+    results, output = run(run_playbook, tmp_path, play(emulator, [lookup, save(tmp_path, "verdict")], **FAST), in_process)
     # Each candidate is compared with the newest other job before it (never another candidate): 0.86 for both.
     assert results["verdict"] == [False, False]
     assert output.count(OWN) == 1, output[-3000:]

@@ -21,7 +21,6 @@ import os
 import uuid
 
 import pytest
-from ansible.release import __version__ as ANSIBLE_CORE
 
 from conftest import BIN, run_in_group
 from plays import ACC, epochs, new_id, info, play, save, run
@@ -32,17 +31,6 @@ GATE = [{"name": "val_accuracy", "regex": ACC, "min_improvement": 0}]
 KEY = "rk57v-%s" % uuid.uuid4().hex
 VAULT_PASSWORD = "vp57-%s" % uuid.uuid4().hex
 WRONG_SECRET = "Wr0ngSecret57%s" % uuid.uuid4().hex[:16]
-# ansible-core 2.16 (the oldest supported; BIN is the core beside this interpreter) fails the role on a vaulted key:
-# its validate_argument_spec cannot list the no_log value of an AnsibleVaultEncryptedUnicode ("Failed to convert
-# training_job_gate_record_key: Unknown parameter type", ansible/ansible#79624), and without no_log in the spec the
-# filter gate_record refuses the still-encrypted object ("the record key must be a non-empty string": _plain keeps
-# only str).  Not fixed yet: see the report of this file's commit.
-VAULT_ON_OLD_CORE = pytest.mark.xfail(
-    ANSIBLE_CORE.startswith("2.16."),
-    strict=True,
-    reason="ansible-core 2.16: a vaulted training_job_gate_record_key fails the role's argument validation (no_log, ansible/ansible#79624) "
-    "and the gate_record/promote_record filters (an AnsibleVaultEncryptedUnicode is not a str)",
-)
 # The digests are over the record without them (docs/metrics.md, "The decision record").
 DIGESTS = ("sha256", "hmac_sha256")
 
@@ -141,7 +129,6 @@ class Vaulted:
 # -- 1. the record key vaulted in group_vars ------------------------------------------------------------------------
 
 
-@VAULT_ON_OLD_CORE
 def test_a_vaulted_record_key_in_group_vars_signs_the_production_record_and_never_shows(emulator, ansible_env, tmp_path):
     ids = churn(emulator, "churn-vaulted", first=0.86, worse=0.84)
     production = tmp_path / "production" / "churn-model.json"
@@ -168,7 +155,6 @@ def test_a_vaulted_record_key_in_group_vars_signs_the_production_record_and_neve
     assert KEY not in text and VAULT_PASSWORD not in text
 
 
-@VAULT_ON_OLD_CORE
 def test_a_wrong_vault_password_or_a_vaulted_other_key_promotes_nothing(emulator, ansible_env, tmp_path):
     ids = churn(emulator, "churn-vault-wrong", first=0.86, better=0.9)
     production = tmp_path / "production.json"

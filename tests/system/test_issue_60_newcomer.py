@@ -14,13 +14,13 @@ import uuid
 import pytest
 import yaml
 
-from conftest import ROOT, emulator_connection
+from conftest import emulator_connection
+from documented import assert_documented
 from eda_helpers import run_rulebook, unique_id
 
 SOURCE = "modelarts.training.training_job_phase"
 MODULE = "modelarts.training.modelarts_training_job_info"
 ROLE = "modelarts.training.training_job_gate"
-TROUBLESHOOTING = ROOT + "/docs/troubleshooting.md"
 PRINT_EVENTS = [
     {
         "name": "Print every event",
@@ -28,19 +28,6 @@ PRINT_EVENTS = [
         "action": {"debug": {"msg": "EVENT|{{ event.modelarts.training_job.id }}|{{ event.modelarts.phase }}"}},
     }
 ]
-
-
-def documented_pattern(documented):
-    """A message docs/troubleshooting.md quotes, as a regular expression: ``...`` and ``<placeholder>`` match anything."""
-    parts = re.split(r"(\.\.\.|<[a-z0-9 ]+>)", documented)
-    return re.compile("".join(".*?" if index % 2 else re.escape(part) for index, part in enumerate(parts)))
-
-
-def assert_documented(message):
-    """docs/troubleshooting.md quotes ``message`` as the code printed it (a quotation may leave parts out as ``...``)."""
-    with open(TROUBLESHOOTING) as handle:
-        quoted = [text for text in re.findall(r"`([^`\n]+)`", handle.read()) if len(text) > 40]
-    assert any(documented_pattern(text).search(message) for text in quoted), "docs/troubleshooting.md does not quote: %s" % message
 
 
 def workspace():

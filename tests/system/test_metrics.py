@@ -14,45 +14,9 @@ import uuid
 import pytest
 
 from conftest import emulator_connection
+from plays import ACC, epochs, new_id, play, info, save, run
 
 WAYS = pytest.mark.parametrize("in_process", [True, False], ids=["in_process", "module"])
-ACC = "val_accuracy=([0-9.]+)"
-
-
-def epochs(*values):
-    return ["EVAL epoch %d: val_accuracy=%.4f" % (index + 1, value) for index, value in enumerate(values)]
-
-
-def new_id():
-    return str(uuid.uuid4())
-
-
-def play(emulator, tasks, **connection):
-    return [
-        {
-            "hosts": "localhost",
-            "gather_facts": False,
-            "module_defaults": {"group/modelarts.training.modelarts": emulator_connection(emulator, **connection)},
-            "tasks": tasks,
-        }
-    ]
-
-
-def info(name, register, **options):
-    return {"name": name, "modelarts.training.modelarts_training_job_info": options, "register": register, "ignore_errors": True}
-
-
-def save(tmp_path, *names):
-    """A task writing the registered results ``names`` to results.json."""
-    content = "{{ {%s} | to_json }}" % ", ".join("'%s': %s" % (name, name) for name in names)
-    return {"ansible.builtin.copy": {"content": content, "dest": str(tmp_path / "results.json"), "mode": "0600"}}
-
-
-def run(run_playbook, tmp_path, plays, in_process=True, timeout=300, env=None):
-    process = run_playbook(plays, extra_vars={"modelarts_training_in_process": in_process}, timeout=timeout, env=env)
-    output = process.stdout + process.stderr
-    assert process.returncode == 0, output[-4000:]
-    return json.loads((tmp_path / "results.json").read_text()), output
 
 
 def requests_since(emulator, seq, fragment=""):
@@ -494,8 +458,7 @@ def test_the_role_opens_only_on_a_fit_model_and_writes_a_record_an_audit_can_che
     assert not closed["opened"] and results["better"]["opened"]
     assert closed["msg"].splitlines() == [
         # The closed line names the baseline the candidate was measured against (issue 60, item 4).
-        "training_job_gate: closed: 1 of 1 training jobs Completed but not fit: a bound of training_job_gate_metrics failed; baseline %s (resnet-prod)"
-        % prod,
+        "training_job_gate: closed: 1 of 1 training jobs Completed but not fit: a bound of training_job_gate_metrics failed; baseline %s (resnet-prod)" % prod,
         "training job %s (resnet-worse): val_accuracy is 0.85, improving on the baseline's 0.88 by -0.03 (-3.409%%), less than min_improvement 0 (goal max)"
         % worse,
     ]

@@ -16,47 +16,12 @@ import uuid
 import pytest
 
 from conftest import emulator_connection
+from plays import ACC, epochs, new_id, play, info, save, run
 from eda_helpers import connection_args, load_source, source_events
 
 WAYS = pytest.mark.parametrize("in_process", [True, False], ids=["in_process", "module"])
-ACC = "val_accuracy=([0-9.]+)"
 # Few retries: a 503 that every retry meets fails the request sooner (the verdict is the same with the default).
 FAST = {"backoff_retries": 1, "backoff_delay": 0.1, "backoff_max_delay": 0.2}
-
-
-def epochs(*values):
-    return ["EVAL epoch %d: val_accuracy=%.4f" % (index + 1, value) for index, value in enumerate(values)]
-
-
-def new_id():
-    return str(uuid.uuid4())
-
-
-def play(emulator, tasks):
-    return [
-        {
-            "hosts": "localhost",
-            "gather_facts": False,
-            "module_defaults": {"group/modelarts.training.modelarts": emulator_connection(emulator, **FAST)},
-            "tasks": tasks,
-        }
-    ]
-
-
-def info(title, register, **options):
-    return {"name": title, "modelarts.training.modelarts_training_job_info": options, "register": register, "ignore_errors": True}
-
-
-def save(tmp_path, *names):
-    content = "{{ {%s} | to_json }}" % ", ".join("'%s': %s" % (name, name) for name in names)
-    return {"ansible.builtin.copy": {"content": content, "dest": str(tmp_path / "results.json"), "mode": "0600"}}
-
-
-def run(run_playbook, tmp_path, plays, in_process=True):
-    process = run_playbook(plays, extra_vars={"modelarts_training_in_process": in_process}, timeout=300)
-    output = process.stdout + process.stderr
-    assert process.returncode == 0, output[-4000:]
-    return json.loads((tmp_path / "results.json").read_text()), output
 
 
 def production_and_candidate(emulator, candidate_value=0.85, production_value=0.88):
@@ -95,7 +60,7 @@ def test_a_failed_baseline_search_or_get_fails_closed_even_when_the_baseline_is_
         info("not Completed", "running", training_job_id=candidate, wait=True, metrics=IMPROVE, baseline={"training_job_id": running, "required": False}),
         save(tmp_path, "search", "get", "running"),
     ]
-    results, output = run(run_playbook, tmp_path, play(emulator, tasks), in_process)
+    results, output = run(run_playbook, tmp_path, play(emulator, tasks, **FAST), in_process)
     for case in ("search", "get", "running"):
         result = results[case]
         assert result["failed"] and result["training_job"]["metrics_ok"] is False, (case, result.get("msg"))
@@ -164,7 +129,7 @@ def test_a_first_deployment_still_skips_when_the_search_matched_no_job(emulator,
         info("first", "first", training_job_id=candidate, wait=True, metrics=IMPROVE, baseline={"tags": {"stage": nothing}, "required": False}),
         save(tmp_path, "first"),
     ]
-    results, _output = run(run_playbook, tmp_path, play(emulator, tasks), in_process)
+    results, _output = run(run_playbook, tmp_path, play(emulator, tasks, **FAST), in_process)
     first = results["first"]
     assert not first["failed"] and first["training_job"]["metrics_ok"] is None and first["baseline_job"] is None
     assert "the improvement bounds were skipped (baseline.required is false)" in " ".join(first["warnings"])
@@ -196,7 +161,7 @@ def test_a_v1_candidate_is_never_compared_with_its_own_v2_document(emulator, run
     )
     metrics = [{"name": "accuracy", "min_improvement": 0}]
     tasks = [info("v1", "v1", job_id=v1_job, version_id=1, wait=True, metrics=metrics, baseline={"name": name}), save(tmp_path, "v1")]
-    results, _output = run(run_playbook, tmp_path, play(emulator, tasks), in_process)
+    results, _output = run(run_playbook, tmp_path, play(emulator, tasks, **FAST), in_process)
     result = results["v1"]
     assert result["baseline_job"]["id"] == prod, result["baseline_job"]
     assert result["failed"] and result["training_job"]["metrics"]["accuracy"]["baseline_value"] == 0.95
@@ -215,7 +180,7 @@ def test_a_job_created_after_the_candidate_is_never_its_baseline(emulator, run_p
         ]
     )
     tasks = [info("older run", "older", training_job_id=candidate, wait=True, metrics=IMPROVE, baseline={"name": name}), save(tmp_path, "older")]
-    results, _output = run(run_playbook, tmp_path, play(emulator, tasks), in_process)
+    results, _output = run(run_playbook, tmp_path, play(emulator, tasks, **FAST), in_process)
     result = results["older"]
     assert result["baseline_job"]["id"] == prod and result["failed"]
     assert result["training_job"]["metrics"]["val_accuracy"]["improvement"] == -0.03
@@ -233,7 +198,7 @@ def test_several_candidates_each_get_the_newest_job_created_before_them(emulator
         ]
     )
     tasks = [info("two", "two", training_job_ids=[first, second], wait=True, metrics=IMPROVE, baseline={"name": name}), save(tmp_path, "two")]
-    results, _output = run(run_playbook, tmp_path, play(emulator, tasks))
+    results, _output = run(run_playbook, tmp_path, play(emulator, tasks, **FAST))
     by_id = dict((item["id"], item["metrics"]["val_accuracy"]) for item in results["two"]["training_jobs"])
     assert (by_id[first]["baseline_value"], by_id[second]["baseline_value"]) == (0.8, 0.9)
     assert not results["two"]["failed"] and results["two"]["baseline_job"]["id"] == middle
@@ -265,7 +230,7 @@ def test_the_baseline_search_looks_in_the_calls_workspace(emulator, run_playbook
         info("workspace", "ws", training_job_id=candidate, workspace_id=workspace, wait=True, metrics=IMPROVE, baseline={"tags": {"stage": stage}}),
         save(tmp_path, "ws"),
     ]
-    results, _output = run(run_playbook, tmp_path, play(emulator, tasks), in_process)
+    results, _output = run(run_playbook, tmp_path, play(emulator, tasks, **FAST), in_process)
     result = results["ws"]
     assert not result["failed"], result["msg"]
     assert result["baseline_job"]["id"] == prod and result["training_job"]["metrics"]["val_accuracy"]["improvement"] == 0.03
@@ -279,7 +244,7 @@ def test_a_relative_bound_against_a_baseline_of_zero_fails_closed_and_says_why(e
     stage, _prod, candidate = production_and_candidate(emulator, candidate_value=0.0, production_value=0.0)
     metrics = [{"name": "val_accuracy", "regex": ACC, "min_relative_improvement": 0.1}]
     tasks = [info("zero", "zero", training_job_id=candidate, wait=True, metrics=metrics, baseline={"tags": {"stage": stage}}), save(tmp_path, "zero")]
-    results, _output = run(run_playbook, tmp_path, play(emulator, tasks), in_process)
+    results, _output = run(run_playbook, tmp_path, play(emulator, tasks, **FAST), in_process)
     result = results["zero"]
     assert result["failed"] and result["training_job"]["metrics_ok"] is False
     assert "min_relative_improvement 0.1 cannot be computed against the baseline's value of 0" in result["msg"]
@@ -291,7 +256,7 @@ def test_a_value_a_hair_under_its_bound_prints_digits_enough_to_tell_them_apart(
     emulator.add_job(id=job, name="hair", phase="Completed", metric_lines=["val_accuracy=0.89999999999999"])
     metrics = [{"name": "val_accuracy", "regex": ACC, "min": 0.9}]
     tasks = [info("hair", "hair", training_job_id=job, wait=True, metrics=metrics), save(tmp_path, "hair")]
-    results, _output = run(run_playbook, tmp_path, play(emulator, tasks), in_process)
+    results, _output = run(run_playbook, tmp_path, play(emulator, tasks, **FAST), in_process)
     assert results["hair"]["failed"]
     assert "val_accuracy is 0.89999999999999, below min 0.9" in results["hair"]["msg"], results["hair"]["msg"]
 
@@ -309,7 +274,7 @@ def test_a_baseline_id_equal_to_the_job_a_name_selects_is_refused(emulator, run_
         info("itself not required", "lax", name=name, latest=True, wait=True, metrics=IMPROVE, baseline={"training_job_id": job, "required": False}),
         save(tmp_path, "itself", "lax"),
     ]
-    results, _output = run(run_playbook, tmp_path, play(emulator, tasks), in_process)
+    results, _output = run(run_playbook, tmp_path, play(emulator, tasks, **FAST), in_process)
     for case in ("itself", "lax"):
         result = results[case]
         assert result["failed"] and result["training_job"]["metrics_ok"] is False, (case, result.get("msg"))

@@ -16,16 +16,15 @@ Runs with the ansible-core installed beside the interpreter running it (``BIN``)
 
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
-import time
 import uuid
 
 import pytest
 
-from conftest import emulator_connection, end_group
+from conftest import emulator_connection
+from plays import kill_during_wait
 
 BIN = os.path.dirname(sys.executable)
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -201,26 +200,7 @@ def test_a_run_killed_during_its_wait_leaves_a_closed_record(emulator, ansible_e
     record = str(tmp_path / "gate.json")
     open_record(emulator, run_playbook, record, jobs)
     play = gate_play(emulator, {"training_job_gate_ids": [jobs["running"]], "training_job_gate_record": record, "training_job_gate_timeout": 600})
-    (tmp_path / "killed.yml").write_text(json.dumps(play))
-    command = [os.path.join(BIN, "ansible-playbook"), "-i", "localhost,", "-c", "local", str(tmp_path / "killed.yml")]
-    process = subprocess.Popen(command, env=ansible_env, cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    try:
-        # Wait (not timed: the line comes, or the play ended) for the module's task to start: its wait is under way.
-        seen = []
-        for line in process.stdout:
-            seen.append(line)
-            if re.match(r"^TASK \[.*Wait for the training jobs\]", line):
-                break
-        assert process.poll() is None, "".join(seen)[-3000:]
-        # The module's first poll of the Running job: the wait is under way.
-        while not [entry for entry in emulator.requests() if jobs["running"] in entry.get("path", "")]:
-            assert process.poll() is None, "".join(seen)[-3000:]
-            time.sleep(0.2)
-        os.killpg(process.pid, how)
-        process.wait(timeout=120)
-    finally:
-        end_group(process.pid)
-        process.communicate()
+    kill_during_wait(play, tmp_path, ansible_env, emulator, jobs["running"], how)
     written = read_record(record)
     assert written["decision"] == "closed", written
     assert written["messages"] == ["training_job_gate: closed: in progress (the gate has not decided yet)"], written
