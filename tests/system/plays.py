@@ -77,3 +77,16 @@ def kill_during_wait(plays, tmp_path, env, emulator, job_id, how=signal.SIGKILL)
     finally:
         end_group(process.pid)
         process.communicate()
+
+
+def rescued_gate(fact, role_vars, **rescued):
+    """A block including the gate role with ``role_vars``: the fact ``fact`` says whether the gate opened and, when it
+    did not, its message (and ``rescued``, more values templated in the rescue)."""
+    return {
+        "name": fact,
+        "block": [
+            {"ansible.builtin.include_role": {"name": "modelarts.training.training_job_gate"}, "vars": role_vars},
+            {"ansible.builtin.set_fact": {fact: {"opened": True}}},
+        ],
+        "rescue": [{"ansible.builtin.set_fact": {fact: dict({"opened": False, "msg": "{{ ansible_failed_result.msg }}"}, **rescued)}}],
+    }

@@ -17,7 +17,7 @@ import uuid
 import pytest
 
 from conftest import emulator_connection
-from plays import ACC, epochs, new_id, play, info, save, run
+from plays import ACC, epochs, info, new_id, play, rescued_gate, run, save
 from eda_helpers import connection_args, load_source, source_events
 
 WAYS = pytest.mark.parametrize("in_process", [True, False], ids=["in_process", "module"])
@@ -112,27 +112,15 @@ def test_the_role_closes_when_an_older_windows_search_fails_with_required_false(
     stage, _prod, candidate = old_production(emulator, created_ago="100d")
     emulator.add_fault(type="error", status=503, target="search", after=1, count="always")
     record = tmp_path / "record.json"
-    tasks = [
-        {
-            "name": "gate",
-            "block": [
-                {
-                    "ansible.builtin.include_role": {"name": "modelarts.training.training_job_gate"},
-                    "vars": {
-                        "training_job_gate_ids": [candidate],
-                        "training_job_gate_timeout": 60,
-                        "training_job_gate_connection": emulator_connection(emulator, **FAST),
-                        "training_job_gate_metrics": GATED,
-                        "training_job_gate_baseline": {"tags": {"stage": stage}, "required": False},
-                        "training_job_gate_record": str(record),
-                    },
-                },
-                {"ansible.builtin.set_fact": {"gate": {"opened": True}}},
-            ],
-            "rescue": [{"ansible.builtin.set_fact": {"gate": {"opened": False, "msg": "{{ ansible_failed_result.msg }}"}}}],
-        },
-        save(tmp_path, "gate"),
-    ]
+    role_vars = {
+        "training_job_gate_ids": [candidate],
+        "training_job_gate_timeout": 60,
+        "training_job_gate_connection": emulator_connection(emulator, **FAST),
+        "training_job_gate_metrics": GATED,
+        "training_job_gate_baseline": {"tags": {"stage": stage}, "required": False},
+        "training_job_gate_record": str(record),
+    }
+    tasks = [rescued_gate("gate", role_vars), save(tmp_path, "gate")]
     results, _output = run(run_playbook, tmp_path, [{"hosts": "localhost", "gather_facts": False, "tasks": tasks}])
     assert results["gate"]["opened"] is False, results
     assert " created from " in results["gate"]["msg"] and "HTTP 503" in results["gate"]["msg"], results["gate"]["msg"]

@@ -16,7 +16,7 @@ import uuid
 import pytest
 
 from conftest import emulator_connection
-from plays import ACC, epochs, new_id, play, info, save, run
+from plays import ACC, epochs, info, new_id, play, rescued_gate, run, save
 from eda_helpers import connection_args, load_source, source_events
 
 WAYS = pytest.mark.parametrize("in_process", [True, False], ids=["in_process", "module"])
@@ -80,27 +80,15 @@ def test_the_role_closes_when_the_baseline_search_fails_with_required_false(mode
     stage, _prod, candidate = production_and_candidate(emulator)
     emulator.add_fault(type="error", status=503, target="search", count="always")
     record = tmp_path / "record.json"
-    tasks = [
-        {
-            "name": "gate",
-            "block": [
-                {
-                    "ansible.builtin.include_role": {"name": "modelarts.training.training_job_gate"},
-                    "vars": {
-                        "training_job_gate_ids": [candidate],
-                        "training_job_gate_timeout": 60,
-                        "training_job_gate_connection": emulator_connection(emulator, **FAST),
-                        "training_job_gate_metrics": GATED,
-                        "training_job_gate_baseline": {"tags": {"stage": stage}, "required": False},
-                        "training_job_gate_record": str(record),
-                    },
-                },
-                {"ansible.builtin.set_fact": {"gate": {"opened": True}}},
-            ],
-            "rescue": [{"ansible.builtin.set_fact": {"gate": {"opened": False, "msg": "{{ ansible_failed_result.msg }}"}}}],
-        },
-        save(tmp_path, "gate"),
-    ]
+    role_vars = {
+        "training_job_gate_ids": [candidate],
+        "training_job_gate_timeout": 60,
+        "training_job_gate_connection": emulator_connection(emulator, **FAST),
+        "training_job_gate_metrics": GATED,
+        "training_job_gate_baseline": {"tags": {"stage": stage}, "required": False},
+        "training_job_gate_record": str(record),
+    }
+    tasks = [rescued_gate("gate", role_vars), save(tmp_path, "gate")]
     results, _output = run(run_playbook, tmp_path, [{"hosts": "localhost", "gather_facts": False, "tasks": tasks}])
     assert results["gate"]["opened"] is False, results
     assert "there is no baseline to compare with for min_improvement: the search for the newest Completed training job" in results["gate"]["msg"]
