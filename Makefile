@@ -188,7 +188,7 @@ role-paths-oldest:
 	@$(call absent,$@,$(CORE_ABSENT_$(OLDEST)))
 else
 role-paths-oldest: $(CURDIR)/.venv-core-$(OLDEST)/.installed
-	$(CURDIR)/.venv-core-$(OLDEST)/bin/python -m pytest -q -p no:cacheprovider -k "every_path or shipped or nobody or promote or vault" $(ROLE_PATHS)
+	$(CURDIR)/.venv-core-$(OLDEST)/bin/python -m pytest -q -p no:cacheprovider -k "every_path or shipped or nobody or promote or vault or production_path" $(ROLE_PATHS)
 endif
 
 sanity-oldest: sanity-$(OLDEST)

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import uuid
 
-from plays import kill_during_wait, play
+from plays import kill_during_wait, play, rescued_gate, save
 from eda_helpers import run_rulebook
 
 BIN = os.path.dirname(sys.executable)
@@ -288,6 +288,70 @@ def test_promote_refuses_without_an_open_gate_or_a_record_that_verifies(emulator
 
 
 # -- a refused and a killed run leave no open record ---------------------------------------------------------------
+
+
+def rescued_promote(production, fact):
+    """A promote step whose refusal is kept in ``fact`` (the play goes on)."""
+    return {
+        "block": [promote_task(production)],
+        "rescue": [{"ansible.builtin.set_fact": {fact: "{{ ansible_failed_result.msg }}"}}],
+    }
+
+
+def test_promote_writes_only_the_production_the_gate_read_and_a_record_once(emulator, run_playbook, tmp_path):
+    """A second review: promote checked only that the kept record was open, so the last gate's record (model-y, 0.60,
+    compared with prod_y) was written to prod_x, whose next gate then compared with 0.60 - and a later play with no gate
+    promoted the same record again to any file."""
+    x_job, y_job = churn_jobs(emulator, 0.9, 0.6, name="churn-two-productions")
+    prod_x, prod_y, prod_z = tmp_path / "prod_x.json", tmp_path / "prod_y.json", tmp_path / "prod_z.json"
+
+    def first_deployment(job, production):
+        return {
+            "ansible.builtin.include_role": {"name": ROLE},
+            "vars": gate_vars([job], production, training_job_gate_baseline={"record": str(production), "required": False}),
+        }
+
+    tasks = [
+        first_deployment(x_job, prod_x),
+        first_deployment(y_job, prod_y),
+        rescued_promote(prod_x, "to_x"),
+        promote_task(prod_y),
+        rescued_promote(prod_y, "again"),
+    ]
+    later = {
+        "hosts": "localhost",
+        "gather_facts": False,
+        "vars": {"record_key": KEY},
+        "tasks": [rescued_promote(prod_z, "to_z"), save(tmp_path, "to_x", "again", "to_z")],
+    }
+    result = run_playbook(promote_play(emulator, tasks) + [later])
+    assert result.returncode == 0, output(result)[-4000:]
+    said = load(tmp_path / "results.json")
+    assert "%s not written: the gate of this play read the production record %s" % (prod_x, prod_y) in said["to_x"], said
+    assert not prod_x.exists() and load(prod_y)["jobs"][0]["id"] == y_job
+    assert "%s not written: no gate ran in this play, or its record was promoted already" % prod_y in said["again"], said
+    assert "%s not written: no gate ran in this play, or its record was promoted already" % prod_z in said["to_z"], said
+    assert not prod_z.exists() and KEY not in output(result)
+
+
+def test_a_decision_record_at_the_production_path_is_refused_and_a_check_run_leaves_production(emulator, run_playbook, tmp_path):
+    """A second review: with training_job_gate_record the production path, a --check run wrote its in-progress record
+    over production (the record is written in check mode too), and every later gate failed on it."""
+    first, better = churn_jobs(emulator, 0.8, 0.95, name="churn-same-file")
+    production = tmp_path / "production.json"
+    role_vars = gate_vars([first], production, training_job_gate_baseline={"record": str(production), "required": False})
+    assert run_playbook(gate_deploy_promote(emulator, role_vars, tmp_path / "release-1.json")).returncode == 0
+    kept = production.read_bytes()
+    tasks = [rescued_gate("gate", gate_vars([better], production, production)), dict(save(tmp_path, "gate"), check_mode=False)]
+    for check in (True, False):
+        result = run_playbook(promote_play(emulator, tasks), check=check)
+        assert result.returncode == 0, output(result)[-4000:]
+        gate = load(tmp_path / "results.json")["gate"]
+        assert gate["opened"] is False and gate["msg"] == (
+            "training_job_gate: training_job_gate_record and training_job_gate_production name the same file, %s: every gate would"
+            " write its decision over the model in production; give the decision record a path of its own" % production
+        ), gate
+        assert production.read_bytes() == kept
 
 
 def test_promote_path_a_refused_and_a_killed_run_leave_no_open_record(emulator, run_playbook, ansible_env, tmp_path):
