@@ -14,20 +14,15 @@
 """
 
 import json
-import uuid
 
 import pytest
 
 from conftest import emulator_connection
+from plays import ACC, info, new_id, run, save
 
 WAYS = pytest.mark.parametrize("in_process", [True, False], ids=["in_process", "module"])
-ACC = "val_accuracy=([0-9.]+)"
 # A short log: the metric lines are the newest lines but for the log's end ("saved model", "Training completed").
 SHORT = {"lines": 20}
-
-
-def new_id():
-    return str(uuid.uuid4())
 
 
 def play(emulator, tasks, connected=True):
@@ -37,22 +32,6 @@ def play(emulator, tasks, connected=True):
     if connected:
         found["module_defaults"] = {"group/modelarts.training.modelarts": emulator_connection(emulator)}
     return [found]
-
-
-def info(name, register, **options):
-    return {"name": name, "modelarts.training.modelarts_training_job_info": options, "register": register, "ignore_errors": True}
-
-
-def save(tmp_path, *names):
-    content = "{{ {%s} | to_json }}" % ", ".join("'%s': %s" % (name, name) for name in names)
-    return {"ansible.builtin.copy": {"content": content, "dest": str(tmp_path / "results.json"), "mode": "0600"}}
-
-
-def run(run_playbook, tmp_path, plays, in_process=True, env=None, verbosity=0):
-    process = run_playbook(plays, extra_vars={"modelarts_training_in_process": in_process}, env=env, verbosity=verbosity)
-    output = process.stdout + process.stderr
-    assert process.returncode == 0, output[-4000:]
-    return json.loads((tmp_path / "results.json").read_text()), output
 
 
 def add(emulator, name, lines, append=()):
