@@ -212,8 +212,7 @@ def read_production(path, key=None, name=None):
     problem = record_mod.check(record, key)
     if problem is not None:
         return Production(FAILED, why="%s: %s" % (where, problem), record=record)
-    if not key and record.get(record_mod.HMAC_KEY) is not None:
-        # Signed, and read without the key: its sha256 anyone can compute again after an edit, so it proves nothing.
+    if record_mod.signed_without_key(record, key):
         return Production(
             FAILED,
             why="%s: it carries %s and no record_key is given: a signed record is read with the key it was signed with (baseline.record_key)"

@@ -275,6 +275,12 @@ def check(record, key=None):
     return None
 
 
+def signed_without_key(record, key=None):
+    """Whether ``record`` carries an ``hmac_sha256`` and no ``key`` is given: its ``sha256`` alone, which anyone can compute
+    again after an edit, is all that could be checked (refused when a record is read as production or promoted)."""
+    return not key and isinstance(record, dict) and record.get(HMAC_KEY) is not None
+
+
 def verify(record, key=None):
     """Whether ``record`` (a dict read from the file) still has the ``sha256`` of its data (and, with ``key``, the
     ``hmac_sha256``): :func:`check` found nothing wrong."""
@@ -291,7 +297,7 @@ def promote(record, key=None, now=None):
         raise RecordError("the record cannot be promoted: %s" % why)
     if record.get("decision") != "open":
         raise RecordError("the record cannot be promoted: its decision is %s, not open (only a gate that opened is promoted)" % shown(record.get("decision")))
-    if not key and record.get(HMAC_KEY) is not None:
+    if signed_without_key(record, key):
         raise RecordError("the record cannot be promoted: it carries %s, and no key is given to sign the promoted record with" % HMAC_KEY)
     promoted = _unsigned(record)
     promoted[PROMOTED_KEY] = _utc(now)
