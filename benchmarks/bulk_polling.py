@@ -97,7 +97,7 @@ def api_calls(emu, since, prefix):
 
 
 def set_mode(mode):
-    from ansible_collections.modelarts.training.plugins.module_utils import observer  # pylint: disable=import-outside-toplevel
+    from ansible_collections.modelarts.training.plugins.module_utils.waiting import observer
 
     observer.SEARCH_MIN_JOBS = 2 if mode == "after" else 10**9
 

@@ -45,9 +45,9 @@ def _connection(emu, **credentials):
 def build_contenders(emu, token):
     """Return ``{name: (fetch(job_id), close())}`` for every contender."""
     # pylint: disable=import-outside-toplevel
-    from ansible_collections.modelarts.training.plugins.module_utils import auth
-    from ansible_collections.modelarts.training.plugins.module_utils.client import ModelArtsClient
-    from ansible_collections.modelarts.training.plugins.module_utils.jobs import build_item
+    from ansible_collections.modelarts.training.plugins.module_utils.service import auth
+    from ansible_collections.modelarts.training.plugins.module_utils.service.client import ModelArtsClient
+    from ansible_collections.modelarts.training.plugins.module_utils.job.jobs import build_item
     from huaweicloudsdkcore.auth.credentials import BasicCredentials
     from huaweicloudsdkcore.http.http_config import HttpConfig
     from huaweicloudsdkmodelarts.v1 import ModelArtsClient as SdkClient, ShowTrainingJobDetailsRequest
@@ -112,7 +112,7 @@ def _check(name, result):
 
 def _collection_fanout(emu, job_ids):
     # pylint: disable=import-outside-toplevel
-    from ansible_collections.modelarts.training.plugins.module_utils.client import ModelArtsClient
+    from ansible_collections.modelarts.training.plugins.module_utils.service.client import ModelArtsClient
     from ansible_collections.modelarts.training.plugins.module_utils.query import query_jobs
 
     started = time.perf_counter()

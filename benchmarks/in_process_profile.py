@@ -170,7 +170,9 @@ def _single_wrappers(stages):
     import urllib3.connection
     import urllib3.util.ssl_
     from ansible_collections.modelarts.training.plugins.action import modelarts_training_job_info as action
-    from ansible_collections.modelarts.training.plugins.module_utils import client, items, jobs, query, transport, validation, watchdog
+    from ansible_collections.modelarts.training.plugins.module_utils.service import client, transport, watchdog
+    from ansible_collections.modelarts.training.plugins.module_utils.job import items, jobs, validation
+    from ansible_collections.modelarts.training.plugins.module_utils import query
 
     targets = [
         (query, "resolve", "setup.options"),
@@ -469,7 +471,12 @@ def single_markdown(results):
 
 def _all_module_utils():
     folder = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "plugins", "module_utils")
-    return [MODULE_UTILS + name[:-3] for name in os.listdir(folder) if name.endswith(".py") and name != "__init__.py"]
+    names = []
+    for where, _dirs, files in os.walk(folder):
+        package = os.path.relpath(where, folder).replace(os.sep, ".")
+        prefix = "" if package == "." else package + "."
+        names += [MODULE_UTILS + prefix + name[:-3] for name in files if name.endswith(".py") and name != "__init__.py"]
+    return sorted(names)
 
 
 def main(argv=None):
@@ -500,7 +507,9 @@ def main(argv=None):
         # pylint: disable=import-outside-toplevel
         from ansible.vars.clean import module_response_deepcopy, strip_internal_keys
         from ansible_collections.modelarts.training.plugins.action import modelarts_training_job_info as action
-        from ansible_collections.modelarts.training.plugins.module_utils import job_info, jobs, transport, items
+        from ansible_collections.modelarts.training.plugins.module_utils import job_info
+        from ansible_collections.modelarts.training.plugins.module_utils.job import jobs, items
+        from ansible_collections.modelarts.training.plugins.module_utils.service import transport
 
         def strip(value):
             return strip_internal_keys(value)

@@ -26,7 +26,7 @@ LATENCY_SECONDS = 0.05
 
 def _one(emu, size, concurrency, ids):
     # pylint: disable=import-outside-toplevel
-    from ansible_collections.modelarts.training.plugins.module_utils.client import ModelArtsClient
+    from ansible_collections.modelarts.training.plugins.module_utils.service.client import ModelArtsClient
     from ansible_collections.modelarts.training.plugins.module_utils.query import query_jobs
 
     params = emu.connection("aksk")

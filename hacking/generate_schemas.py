@@ -1,6 +1,6 @@
 # Copyright: (c) 2026, modelarts.training contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Write docs/schemas/*.json and plugins/module_utils/schema_data.py from plugins/module_utils/schemas.py.
+"""Write docs/schemas/*.json and plugins/module_utils/job/schema_data.py from plugins/module_utils/job/schemas.py.
 
 Usage: ``.venv/bin/python hacking/generate_schemas.py [--check]``.  ``--check`` writes nothing and
 exits 1 when a committed file differs from what would be generated.  The unit tests call
@@ -21,12 +21,12 @@ import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SCHEMAS_PY = os.path.join(ROOT, "plugins", "module_utils", "schemas.py")
+SCHEMAS_PY = os.path.join(ROOT, "plugins", "module_utils", "job", "schemas.py")
 OUTPUTS = (
     ("docs/schemas/v2_training_job.schema.json", "V2_TRAINING_JOB_SCHEMA"),
     ("docs/schemas/v1_training_job_version.schema.json", "V1_JOB_VERSION_SCHEMA"),
 )
-SCHEMA_DATA = "plugins/module_utils/schema_data.py"
+SCHEMA_DATA = "plugins/module_utils/job/schema_data.py"
 # The constants of schemas.py that jobs.py reads, written into schema_data.py as they are.
 DATA_CONSTANTS = ("MAX_EPOCH_MS", "MAX_DURATION_MS")
 # The length of one string literal of schema_data.py (its lines stay within the house's 160 characters).

@@ -1,11 +1,11 @@
 # Copyright: (c) 2026, modelarts.training contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Render the v1 status -> phase table (plugins/module_utils/phases.py) for the docs.
+"""Render the v1 status -> phase table (plugins/module_utils/job/phases.py) for the docs.
 
 Usage: ``.venv/bin/python hacking/render_v1_status_table.py [--write | --check]``.  Without options it
 prints the Markdown table; ``--write`` puts it into docs/module.md between the
 ``<!-- v1-status-table:start -->``/``<!-- v1-status-table:end -->`` markers; ``--check`` writes nothing
-and exits 1 when docs/module.md is stale.  ``tests/unit/plugins/module_utils/test_docs_sync.py``
+and exits 1 when docs/module.md is stale.  ``tests/unit/plugins/module_utils/job/test_docs_sync.py``
 loads this file to hold docs/module.md and the module's DOCUMENTATION to the code's table.
 """
 
@@ -17,7 +17,7 @@ import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PHASES_PY = os.path.join(ROOT, "plugins", "module_utils", "phases.py")
+PHASES_PY = os.path.join(ROOT, "plugins", "module_utils", "job", "phases.py")
 MODULE_MD = os.path.join(ROOT, "docs", "module.md")
 START = "<!-- v1-status-table:start -->"
 END = "<!-- v1-status-table:end -->"

@@ -55,9 +55,9 @@ def _load_by_path(name, path):
 def _import_collection(staging):
     staged = subprocess.run([os.path.join(ROOT, "hacking", "stage_collection.sh"), staging], check=True, capture_output=True, text=True).stdout.strip()
     sys.path.insert(0, staging)
-    jobs = importlib.import_module(PACKAGE + ".plugins.module_utils.jobs")
-    validation = importlib.import_module(PACKAGE + ".plugins.module_utils.validation")
-    schemas = importlib.import_module(PACKAGE + ".plugins.module_utils.schemas")
+    jobs = importlib.import_module(PACKAGE + ".plugins.module_utils.job.jobs")
+    validation = importlib.import_module(PACKAGE + ".plugins.module_utils.job.validation")
+    schemas = importlib.import_module(PACKAGE + ".plugins.module_utils.job.schemas")
     return staged, jobs, validation, schemas
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.modelarts.training.plugins.module_utils.record import RecordError, decision_record, digest, promote
+from ansible_collections.modelarts.training.plugins.module_utils.results.record import RecordError, decision_record, digest, promote
 
 
 def _plain(value):

@@ -25,7 +25,7 @@ from ansible.errors import AnsibleFilterError
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.parsing.yaml.loader import AnsibleLoader
 
-from ansible_collections.modelarts.training.plugins.module_utils.metrics import check_baseline, check_metric
+from ansible_collections.modelarts.training.plugins.module_utils.results.metrics import check_baseline, check_metric
 from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError, unknown_names
 from ansible_collections.modelarts.training.plugins.module_utils.text import describe_typed
 

@@ -12,8 +12,9 @@ formats it the way ``AnsibleModule`` does (``invocation``, ``warnings``, no_log 
 
 from __future__ import annotations
 
-from ansible_collections.modelarts.training.plugins.module_utils import jobs, transport
-from ansible_collections.modelarts.training.plugins.module_utils.credentials import MODULE_SOURCES_NOTE, NoCredentialsError
+from ansible_collections.modelarts.training.plugins.module_utils.job import jobs
+from ansible_collections.modelarts.training.plugins.module_utils.service import transport
+from ansible_collections.modelarts.training.plugins.module_utils.service.credentials import MODULE_SOURCES_NOTE, NoCredentialsError
 from ansible_collections.modelarts.training.plugins.module_utils.options import (
     LEVEL_OPTION,
     ConnectionConfigError,

@@ -19,13 +19,13 @@ from __future__ import annotations
 import threading
 import time
 
-from ansible_collections.modelarts.training.plugins.module_utils.client import HAS_REQUESTS, REQUESTS_IMPORT_ERROR, ModelArtsClient
-from ansible_collections.modelarts.training.plugins.module_utils.endpoints import escape, unused_region
+from ansible_collections.modelarts.training.plugins.module_utils.service.client import HAS_REQUESTS, REQUESTS_IMPORT_ERROR, ModelArtsClient
+from ansible_collections.modelarts.training.plugins.module_utils.service.endpoints import escape, unused_region
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
-from ansible_collections.modelarts.training.plugins.module_utils.fanout import DEFAULT_MAX_CONCURRENCY, fetch_concurrently
+from ansible_collections.modelarts.training.plugins.module_utils.service.fanout import DEFAULT_MAX_CONCURRENCY, fetch_concurrently
 
 # UnidentifiedJobError and unseen_item stay importable from here (the event source's watch.py imports them).
-from ansible_collections.modelarts.training.plugins.module_utils.items import (  # noqa: F401  # pylint: disable=unused-import
+from ansible_collections.modelarts.training.plugins.module_utils.job.items import (  # noqa: F401  # pylint: disable=unused-import
     UnidentifiedJobError,
     _keyed,
     fetch_item,
@@ -41,10 +41,10 @@ from ansible_collections.modelarts.training.plugins.module_utils.options import 
     proxy_secret,
     resolve,
 )
-from ansible_collections.modelarts.training.plugins.module_utils.phases import DEFAULT_FAIL_ON, DEFAULT_WAIT_FOR, PHASES, TERMINAL_PHASES
+from ansible_collections.modelarts.training.plugins.module_utils.job.phases import DEFAULT_FAIL_ON, DEFAULT_WAIT_FOR, PHASES, TERMINAL_PHASES
 
 # Selection moved to selection.py: these names stay importable from here.
-from ansible_collections.modelarts.training.plugins.module_utils.selection import (  # noqa: F401  # pylint: disable=unused-import
+from ansible_collections.modelarts.training.plugins.module_utils.job.selection import (  # noqa: F401  # pylint: disable=unused-import
     JOB_ID_PATTERN,
     SELECTION_OPTIONS,
     Search,
@@ -57,7 +57,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.selection impor
     v2_key,
 )
 from ansible_collections.modelarts.training.plugins.module_utils.text import Secrets, label, name_key, redact_value
-from ansible_collections.modelarts.training.plugins.module_utils.validation import HAS_JSONSCHEMA, JSONSCHEMA_IMPORT_ERROR, SchemaValidationError
+from ansible_collections.modelarts.training.plugins.module_utils.job.validation import HAS_JSONSCHEMA, JSONSCHEMA_IMPORT_ERROR, SchemaValidationError
 
 MESSAGE_JOBS_SHOWN = 20
 
@@ -73,7 +73,7 @@ class MissingLibraryError(ConnectionConfigError):
 
 def _diagnostics():
     """Events and log tails of failed jobs, imported only when an item is in a fail_on phase (see :func:`_waiter`)."""
-    from ansible_collections.modelarts.training.plugins.module_utils import diagnostics  # pylint: disable=import-outside-toplevel
+    from ansible_collections.modelarts.training.plugins.module_utils.results import diagnostics
 
     return diagnostics
 
@@ -81,14 +81,14 @@ def _diagnostics():
 def _metrics():
     """What a job produced (``metrics.py``: metrics, baseline, bounds), imported only when ``metrics`` or ``baseline`` is
     given (see :func:`_waiter`): it brings ``metric_reads.py`` and ``matching.py`` with it."""
-    from ansible_collections.modelarts.training.plugins.module_utils import metrics  # pylint: disable=import-outside-toplevel
+    from ansible_collections.modelarts.training.plugins.module_utils.results import metrics
 
     return metrics
 
 
 def _observer():
     """How phases are learned (``observer.py``), imported when a call waits, watches or adopts a search's items."""
-    from ansible_collections.modelarts.training.plugins.module_utils import observer  # pylint: disable=import-outside-toplevel
+    from ansible_collections.modelarts.training.plugins.module_utils.waiting import observer
 
     return observer
 
@@ -96,7 +96,7 @@ def _observer():
 def _waiter():
     """The wait loop, imported when a call waits or judges: AnsiballZ compiles every module_utils file a
     module imports on each run, so a task that does not wait does not pay for it (docs/performance.md)."""
-    from ansible_collections.modelarts.training.plugins.module_utils import waiter  # pylint: disable=import-outside-toplevel
+    from ansible_collections.modelarts.training.plugins.module_utils.waiting import waiter
 
     return waiter
 
@@ -281,7 +281,7 @@ def query_jobs(
 
 def _production():
     """production.py, imported when a call reads a production record (``baseline.record``), not before."""
-    from ansible_collections.modelarts.training.plugins.module_utils import production  # pylint: disable=import-outside-toplevel
+    from ansible_collections.modelarts.training.plugins.module_utils.results import production
 
     return production
 
@@ -676,7 +676,7 @@ class _Nearby(object):
         self._thread.start()
 
     def _look(self, client):
-        from ansible_collections.modelarts.training.plugins.module_utils import search as search_api  # pylint: disable=import-outside-toplevel
+        from ansible_collections.modelarts.training.plugins.module_utils.service import search as search_api
 
         deadline = self.deadline
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.modelarts.training.plugins.module_utils.phases import DEFAULT_FAIL_ON, PHASES, TERMINAL_PHASES
+from ansible_collections.modelarts.training.plugins.module_utils.job.phases import DEFAULT_FAIL_ON, PHASES, TERMINAL_PHASES
 
 
 def _kind(value):

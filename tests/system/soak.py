@@ -82,7 +82,7 @@ def import_collection(collections_root=None):
     if collections_root not in sys.path:
         sys.path.insert(0, collections_root)
     # pylint: disable=import-outside-toplevel,import-error
-    from ansible_collections.modelarts.training.plugins.module_utils import client as client_mod
+    from ansible_collections.modelarts.training.plugins.module_utils.service import client as client_mod
     from ansible_collections.modelarts.training.plugins.module_utils import query as query_mod
     from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 

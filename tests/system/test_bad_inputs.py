@@ -39,7 +39,8 @@ def mt(collection_root):
     if collection_root not in sys.path:
         sys.path.insert(0, collection_root)
     # pylint: disable=import-outside-toplevel,import-error
-    from ansible_collections.modelarts.training.plugins.module_utils import client, errors, query
+    from ansible_collections.modelarts.training.plugins.module_utils.service import client
+    from ansible_collections.modelarts.training.plugins.module_utils import errors, query
 
     return type("MT", (), {"client": client, "errors": errors, "query": query})
 

@@ -1,7 +1,8 @@
 # Copyright: (c) 2026, modelarts.training contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The shape of the code (issue 39): no import cycle between module_utils files (nor between the emulator's modules),
-lazy imports inside functions included, and no file under plugins/ over 700 lines of code nor class over 250.
+lazy imports inside functions included, and no file under plugins/ over 700 lines of code nor class over 250.  The
+house (issue 58): module_utils in packages whose imports run one way, no file below the door taking the raw options.
 
 A line of code is a line holding a token other than a comment: blank lines, comments and docstrings do not count, nor
 do a module's documentation strings (``DOCUMENTATION``, ``EXAMPLES``, ``RETURN``), the doc fragments and the schema
@@ -104,10 +105,155 @@ def test_find_cycle_sees_a_lazy_circle_and_a_longer_one():
 
 
 def test_no_import_cycle_between_module_utils_files():
-    graph = _graph(MODULE_UTILS, PACKAGE)
-    assert graph["client"] >= {"transport", "endpoints", "credentials"}  # the parser reads this package's imports
-    assert "credential_sources" in graph["client"]  # ... lazy ones included
+    graph = _house_graph()
+    assert graph["service.client"] >= {"service.transport", "service.endpoints", "service.credentials"}  # the parser reads this package's imports
+    assert "service.credential_sources" in graph["service.client"]  # ... lazy ones included
     assert find_cycle(graph) is None, "import cycle between module_utils files: %s" % " -> ".join(find_cycle(graph))
+
+
+# -- the house (issue 58): packages that show the architecture, imports one way ----------------------------------
+
+# The floors of plugins/module_utils, lowest first: a file imports files of its own floor and of floors below it,
+# never one above (waiting and results stand side by side: neither imports the other).  The shared ground and the
+# door are files at the top; every other floor is a package whose __init__.py says what it holds and, on a line
+# "May import: ...", the floors below it - the test reads that line, so the docstring and this table cannot drift.
+GROUND = ("errors", "text")
+DOOR = ("job_info", "options", "query")
+FLOORS = {"ground": 0, "service": 1, "job": 2, "waiting": 3, "results": 3, "door": 4, "watch": 5}
+MAX_FOLDER_FILES = 12
+
+
+def _floor(module):
+    top = module.split(".")[0]
+    return "ground" if top in GROUND else "door" if top in DOOR else top
+
+
+def _house_modules(folder=MODULE_UTILS):
+    """``{dotted name below module_utils: path}``; a package's ``__init__.py`` is the package's own name."""
+    modules = {}
+    for path in _python_files(folder):
+        name = os.path.relpath(path, folder)[: -len(".py")].replace(os.sep, ".")
+        if name == "__init__" or name.endswith(".__init__"):
+            name = name[: -len("__init__")].rstrip(".")
+        modules[name] = path
+    return modules
+
+
+def _house_imports(tree, modules, package=PACKAGE):
+    """The modules of ``modules`` that ``tree`` imports anywhere (lazy imports inside functions too): ``from P.a import
+    b`` is ``a.b`` when that is a module, else ``a`` (a name of ``a``); ``from P.a.b import x`` is ``a.b``."""
+
+    def deepest(dotted):
+        parts = dotted.split(".")
+        for end in range(len(parts), 0, -1):
+            if ".".join(parts[:end]) in modules:
+                return ".".join(parts[:end])
+        return None
+
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(deepest(alias.name[len(package) + 1 :]) for alias in node.names if alias.name.startswith(package + "."))
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and (node.module + ".").startswith(package + "."):
+            base = node.module[len(package) + 1 :]
+            for alias in node.names:
+                full = "%s.%s" % (base, alias.name) if base else alias.name
+                found.add(full if full in modules else deepest(base) if base else None)
+    return found - {None, ""}
+
+
+def _house_graph(folder=MODULE_UTILS, package=PACKAGE):
+    modules = _house_modules(folder)
+    return dict((name, _house_imports(_parse(path)[1], modules, package) - {name}) for name, path in sorted(modules.items()))
+
+
+def upward_imports(graph):
+    """``["a imports b", ...]`` for each import of a floor above the importer's, or beside it (waiting and results)."""
+    found = []
+    for module, imported in sorted(graph.items()):
+        for other in sorted(imported):
+            here, there = _floor(module), _floor(other)
+            if here != there and FLOORS[there] >= FLOORS[here]:
+                found.append("%s (%s) imports %s (%s)" % (module, here, other, there))
+    return found
+
+
+def mutual_imports(graph):
+    return ["%s <-> %s" % (a, b) for a in sorted(graph) for b in sorted(graph[a]) if a < b and a in graph.get(b, ())]
+
+
+def params_below_the_door(tree):
+    """Functions of ``tree`` with a parameter named ``params`` (the raw option dict): ``["f(line)", ...]``."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            arguments = node.args
+            names = [a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs]
+            names += [a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None]
+            if "params" in names:
+                found.append("%s(line %d)" % (getattr(node, "name", "lambda"), node.lineno))
+    return found
+
+
+def may_import(docstring):
+    """The floors a package's docstring says it may import (its line ``May import: a, b, c.``), or None."""
+    for line in (docstring or "").splitlines():
+        if line.strip().lower().startswith("may import:"):
+            return sorted(word.strip(" .`") for word in line.split(":", 1)[1].split(",") if word.strip(" .`"))
+    return None
+
+
+def test_the_house_checks_see_an_upward_import_a_pair_a_params_argument_and_the_may_import_line():
+    assert upward_imports({"service.client": {"options"}, "job.jobs": {"service.transport", "text"}}) == ["service.client (service) imports options (door)"]
+    assert upward_imports({"results.metrics": {"waiting.waiter"}}) == ["results.metrics (results) imports waiting.waiter (waiting)"]
+    assert mutual_imports({"job.a": {"job.b"}, "job.b": {"job.a"}, "job.c": {"job.a"}}) == ["job.a <-> job.b"]
+    tree = ast.parse("def f(connection):\n    pass\n\n\nclass C:\n    def g(self, *, params=None):\n        pass\n")
+    assert params_below_the_door(tree) == ["g(line 6)"]
+    modules = {"service": "", "service.client": "", "options": ""}
+    lazy = ast.parse("def f():\n    from %s.service import client\n    from %s.service.client import X\n    import %s.options\n" % ((PACKAGE,) * 3))
+    assert _house_imports(lazy, modules) == {"service.client", "options"}
+    assert may_import("What lives here.\n\nMay import: ground, `service`.\n") == ["ground", "service"]
+
+
+def test_module_utils_packages_import_only_the_floors_below_them():
+    graph = _house_graph()
+    assert set(_floor(name) for name in graph) == set(FLOORS), sorted(graph)
+    assert not upward_imports(graph), "module_utils imports that run upwards: %s" % "; ".join(upward_imports(graph))
+
+
+def test_no_two_module_utils_files_import_each_other():
+    pairs = mutual_imports(_house_graph())
+    assert not pairs, "files importing each other: %s" % "; ".join(pairs)
+
+
+def test_no_file_below_the_door_receives_the_raw_option_dict():
+    """Options are resolved once at the door into typed parts: no function below it takes ``params``."""
+    found = []
+    for name, path in sorted(_house_modules().items()):
+        if FLOORS[_floor(name)] < FLOORS["door"]:
+            found += ["%s: %s" % (name, each) for each in params_below_the_door(_parse(path)[1])]
+    assert not found, "functions below the door taking params: %s" % "; ".join(found)
+
+
+def test_each_package_says_what_it_holds_and_may_import_the_floors_below_it():
+    modules = _house_modules()
+    packages = sorted(name for name in modules if "." not in name and _floor(name) not in ("ground", "door"))
+    assert packages == sorted(floor for floor in FLOORS if floor not in ("ground", "door"))
+    for package in packages:
+        path = modules[package]
+        assert os.path.basename(path) == "__init__.py", "%s is not a package" % package
+        docstring = ast.get_docstring(_parse(path)[1])
+        assert docstring and len(docstring.split()) >= 12, "%s/__init__.py must say in a few lines what lives there" % package
+        below = sorted(floor for floor, level in FLOORS.items() if level < FLOORS[package])
+        assert may_import(docstring) == below, "%s/__init__.py: its 'May import:' line must name %s" % (package, ", ".join(below))
+
+
+def test_no_module_utils_folder_over_12_files_and_only_the_door_and_ground_at_the_top():
+    for folder, dirs, files in os.walk(MODULE_UTILS):
+        dirs[:] = [name for name in dirs if name != "__pycache__"]
+        assert len(files) <= MAX_FOLDER_FILES, "%s holds %d files" % (os.path.relpath(folder, ROOT), len(files))
+    top = sorted(name[:-3] for name in os.listdir(MODULE_UTILS) if name.endswith(".py"))
+    assert top == sorted(GROUND + DOOR), top
 
 
 @pytest.mark.skipif(not os.path.isdir(EMULATOR), reason="the emulator package is not in this copy")

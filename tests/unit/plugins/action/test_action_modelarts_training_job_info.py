@@ -260,25 +260,27 @@ PLAIN_GET_MODULES = [
     "ansible_collections.modelarts.training.plugins.action",
     "ansible_collections.modelarts.training.plugins.action.modelarts_training_job_info",
     "ansible_collections.modelarts.training.plugins.module_utils",
-    "ansible_collections.modelarts.training.plugins.module_utils.auth",
-    "ansible_collections.modelarts.training.plugins.module_utils.client",
-    "ansible_collections.modelarts.training.plugins.module_utils.credentials",
-    "ansible_collections.modelarts.training.plugins.module_utils.endpoints",
     "ansible_collections.modelarts.training.plugins.module_utils.errors",
-    "ansible_collections.modelarts.training.plugins.module_utils.fanout",
-    "ansible_collections.modelarts.training.plugins.module_utils.iam",
-    "ansible_collections.modelarts.training.plugins.module_utils.items",
+    "ansible_collections.modelarts.training.plugins.module_utils.job",
+    "ansible_collections.modelarts.training.plugins.module_utils.job.items",
+    "ansible_collections.modelarts.training.plugins.module_utils.job.jobs",
+    "ansible_collections.modelarts.training.plugins.module_utils.job.phases",
+    "ansible_collections.modelarts.training.plugins.module_utils.job.schema_data",
+    "ansible_collections.modelarts.training.plugins.module_utils.job.selection",
+    "ansible_collections.modelarts.training.plugins.module_utils.job.validation",
     "ansible_collections.modelarts.training.plugins.module_utils.job_info",
-    "ansible_collections.modelarts.training.plugins.module_utils.jobs",
     "ansible_collections.modelarts.training.plugins.module_utils.options",
-    "ansible_collections.modelarts.training.plugins.module_utils.phases",
     "ansible_collections.modelarts.training.plugins.module_utils.query",
-    "ansible_collections.modelarts.training.plugins.module_utils.schema_data",
-    "ansible_collections.modelarts.training.plugins.module_utils.selection",
+    "ansible_collections.modelarts.training.plugins.module_utils.service",
+    "ansible_collections.modelarts.training.plugins.module_utils.service.auth",
+    "ansible_collections.modelarts.training.plugins.module_utils.service.client",
+    "ansible_collections.modelarts.training.plugins.module_utils.service.credentials",
+    "ansible_collections.modelarts.training.plugins.module_utils.service.endpoints",
+    "ansible_collections.modelarts.training.plugins.module_utils.service.fanout",
+    "ansible_collections.modelarts.training.plugins.module_utils.service.iam",
+    "ansible_collections.modelarts.training.plugins.module_utils.service.transport",
+    "ansible_collections.modelarts.training.plugins.module_utils.service.watchdog",
     "ansible_collections.modelarts.training.plugins.module_utils.text",
-    "ansible_collections.modelarts.training.plugins.module_utils.transport",
-    "ansible_collections.modelarts.training.plugins.module_utils.validation",
-    "ansible_collections.modelarts.training.plugins.module_utils.watchdog",
 ]
 
 # A fresh interpreter: the action plugin imported as ansible-core's strategy imports it, then one task run by it in
@@ -372,7 +374,17 @@ def test_a_plain_get_by_id_loads_only_the_rooms_it_uses(credentials):
     assert process.returncode == 0, process.stderr[-3000:]
     outcome = json.loads(process.stdout.strip().splitlines()[-1])
     assert not outcome["failed"] and outcome["id"] == job, outcome["msg"]
-    for room in ("metrics", "metric_reads", "matching", "search", "observer", "waiter", "diagnostics", "credential_sources", "watch"):
+    for room in (
+        "results.metrics",
+        "results.metric_reads",
+        "results.matching",
+        "results.diagnostics",
+        "service.search",
+        "service.credential_sources",
+        "waiting.observer",
+        "waiting.waiter",
+        "watch.source",
+    ):
         assert "ansible_collections.modelarts.training.plugins.module_utils." + room not in outcome["modules"], room
     assert outcome["modules"] == PLAIN_GET_MODULES, outcome["modules"]
     assert not outcome["jsonschema"], "a valid document is decided by the compiled pre-check: jsonschema is imported only for one that fails it"

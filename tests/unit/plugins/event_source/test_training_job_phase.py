@@ -22,8 +22,8 @@ from ansible_collections.modelarts.training.plugins.doc_fragments.metrics import
 from ansible_collections.modelarts.training.plugins.doc_fragments.query import ModuleDocFragment as QueryFragment
 from ansible_collections.modelarts.training.plugins.doc_fragments.search import ModuleDocFragment as SearchFragment
 from ansible_collections.modelarts.training.plugins.module_utils.options import CONNECTION_OPTIONS, QUERY_OPTIONS, WAIT_OPTIONS
-from ansible_collections.modelarts.training.plugins.module_utils.validation import SchemaValidationError
-from ansible_collections.modelarts.training.plugins.module_utils.watch_state import event_id
+from ansible_collections.modelarts.training.plugins.module_utils.job.validation import SchemaValidationError
+from ansible_collections.modelarts.training.plugins.module_utils.watch.state import event_id
 
 LOGGER = "modelarts.training.training_job_phase"
 SECRET = "Unit-Secret-Key-Value-0c1d2e3f"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.modelarts.training.plugins.module_utils.client import ModelArtsClient
+from ansible_collections.modelarts.training.plugins.module_utils.service.client import ModelArtsClient
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.query import query_jobs
 from ansible_collections.modelarts.training.tests.unit.plugins.module_utils.fakes import FakeClock, FakeResponse, FakeSession

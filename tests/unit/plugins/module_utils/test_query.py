@@ -10,7 +10,7 @@ import pytest
 
 from ansible_collections.modelarts.training.plugins.module_utils.text import MASK
 from ansible_collections.modelarts.training.plugins.module_utils.options import LEVEL_KEYWORD, LEVEL_OPTION, ConnectionConfigError
-from ansible_collections.modelarts.training.plugins.module_utils.items import mask_endpoint_tokens
+from ansible_collections.modelarts.training.plugins.module_utils.job.items import mask_endpoint_tokens
 from ansible_collections.modelarts.training.plugins.module_utils.query import (
     MissingLibraryError,
     Query,
@@ -248,7 +248,7 @@ def test_settings_come_from_the_levels():
 
 
 def test_missing_jsonschema_is_named(monkeypatch):
-    from ansible_collections.modelarts.training.plugins.module_utils import query as query_module  # pylint: disable=import-outside-toplevel
+    from ansible_collections.modelarts.training.plugins.module_utils import query as query_module
 
     monkeypatch.setattr(query_module, "HAS_JSONSCHEMA", False)
     with pytest.raises(MissingLibraryError) as info:
@@ -281,7 +281,7 @@ def test_v1_keys_fetch_the_v1_route():
 
 
 def test_keep_paths_keeps_only_the_asked_paths_nested_as_in_the_document():
-    from ansible_collections.modelarts.training.plugins.module_utils.items import keep_paths  # pylint: disable=import-outside-toplevel
+    from ansible_collections.modelarts.training.plugins.module_utils.job.items import keep_paths  # pylint: disable=import-outside-toplevel
 
     doc = {"status": {"duration": 5, "phase": "Completed"}, "algorithm": {"outputs": [{"name": "m"}]}, "spec": {}}
     assert keep_paths(doc, ["status.duration", "algorithm.outputs", "missing.path", "spec.resource"]) == {
