@@ -215,10 +215,10 @@ if not _collection_importable():
 
 # pylint: disable=wrong-import-position
 from ansible_collections.modelarts.training.plugins.module_utils.text import printable  # noqa: E402
-from ansible_collections.modelarts.training.plugins.module_utils.watch_events import START_LOGGER  # noqa: E402
+from ansible_collections.modelarts.training.plugins.module_utils.watch.events import START_LOGGER  # noqa: E402
 
 # The watch's names the source answers to (its tests and debugging read them from the source).
-from ansible_collections.modelarts.training.plugins.module_utils.watch import (  # noqa: E402,F401  # pylint: disable=unused-import
+from ansible_collections.modelarts.training.plugins.module_utils.watch.source import (  # noqa: E402,F401  # pylint: disable=unused-import
     DEFAULT_INTERVAL,
     DOOR_ARGUMENTS,
     NAME,
