@@ -171,3 +171,13 @@ def error_from_response(operation, status, headers, content, secrets=(), quote=T
     error = ModelArtsError(text, operation=operation, status=status, error_code=code, error_msg=message, request_id=request_id, transient=transient)
     error.unshown_body = unshown
     return error
+
+
+class ConnectionConfigError(Exception):
+    """An option is wrong; raised before any request.
+
+    The message names the option and where its value came from, never a secret value.
+    """
+
+
+ConfigError = ConnectionConfigError

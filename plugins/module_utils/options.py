@@ -22,6 +22,17 @@ import math
 import os
 import re
 
+from ansible_collections.modelarts.training.plugins.module_utils.errors import ConfigError, ConnectionConfigError  # noqa: F401  (re-exported)
+from ansible_collections.modelarts.training.plugins.module_utils.text import (  # noqa: F401  (re-exported: the door's names)
+    LEVEL_ARGUMENT,
+    LEVEL_ENVIRONMENT,
+    LEVEL_KEYWORD,
+    LEVEL_OPTION,
+    LEVEL_VARIABLE,
+    expand_path,
+    expand_user,
+    level_text,
+)
 from ansible_collections.modelarts.training.plugins.module_utils.job.phases import DEFAULT_FAIL_ON, DEFAULT_WAIT_FOR, PHASES, TERMINAL_PHASES
 
 DEFAULT_CONNECT_TIMEOUT = 10.0
@@ -189,25 +200,8 @@ SEARCH_OPTIONS = {
 # The lookup reads modelarts_<option> inventory variables.
 VARIABLE_PREFIX = "modelarts_"
 
-# Level names, as messages show them.
-LEVEL_OPTION = "task option"
-LEVEL_KEYWORD = "keyword"
-LEVEL_VARIABLE = "variable"
-LEVEL_ARGUMENT = "argument"
-LEVEL_ENVIRONMENT = "environment"
-
 _TRUE = frozenset(("yes", "on", "t", "1", "y", "true"))
 _FALSE = frozenset(("false", "f", "off", "no", "0", "n"))
-
-
-class ConnectionConfigError(Exception):
-    """An option is wrong; raised before any request.
-
-    The message names the option and where its value came from, never a secret value.
-    """
-
-
-ConfigError = ConnectionConfigError
 
 
 def connection_argument_spec():
@@ -288,60 +282,6 @@ def ca_bundle_problem(path):
     return None
 
 
-# What posixpath.expandvars replaces: $name and ${name}.
-_VARIABLE = re.compile(r"\$(\w+|\{[^}]*\})", re.ASCII)
-
-
-def expand_path(value, environ=None):
-    """``value`` as a ``type: path`` option reaches the module (``os.path.expanduser(os.path.expandvars(value))``,
-    ansible-core's ``check_type_path``), its variables and ``~`` taken from ``environ`` - the environment the task
-    sees (``os.environ`` when None) - never from the process that runs it when that differs (the action plugin's
-    worker: the task's ``environment:`` is not in its ``os.environ``)."""
-    return expand_user(_expand_vars(value, os.environ if environ is None else environ), environ)
-
-
-def _expand_vars(path, environ):
-    # posixpath.expandvars over a mapping: a variable the mapping lacks is left as written.
-    if "$" not in path:
-        return path
-    index = 0
-    while True:
-        found = _VARIABLE.search(path, index)
-        if not found:
-            return path
-        index, end = found.span(0)
-        name = found.group(1)
-        if name.startswith("{") and name.endswith("}"):
-            name = name[1:-1]
-        if name in environ:
-            tail = path[end:]
-            path = path[:index] + environ[name]
-            index = len(path)
-            path += tail
-        else:
-            index = end
-
-
-def expand_user(path, environ=None):
-    """``os.path.expanduser(path)`` with ``HOME`` from ``environ`` (``os.environ`` when None): a leading ``~`` is the
-    home of the environment the task sees; ``~user`` and a ``~`` without ``HOME`` are the password database's, as there."""
-    environ = os.environ if environ is None else environ
-    if not path.startswith("~"):
-        return path
-    end = path.find("/", 1)
-    end = len(path) if end < 0 else end
-    if end == 1 and "HOME" in environ:
-        home = environ["HOME"]
-    else:
-        try:
-            import pwd  # pylint: disable=import-outside-toplevel
-
-            home = pwd.getpwuid(os.getuid()).pw_dir if end == 1 else pwd.getpwnam(path[1:end]).pw_dir
-        except (ImportError, KeyError):
-            return path
-    return (home.rstrip("/") + path[end:]) or "/"
-
-
 def _describe_all(names):
     return ", ".join(describe(name) for name in names)
 
@@ -399,7 +339,7 @@ def check_credentials(params, level=None, origins=None):
     options and environment variables only.
     """
     present = [kind for kind, names, _required in CREDENTIAL_KINDS if any(params.get(name) for name in names)]
-    source = " (%s)" % _level_text(level) if level else ""
+    source = " (%s)" % level_text(level) if level else ""
     if len(present) > 1:
         groups = ["/".join(n for n in names if params.get(n)) for kind, names, _required in CREDENTIAL_KINDS if kind in present]
         raise ConnectionConfigError(
@@ -451,16 +391,6 @@ def check_text(name, value, level=None):
 def _shown(value):
     text = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in value)
     return repr(text if len(text) <= 80 else text[:80] + "...")
-
-
-def _level_text(level):
-    return {
-        LEVEL_OPTION: "given as task options",
-        LEVEL_KEYWORD: "given as lookup keywords",
-        LEVEL_VARIABLE: "given as modelarts_* variables",
-        LEVEL_ARGUMENT: "given as source arguments",
-        LEVEL_ENVIRONMENT: "from HUAWEICLOUD_* environment variables",
-    }.get(level, level)
 
 
 def _named(name, origins):
@@ -766,7 +696,7 @@ def _check_token_level(levels, source):
         if not _blank(values.get("security_token")) and _blank(values.get("access_key")):
             raise ConnectionConfigError(
                 "%s is set without access_key at the same level (access_key is %s); temporary credentials are one set: "
-                "give access_key, secret_key and security_token together" % (where("security_token", level), _level_text(source) if has_key else "not set")
+                "give access_key, secret_key and security_token together" % (where("security_token", level), level_text(source) if has_key else "not set")
             )
         if level == source:
             return

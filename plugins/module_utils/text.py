@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 
 MASK = "********"
@@ -330,3 +331,78 @@ def describe_job(key, item):
             text += " (%s)" % (label(item.get("name")),)
         return text
     return "training job %s" % (name_key(key),)
+
+
+# -- where a value came from, and paths as a task sees them ---------------------------------------------------
+
+# Level names, as messages show them.
+LEVEL_OPTION = "task option"
+LEVEL_KEYWORD = "keyword"
+LEVEL_VARIABLE = "variable"
+LEVEL_ARGUMENT = "argument"
+LEVEL_ENVIRONMENT = "environment"
+
+
+def level_text(level):
+    """Where a set of values came from, as a message says it: ``given as task options``."""
+    return {
+        LEVEL_OPTION: "given as task options",
+        LEVEL_KEYWORD: "given as lookup keywords",
+        LEVEL_VARIABLE: "given as modelarts_* variables",
+        LEVEL_ARGUMENT: "given as source arguments",
+        LEVEL_ENVIRONMENT: "from HUAWEICLOUD_* environment variables",
+    }.get(level, level)
+
+
+# What posixpath.expandvars replaces: $name and ${name}.
+_VARIABLE = re.compile(r"\$(\w+|\{[^}]*\})", re.ASCII)
+
+
+def expand_path(value, environ=None):
+    """``value`` as a ``type: path`` option reaches the module (``os.path.expanduser(os.path.expandvars(value))``,
+    ansible-core's ``check_type_path``), its variables and ``~`` taken from ``environ`` - the environment the task
+    sees (``os.environ`` when None) - never from the process that runs it when that differs (the action plugin's
+    worker: the task's ``environment:`` is not in its ``os.environ``)."""
+    return expand_user(_expand_vars(value, os.environ if environ is None else environ), environ)
+
+
+def _expand_vars(path, environ):
+    # posixpath.expandvars over a mapping: a variable the mapping lacks is left as written.
+    if "$" not in path:
+        return path
+    index = 0
+    while True:
+        found = _VARIABLE.search(path, index)
+        if not found:
+            return path
+        index, end = found.span(0)
+        name = found.group(1)
+        if name.startswith("{") and name.endswith("}"):
+            name = name[1:-1]
+        if name in environ:
+            tail = path[end:]
+            path = path[:index] + environ[name]
+            index = len(path)
+            path += tail
+        else:
+            index = end
+
+
+def expand_user(path, environ=None):
+    """``os.path.expanduser(path)`` with ``HOME`` from ``environ`` (``os.environ`` when None): a leading ``~`` is the
+    home of the environment the task sees; ``~user`` and a ``~`` without ``HOME`` are the password database's, as there."""
+    environ = os.environ if environ is None else environ
+    if not path.startswith("~"):
+        return path
+    end = path.find("/", 1)
+    end = len(path) if end < 0 else end
+    if end == 1 and "HOME" in environ:
+        home = environ["HOME"]
+    else:
+        try:
+            import pwd  # pylint: disable=import-outside-toplevel
+
+            home = pwd.getpwuid(os.getuid()).pw_dir if end == 1 else pwd.getpwnam(path[1:end]).pw_dir
+        except (ImportError, KeyError):
+            return path
+    return (home.rstrip("/") + path[end:]) or "/"

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 import time
 
-from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError
+from ansible_collections.modelarts.training.plugins.module_utils.errors import ConnectionConfigError
 from ansible_collections.modelarts.training.plugins.module_utils.text import describe_value, label
 
 SELECTION_OPTIONS = ("training_job_id", "training_job_ids", "name", "job_id", "version_id", "v1_jobs", "tags", "latest", "workspace_id")

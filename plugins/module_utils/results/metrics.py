@@ -38,12 +38,12 @@ from ansible_collections.modelarts.training.plugins.module_utils.options import 
     METRIC_GOALS,
     METRIC_PICKS,
     METRIC_SOURCES,
-    ConnectionConfigError,
-    expand_user,
     to_bool,
     unknown_names,
     unknown_text,
 )
+from ansible_collections.modelarts.training.plugins.module_utils.errors import ConnectionConfigError
+from ansible_collections.modelarts.training.plugins.module_utils.text import expand_user
 from ansible_collections.modelarts.training.plugins.module_utils.job.selection import (
     Search,
     check_job_id,

@@ -19,7 +19,7 @@ import os
 import stat
 
 from ansible_collections.modelarts.training.plugins.module_utils.results import record as record_mod
-from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError
+from ansible_collections.modelarts.training.plugins.module_utils.errors import ConnectionConfigError
 from ansible_collections.modelarts.training.plugins.module_utils.job.selection import check_job_id, v1_selection_key, v2_key
 from ansible_collections.modelarts.training.plugins.module_utils.text import describe_value, label
 

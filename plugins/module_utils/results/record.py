@@ -204,7 +204,7 @@ def _bounds(metrics, baseline):
     if not metrics:
         return []
     from ansible_collections.modelarts.training.plugins.module_utils.results import metrics as metrics_mod
-    from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError  # pylint: disable=import-outside-toplevel
+    from ansible_collections.modelarts.training.plugins.module_utils.errors import ConnectionConfigError
 
     try:
         return metrics_mod.plan(metrics, baseline).bounds()

@@ -43,7 +43,9 @@ from ansible_collections.modelarts.training.plugins.module_utils.service.credent
 )
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.service.iam import parse_iso8601
-from ansible_collections.modelarts.training.plugins.module_utils.options import CONTROL_CHARACTERS, ConnectionConfigError, describe, expand_user, to_bool
+from ansible_collections.modelarts.training.plugins.module_utils.options import CONTROL_CHARACTERS, describe, to_bool
+from ansible_collections.modelarts.training.plugins.module_utils.errors import ConnectionConfigError
+from ansible_collections.modelarts.training.plugins.module_utils.text import expand_user
 from ansible_collections.modelarts.training.plugins.module_utils.text import json_type_name, label
 
 # What to check when IAM refuses the password flow (HTTP 401): the three values, with their variables.

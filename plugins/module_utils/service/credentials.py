@@ -35,13 +35,9 @@ import stat
 import threading
 
 from ansible_collections.modelarts.training.plugins.module_utils.errors import HINTS, ModelArtsError
-from ansible_collections.modelarts.training.plugins.module_utils.options import (
-    AGENCY_OPTIONS,
-    KINDS_HELP,
-    ConnectionConfigError,
-    describe,
-    expand_user,
-)
+from ansible_collections.modelarts.training.plugins.module_utils.options import AGENCY_OPTIONS, KINDS_HELP, describe
+from ansible_collections.modelarts.training.plugins.module_utils.errors import ConnectionConfigError
+from ansible_collections.modelarts.training.plugins.module_utils.text import expand_user
 from ansible_collections.modelarts.training.plugins.module_utils.text import label
 
 # Renew when less than this many seconds, or a third of the lifetime, remains (whichever is shorter).

@@ -13,10 +13,10 @@ from ansible_collections.modelarts.training.plugins.module_utils.options import 
     IAM_KINDS,
     REGION_PATTERN,
     SELF_DESCRIBING_KINDS,
-    ConnectionConfigError,
     describe,
     where as option_origin,
 )
+from ansible_collections.modelarts.training.plugins.module_utils.errors import ConnectionConfigError
 from ansible_collections.modelarts.training.plugins.module_utils.text import label
 
 # Regions whose ModelArts endpoint does not end in .myhuaweicloud.com (from the official SDK's region map).

@@ -16,7 +16,8 @@ import itertools
 import threading
 
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
-from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError, describe
+from ansible_collections.modelarts.training.plugins.module_utils.errors import ConnectionConfigError
+from ansible_collections.modelarts.training.plugins.module_utils.options import describe
 from ansible_collections.modelarts.training.plugins.module_utils.text import label
 
 # How many project names a message lists when the region names none of them.

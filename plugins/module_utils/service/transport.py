@@ -29,7 +29,8 @@ from urllib.parse import urlsplit
 from ansible_collections.modelarts.training.plugins.module_utils.service import credentials as credentials_mod
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError, RETRYABLE_STATUS, error_from_response
 from ansible_collections.modelarts.training.plugins.module_utils.service import watchdog as watchdog_mod
-from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError, ca_bundle_problem, describe, proxy_secrets
+from ansible_collections.modelarts.training.plugins.module_utils.errors import ConnectionConfigError
+from ansible_collections.modelarts.training.plugins.module_utils.options import ca_bundle_problem, describe, proxy_secrets
 from ansible_collections.modelarts.training.plugins.module_utils.text import excerpt, label, redact
 
 try:

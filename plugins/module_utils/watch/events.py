@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime
 import logging
 
-from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError
+from ansible_collections.modelarts.training.plugins.module_utils.errors import ConnectionConfigError
 from ansible_collections.modelarts.training.plugins.module_utils.job.phases import PHASES, TERMINAL_PHASES
 from ansible_collections.modelarts.training.plugins.module_utils.text import inert
 from ansible_collections.modelarts.training.plugins.module_utils.waiting.waiter import GROWTH_FACTOR

@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
-from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError
+from ansible_collections.modelarts.training.plugins.module_utils.errors import ConnectionConfigError
 from ansible_collections.modelarts.training.plugins.module_utils.service.search import PageFailed
 from ansible_collections.modelarts.training.plugins.module_utils.job.selection import Search
 from ansible_collections.modelarts.training.plugins.module_utils.watch.events import (

@@ -18,16 +18,16 @@ import time
 
 from ansible_collections.modelarts.training.plugins.module_utils.options import (
     CONNECTION_OPTIONS,
-    LEVEL_ARGUMENT,
     METRICS_OPTIONS,
     QUERY_OPTIONS,
     WAIT_OPTIONS,
-    ConnectionConfigError,
     check_known,
     convert,
     to_bool,
     where,
 )
+from ansible_collections.modelarts.training.plugins.module_utils.text import LEVEL_ARGUMENT
+from ansible_collections.modelarts.training.plugins.module_utils.errors import ConnectionConfigError
 from ansible_collections.modelarts.training.plugins.module_utils.job.phases import TERMINAL_PHASES
 from ansible_collections.modelarts.training.plugins.module_utils.query import ModelArtsError, Query, check_job_id, describe, v2_key
 from ansible_collections.modelarts.training.plugins.module_utils.job.selection import Search, check_workspace_id, parse_tags
