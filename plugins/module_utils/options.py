@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from types import MappingProxyType
 
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ConfigError, ConnectionConfigError  # noqa: F401  (re-exported)
 from ansible_collections.modelarts.training.plugins.module_utils.text import (  # noqa: F401  (re-exported: the door's names)
@@ -605,16 +606,42 @@ def variable_names():
 
 
 class Settings(object):
-    """Typed option values after :func:`resolve`: ``connection`` (a dict for the client), ``kind``, ``origins``, and one
-    attribute per wait/query option."""
+    """One call's options after :func:`resolve`, immutable once built: typed parts, each handed to the room that needs it.
 
-    def __init__(self, connection, kind, origins, others):
-        self.connection = connection
-        self.kind = kind
-        self.origins = origins
-        self.values = others
-        for name, value in others.items():
-            setattr(self, name, value)
+    - ``service``: how to reach the service (``service.connection.Connection``: endpoints, project, region, TLS,
+      proxy, timeouts, retries, body limits) and ``credentials``: where the credentials come from
+      (``service.connection.CredentialSource``: the kind and its values).  The client is built from these two.
+    - ``waiting``: the wait (``waiting.waiter.WaitSettings``); ``results``: the metrics and the baseline.
+    - ``kind`` (the credential kind), ``origins`` (option -> the level its value came from, for messages).
+
+    The door's own view, never handed below it: ``connection`` (the resolved connection options by name, read-only)
+    and one read-only attribute per wait and query option (``settings.wait_timeout``).
+    """
+
+    _PARTS = ("service", "credentials", "waiting", "results")
+
+    def __init__(self, connection, kind, origins, others, **parts):
+        values = dict(others)
+        state = dict(connection=MappingProxyType(dict(connection)), kind=kind, origins=MappingProxyType(dict(origins)), values=MappingProxyType(values))
+        unknown = set(parts) - set(self._PARTS)
+        if unknown:
+            raise TypeError("unknown settings parts: %s" % ", ".join(sorted(unknown)))
+        state.update((name, parts.get(name)) for name in self._PARTS)
+        object.__setattr__(self, "_state", state)
+
+    def __getattr__(self, name):
+        state = object.__getattribute__(self, "_state")
+        if name in state:
+            return state[name]
+        if name in state["values"]:
+            return state["values"][name]
+        raise AttributeError(name)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("Settings are immutable once resolved: %s cannot be set" % name)
+
+    def __delattr__(self, name):
+        raise AttributeError("Settings are immutable once resolved: %s cannot be deleted" % name)
 
 
 def resolve(levels, environ=None, has_wait_for=True):
