@@ -406,3 +406,32 @@ def expand_user(path, environ=None):
         except (ImportError, KeyError):
             return path
     return (home.rstrip("/") + path[end:]) or "/"
+
+
+# -- names the caller did not mean ----------------------------------------------------------------------------
+
+
+def unknown_names(given, known, prefix="", hints=None):
+    """``[(name, hint)]`` for each name of ``given`` not in ``known``, sorted; ``hint`` is ``"did you mean <closest known name>?"``.
+
+    The closest name is ``difflib.get_close_matches`` over ``known``, compared without ``prefix`` (the
+    role's ``training_job_gate_`` would make any two of its names look alike); ``hints`` replaces the
+    suggestion for particular names; a name with neither gets ``None``.
+    """
+    import difflib  # pylint: disable=import-outside-toplevel  # only a misspelt name needs it
+
+    known = [str(name) for name in known]
+    stems = dict((name[len(prefix) :] if prefix and name.startswith(prefix) else name, name) for name in known)
+    found = []
+    for name in sorted(set(str(name) for name in given) - set(known)):
+        stem = name[len(prefix) :] if prefix and name.startswith(prefix) else name
+        close = difflib.get_close_matches(stem, list(stems), n=1)
+        hint = (hints or {}).get(name) or ("did you mean %s?" % stems[close[0]] if close else None)
+        found.append((name, hint))
+    return found
+
+
+def unknown_text(found, what):
+    """``unknown keyword auth_tokn (did you mean auth_token?)``: the names :func:`unknown_names` found, as one phrase."""
+    names = ", ".join("%s (%s)" % (name, hint) if hint else name for name, hint in found)
+    return "unknown %s%s %s" % (what, "s" if len(found) > 1 else "", names)

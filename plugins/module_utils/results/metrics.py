@@ -27,7 +27,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.errors import M
 from ansible_collections.modelarts.training.plugins.module_utils.service.fanout import fetch_concurrently
 from ansible_collections.modelarts.training.plugins.module_utils.results.matching import Matcher
 from ansible_collections.modelarts.training.plugins.module_utils.results.metric_reads import Reading, read_job
-from ansible_collections.modelarts.training.plugins.module_utils.options import (
+from ansible_collections.modelarts.training.plugins.module_utils.results.metric_options import (
     BASELINE_OPTIONS,
     DEFAULT_METRIC_LINES,
     FT_METRIC_GROUPS,
@@ -38,10 +38,9 @@ from ansible_collections.modelarts.training.plugins.module_utils.options import 
     METRIC_GOALS,
     METRIC_PICKS,
     METRIC_SOURCES,
-    to_bool,
-    unknown_names,
-    unknown_text,
 )
+from ansible_collections.modelarts.training.plugins.module_utils.text import unknown_names, unknown_text
+from ansible_collections.modelarts.training.plugins.module_utils.options import to_bool
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ConnectionConfigError
 from ansible_collections.modelarts.training.plugins.module_utils.text import expand_user
 from ansible_collections.modelarts.training.plugins.module_utils.job.selection import (

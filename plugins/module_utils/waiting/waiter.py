@@ -41,7 +41,7 @@ from __future__ import annotations
 import datetime
 import time
 
-from ansible_collections.modelarts.training.plugins.module_utils.options import wait_option_problems
+from ansible_collections.modelarts.training.plugins.module_utils.waiting.wait_options import wait_option_problems
 from ansible_collections.modelarts.training.plugins.module_utils.job.phases import TERMINAL_PHASES
 from ansible_collections.modelarts.training.plugins.module_utils.text import describe_job
 from ansible_collections.modelarts.training.plugins.module_utils.service.watchdog import timer_seconds
@@ -88,7 +88,7 @@ def format_utc(moment):
 
 
 def validate_wait_options(wait_for, fail_on, timeout, sleep, sleep_max, not_found_tolerance=DEFAULT_NOT_FOUND_TOLERANCE):
-    """Return a list of problems with the wait options (empty when they are usable); the rules live in ``options``."""
+    """Return a list of problems with the wait options (empty when they are usable); the rules live in ``wait_options``."""
     return wait_option_problems(wait_for, fail_on, timeout, sleep, sleep_max, not_found_tolerance)
 
 

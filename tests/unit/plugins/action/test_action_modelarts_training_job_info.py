@@ -252,7 +252,8 @@ def test_an_item_without_secrets_is_not_copied_but_training_job_is():
 # -- what a plain GET by id loads (issue 51) ---------------------------------------------------------------------
 
 # The collection's modules in sys.modules after the action plugin ran one task reading one job by id in process: the
-# rooms such a task takes and no other.  A file added here must be one a plain GET needs: every other room (searching,
+# rooms such a task takes and no other (issue 58: with the packages' __init__ modules, and the two light option tables,
+# waiting/wait_options.py and results/metric_options.py, that the door's argument specs read on every call).  A file added here must be one a plain GET needs: every other room (searching,
 # waiting, diagnostics, metrics, credential sources, the watch...) is imported by the calls that take it (issue 51).
 PLAIN_GET_MODULES = [
     "ansible_collections.modelarts.training",
@@ -271,6 +272,8 @@ PLAIN_GET_MODULES = [
     "ansible_collections.modelarts.training.plugins.module_utils.job_info",
     "ansible_collections.modelarts.training.plugins.module_utils.options",
     "ansible_collections.modelarts.training.plugins.module_utils.query",
+    "ansible_collections.modelarts.training.plugins.module_utils.results",
+    "ansible_collections.modelarts.training.plugins.module_utils.results.metric_options",
     "ansible_collections.modelarts.training.plugins.module_utils.service",
     "ansible_collections.modelarts.training.plugins.module_utils.service.auth",
     "ansible_collections.modelarts.training.plugins.module_utils.service.client",
@@ -281,6 +284,8 @@ PLAIN_GET_MODULES = [
     "ansible_collections.modelarts.training.plugins.module_utils.service.transport",
     "ansible_collections.modelarts.training.plugins.module_utils.service.watchdog",
     "ansible_collections.modelarts.training.plugins.module_utils.text",
+    "ansible_collections.modelarts.training.plugins.module_utils.waiting",
+    "ansible_collections.modelarts.training.plugins.module_utils.waiting.wait_options",
 ]
 
 # A fresh interpreter: the action plugin imported as ansible-core's strategy imports it, then one task run by it in
