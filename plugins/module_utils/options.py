@@ -33,8 +33,32 @@ from ansible_collections.modelarts.training.plugins.module_utils.text import (  
     expand_path,
     expand_user,
     level_text,
+    unknown_names,
+    unknown_text,
 )
-from ansible_collections.modelarts.training.plugins.module_utils.job.phases import DEFAULT_FAIL_ON, DEFAULT_WAIT_FOR, PHASES, TERMINAL_PHASES
+from ansible_collections.modelarts.training.plugins.module_utils.job.phases import DEFAULT_FAIL_ON, DEFAULT_WAIT_FOR, PHASES, TERMINAL_PHASES  # noqa: F401
+from ansible_collections.modelarts.training.plugins.module_utils.results.metric_options import (  # noqa: F401  (re-exported: the door's names)
+    BASELINE_OPTIONS,
+    DEFAULT_METRIC_LINES,
+    FT_METRIC_GROUPS,
+    IMPROVEMENT_BOUNDS,
+    MAX_METRIC_LINES,
+    METRIC_BOUNDS,
+    METRIC_ENTRY_OPTIONS,
+    METRIC_GOALS,
+    METRIC_PICKS,
+    METRIC_SOURCES,
+    METRICS_OPTIONS,
+    MetricSettings,
+)
+from ansible_collections.modelarts.training.plugins.module_utils.waiting.wait_options import (  # noqa: F401  (re-exported: the door's names)
+    DEFAULT_WAIT_TIMEOUT,
+    FINAL_PHASES,
+    PHASE_CHOICES,
+    WAIT_OPTIONS,
+    WaitSettings,
+    wait_option_problems,
+)
 
 DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_REQUEST_TIMEOUT = 30.0
@@ -115,25 +139,11 @@ CREDENTIAL_TEXT_OPTIONS = (
 REGION_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
-PHASE_CHOICES = list(PHASES)
-# The phases a job never leaves, in the vocabulary's order.
-FINAL_PHASES = [phase for phase in PHASES if phase in TERMINAL_PHASES]
-DEFAULT_WAIT_TIMEOUT = 3600
 DEFAULT_MAX_CONCURRENCY = 16
 MAX_CONCURRENCY_LIMIT = 256
 VALIDATE_CHOICES = ["strict", "warn", "off"]
 DEFAULT_LOG_LINES = 30
 MAX_LOG_LINES = 10000
-
-# How to wait; documented by the modelarts.training.wait doc fragment.
-WAIT_OPTIONS = {
-    "wait": {"type": "bool", "default": False},
-    "wait_for": {"type": "list", "elements": "str", "choices": PHASE_CHOICES, "default": list(DEFAULT_WAIT_FOR)},
-    "fail_on": {"type": "list", "elements": "str", "choices": PHASE_CHOICES, "default": list(DEFAULT_FAIL_ON)},
-    "wait_timeout": {"type": "int", "default": DEFAULT_WAIT_TIMEOUT},
-    "wait_sleep": {"type": "float", "default": 5.0},
-    "wait_sleep_max": {"type": "float", "default": 60.0},
-}
 
 # What every query shares besides waiting.
 QUERY_OPTIONS = {
@@ -147,51 +157,6 @@ QUERY_OPTIONS = {
     "log_lines": {"type": "int", "default": DEFAULT_LOG_LINES},
 }
 
-# What a job produced (metrics.py reads and judges them; the door imports it only when one of these is given).  The
-# values are checked there, entry by entry, whichever entry point gave them: the module's argument spec below also
-# types them (metrics_argument_spec), the lookup's keywords and the event source's arguments arrive as they were written.
-METRIC_SOURCES = ["auto", "v1", "log", "ft_metrics"]
-METRIC_PICKS = ["last", "max", "min"]
-METRIC_GOALS = ["max", "min"]
-FT_METRIC_GROUPS = ["training", "validation", "test"]
-DEFAULT_METRIC_LINES = 1000
-MAX_METRIC_LINES = 100000
-METRIC_BOUNDS = ("min", "max", "min_improvement", "min_relative_improvement")
-IMPROVEMENT_BOUNDS = ("min_improvement", "min_relative_improvement")
-METRIC_ENTRY_OPTIONS = {
-    "name": {"type": "str", "required": True},
-    "source": {"type": "str", "choices": METRIC_SOURCES, "default": "auto"},
-    "regex": {"type": "str"},
-    "task": {"type": "str"},
-    "lines": {"type": "int", "default": DEFAULT_METRIC_LINES},
-    "pick": {"type": "str", "choices": METRIC_PICKS, "default": "last"},
-    "group": {"type": "str", "choices": FT_METRIC_GROUPS},
-    "goal": {"type": "str", "choices": METRIC_GOALS, "default": "max"},
-    "min": {"type": "float"},
-    "max": {"type": "float"},
-    "min_improvement": {"type": "float"},
-    "min_relative_improvement": {"type": "float"},
-}
-BASELINE_OPTIONS = {
-    "training_job_id": {"type": "str"},
-    "job_id": {"type": "int"},
-    "version_id": {"type": "int"},
-    "name": {"type": "str"},
-    "tags": {"type": "dict"},
-    "workspace_id": {"type": "str"},
-    "required": {"type": "bool", "default": True},
-    # A production record (production.py): the job a gate opened on and a deployment promoted; record_key verifies its hmac_sha256.
-    "record": {"type": "path"},
-    "record_key": {"type": "str", "no_log": True},
-    "max_age_days": {"type": "int", "default": 400},
-}
-# As resolve() reads them: taken from the highest level that gives them, as written (metrics.plan checks them).
-METRICS_OPTIONS = {
-    "metrics": {"type": "raw", "default": []},
-    "baseline": {"type": "raw"},
-}
-
-# How a search selects jobs besides name (selection.py parses them; the module and the event source take them).
 SEARCH_OPTIONS = {
     "tags": {"type": "dict"},
     "latest": {"type": "bool", "default": False},
@@ -563,32 +528,6 @@ def environment_level(environ=None):
     return values
 
 
-def unknown_names(given, known, prefix="", hints=None):
-    """``[(name, hint)]`` for each name of ``given`` not in ``known``, sorted; ``hint`` is ``"did you mean <closest known name>?"``.
-
-    The closest name is ``difflib.get_close_matches`` over ``known``, compared without ``prefix`` (the
-    role's ``training_job_gate_`` would make any two of its names look alike); ``hints`` replaces the
-    suggestion for particular names; a name with neither gets ``None``.
-    """
-    import difflib  # pylint: disable=import-outside-toplevel  # only a misspelt name needs it
-
-    known = [str(name) for name in known]
-    stems = dict((name[len(prefix) :] if prefix and name.startswith(prefix) else name, name) for name in known)
-    found = []
-    for name in sorted(set(str(name) for name in given) - set(known)):
-        stem = name[len(prefix) :] if prefix and name.startswith(prefix) else name
-        close = difflib.get_close_matches(stem, list(stems), n=1)
-        hint = (hints or {}).get(name) or ("did you mean %s?" % stems[close[0]] if close else None)
-        found.append((name, hint))
-    return found
-
-
-def unknown_text(found, what):
-    """``unknown keyword auth_tokn (did you mean auth_token?)``: the names :func:`unknown_names` found, as one phrase."""
-    names = ", ".join("%s (%s)" % (name, hint) if hint else name for name, hint in found)
-    return "unknown %s%s %s" % (what, "s" if len(found) > 1 else "", names)
-
-
 def check_known(given, known, what, hints=None):
     """Refuse names of ``given`` that are not in ``known``: :class:`ConnectionConfigError` naming each, with the closest known one.
 
@@ -709,7 +648,11 @@ def resolve(levels, environ=None, has_wait_for=True):
     if not has_wait_for:
         others["wait_for"] = [phase for phase in FINAL_PHASES if phase not in others["fail_on"]]
     _check_query(others, origins, has_wait_for)
-    return Settings(connection, kind, origins, others)
+    waiting = WaitSettings(
+        others["wait"], tuple(others["wait_for"]), tuple(others["fail_on"]), others["wait_timeout"], others["wait_sleep"], others["wait_sleep_max"]
+    )
+    results = MetricSettings(tuple(others["metrics"]) if isinstance(others["metrics"], list) else others["metrics"], others["baseline"])
+    return Settings(connection, kind, origins, others, waiting=waiting, results=results)
 
 
 def _check_token_level(levels, source):
@@ -763,22 +706,3 @@ def unread_bound_problems(wait_for, metrics, wait_for_name="wait_for", metrics_n
                     % (wait_for_name, ", ".join(others), metrics_name, index, ", ".join(bounds), " or ".join(others))
                 ]
     return []
-
-
-def wait_option_problems(wait_for, fail_on, timeout, sleep, sleep_max, not_found_tolerance=0):
-    """Return a list of problems with the wait options (empty when they are usable)."""
-    problems = []
-    if not wait_for:
-        problems.append("wait_for must name at least one phase")
-    overlap = sorted(set(wait_for or ()) & set(fail_on or ()))
-    if overlap:
-        problems.append("wait_for and fail_on must not share phases, both contain: %s" % ", ".join(overlap))
-    if timeout is None or timeout < 0:
-        problems.append("wait_timeout must be 0 or more seconds, got %r" % (timeout,))
-    if sleep is None or sleep <= 0:
-        problems.append("wait_sleep must be more than 0 seconds, got %r" % (sleep,))
-    if sleep_max is None or sleep_max <= 0:
-        problems.append("wait_sleep_max must be more than 0 seconds, got %r" % (sleep_max,))
-    if not_found_tolerance is None or not_found_tolerance < 0:
-        problems.append("not_found_tolerance must be 0 or more, got %r" % (not_found_tolerance,))
-    return problems
