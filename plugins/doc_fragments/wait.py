@@ -1,6 +1,6 @@
 # Copyright: (c) 2026, modelarts.training contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Wait options (options.WAIT_OPTIONS), in a module flavour and a plugin flavour."""
+"""Wait options (waiting/wait_options.py: WAIT_OPTIONS), in a module flavour and a plugin flavour."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ checks one, and the record a deployment promotes.
 The role ``training_job_gate`` builds its record with ``gate_record`` and writes it (``training_job_gate_record``);
 a later step checks it with ``record_digest`` (``record.sha256 == record | modelarts.training.record_digest``); once the
 deployment succeeded, ``promote_record`` gives what is written to the production path.  What a
-record holds and how its digest is computed is ``module_utils/record.py``; these filters only translate.
+record holds and how its digest is computed is ``module_utils/results/record.py``; these filters only translate.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def _plain(value):
 
 
 def gate_record(result, decision, messages=None, selection=None, metrics=None, baseline=None, key=None):
-    """The decision record of a gate, ``sha256`` included, and ``hmac_sha256`` with ``key`` (see ``module_utils/record.py``)."""
+    """The decision record of a gate, ``sha256`` included, and ``hmac_sha256`` with ``key`` (see ``module_utils/results/record.py``)."""
     try:
         return decision_record(_plain(result), decision, _plain(messages), _plain(selection), _plain(metrics), _plain(baseline), key=_plain(key) or None)
     except RecordError as error:

@@ -1,10 +1,10 @@
 # Copyright: (c) 2026, modelarts.training contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What the rooms of the watch share (``watch.py`` and its rooms): the source's name and logger, its two errors, what it
+"""What the rooms of the watch share (``source.py`` and its rooms): the source's name and logger, its two errors, what it
 knows of one job (:class:`JobState`), and the events it puts on ansible-rulebook's queue.
 
-Nothing here keeps state across calls: the rooms - the schedule (``watch_schedule.py``), the ledger
-(``watch_ledger.py``), the judge (``watch_judge.py``) and the lister (``watch_lister.py``) - do, and ``watch.Watcher``
+Nothing here keeps state across calls: the rooms - the schedule (``schedule.py``), the ledger
+(``ledger.py``), the judge (``judge.py``) and the lister (``lister.py``) - do, and ``source.Watcher``
 has them call each other.
 """
 
