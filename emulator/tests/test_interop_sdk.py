@@ -382,3 +382,32 @@ def test_sdk_pages_a_jobs_metric_lines_newest_first_through_aom(tls_emu):
     assert [line for line in seen if "val_accuracy" in line] == list(reversed(lines))
     # The last metric line comes right after the last training line, before the log's end.
     assert seen[0] == "[ModelArts Service Log]Training completed." and seen[2] == lines[-1]
+
+
+# -- task metrics: whether a job makes progress, read by the SDK's own client ------------------------------------
+
+
+def test_sdk_reads_a_tasks_one_minute_averages(tls_emu):
+    from huaweicloudsdkmodelarts.v1 import ShowTrainingJobMetricsRequest  # pylint: disable=import-outside-toplevel
+
+    job_id = "d1a90000-0000-4000-8000-000000000059"
+    tls_emu.add_job(
+        id=job_id,
+        name="hangs-at-5m",
+        created_ago=0,
+        node_count=2,
+        timeline=[{"phase": "Running", "seconds": 86400}, "Completed"],
+        activity={"hang_at": "5m", "samples": "gaps"},
+    )
+    tls_emu.advance_clock(600)
+    client = _diagnostics_client(tls_emu)
+    answer = client.show_training_job_metrics(ShowTrainingJobMetricsRequest(training_job_id=job_id, task_id="worker-1"))
+    assert answer.status_code == 200
+    series = {entry.metric: entry.value for entry in answer.metrics}
+    assert list(series) == ["cpuUsage", "memUsage", "gpuUtil", "gpuMemUsage"]
+    util = series["gpuUtil"]
+    assert len(util) == 10 and [index for index, value in enumerate(util) if value == -1] == [1, 4, 7]
+    assert min(value for value in util[:5] if value != -1) > 80 and max(util[5:]) <= 0.3
+    with pytest.raises(exceptions.ClientRequestException) as info:
+        client.show_training_job_metrics(ShowTrainingJobMetricsRequest(training_job_id=job_id, task_id="worker-2"))
+    assert (info.value.status_code, info.value.error_code) == (404, "ModelArts.2778")

@@ -10,7 +10,7 @@ snapshot, so a document never contradicts itself or the phases a client saw befo
 
 import json
 
-from . import failures
+from . import activity, failures
 from .failures import DEFAULT_FAILURE, NOT_STARTED_MESSAGE
 from .lifecycle import TERMINAL_PHASES
 
@@ -164,7 +164,8 @@ def _running_records(job, snapshot):
             elif nxt.phase in ("Terminating", "Terminated"):
                 record["end_reason"] = "job terminated by user"
         records.append(record)
-    return records
+    # The service's hang verdicts (the scenario's activity.service_hang): recover records with fault_scenario job_hanged.
+    return activity.decorate_running_records(job, snapshot, records)
 
 
 def _task_statuses(job, snapshot):

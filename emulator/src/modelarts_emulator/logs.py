@@ -19,12 +19,14 @@ A job that has not run yet has no log: the AOM call answers HTTP 204 with no bod
 ``lines`` (training lines before the end, default 400; the job's ``metric_lines``, ``produced.py``, are written through
 them), ``append`` (lines written last), ``fault``
 (``forbidden``: 403 on both log calls; ``aom_forbidden``: 403 on the AOM call only; ``not_ready``)
-and ``events_fault`` (``forbidden``: 403 on the events call).
+and ``events_fault`` (``forbidden``: 403 on the events call). A job with an ``activity`` mapping (activity.py) writes its
+training lines as it makes progress, so both calls see the log grow, and fall silent while the job is hung; its
+``service_hang`` adds ``JobHanged`` events.
 """
 
 import datetime
 
-from . import documents, errors, failures, produced
+from . import activity, documents, errors, failures, produced
 
 PREVIEW_LIMIT = 5 * 1024 * 1024
 AOM_MAX_LINES = 500
@@ -84,6 +86,8 @@ def job_events(job, snapshot, failure):
             events.extend(failures.events(failure, entered, since=max(event["ms"] for event in events)))
         elif phase == "Terminated":
             events.append({"ms": entered, "level": "Info", "message": "The training job has been manually stopped.", "source": "Job"})
+    # The service's own hang detection (the scenario's activity.service_hang): a JobHanged warning when it fires.
+    events.extend(activity.hang_events(job, snapshot))
     return [dict(time=_local(event.pop("ms")), **event) for event in sorted(events, key=lambda event: event["ms"])]
 
 
@@ -101,7 +105,9 @@ def task_log_lines(job, snapshot, task, failure, spec):
     if job.annotations.get("jupyter-lab/enable", "true") == "true":
         # Notebook servers print their access token: the job document's endpoints.jupyter_lab.token.
         lines.append("[I %s ServerApp] Jupyter Server is running at: http://localhost:8888/lab?token=%s" % (stamp.strftime("%H:%M:%S.000"), job.uid_b[:24]))
-    count = max(0, spec["lines"])
+    grown = activity.log_training_lines(job, snapshot)
+    # A job with an ``activity`` writes its training lines as it makes progress (activity.py); others the scenario's lines.
+    count = max(0, spec["lines"]) if grown is None else grown
     training = []
     for index in range(count):
         loss, throughput = 2.5 / (1 + index * 0.01), 812.5 + index % 7
@@ -180,7 +186,7 @@ def _task_lines(job, snapshot, task, failure):
     if job.log["fault"] == "not_ready":
         return None
     # The same log at every read of the same step: built once (a log of 100,000 lines is read 200 pages at a time).
-    key = (task, snapshot.phase, len(snapshot.history), bool(failure))
+    key = (task, snapshot.phase, len(snapshot.history), bool(failure), activity.log_training_lines(job, snapshot))
     cached = getattr(job, "_log_cache", None)
     if cached is not None and cached[0] == key:
         return cached[1]

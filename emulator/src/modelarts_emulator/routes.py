@@ -1,6 +1,6 @@
 # Copyright: (c) 2026, modelarts.training contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The APIs: IAM tokens and projects, ModelArts v2 details, search, events, task logs and ft-metrics, v1 job versions.
+"""The APIs: IAM tokens and projects, ModelArts v2 details, search, events, task logs, task metrics and ft-metrics, v1 job versions.
 
 Each route returns a :class:`Response` or raises :class:`errors.ApiError`. Faults are drawn after
 authentication, so an anonymous request never consumes one.
@@ -14,7 +14,7 @@ import re
 import time
 from urllib.parse import parse_qsl, unquote
 
-from . import documents, errors, exchanges, faults as faults_mod, iam, logs, produced, tags as tags_mod
+from . import activity, documents, errors, exchanges, faults as faults_mod, iam, logs, produced, tags as tags_mod
 from .gateway import Caller, authenticate, check_project
 from .lifecycle import PHASES
 from .responses import Response, json_bytes, json_bytes_repeating
@@ -25,6 +25,7 @@ _V2_EVENTS = re.compile(r"^/v2/(?P<project>[^/]+)/training-jobs/(?P<job>[^/]+)/e
 _V2_AOM_LOG = re.compile(r"^/v2/(?P<project>[^/]+)/training-jobs/(?P<job>[^/]+)/logs/(?P<task>[^/]+)/?$")
 _V2_LOG_PREVIEW = re.compile(r"^/v2/(?P<project>[^/]+)/training-jobs/(?P<job>[^/]+)/tasks/(?P<task>[^/]+)/logs/preview/?$")
 _V2_FT_METRICS = re.compile(r"^/v2/(?P<project>[^/]+)/training-jobs/(?P<job>[^/]+)/ft-metrics/?$")
+_V2_TASK_METRICS = re.compile(r"^/v2/(?P<project>[^/]+)/training-jobs/(?P<job>[^/]+)/metrics/(?P<task>[^/]+)/?$")
 _V2_JOB_TAGS = re.compile(r"^/v2/(?P<project>[^/]+)/modelarts-training-job/(?P<job>[^/]+)/tags/?$")
 _V2_PROJECT_TAGS = re.compile(r"^/v2/(?P<project>[^/]+)/modelarts-training-job/tags/?$")
 _V1_JOB = re.compile(r"^/v1/(?P<project>[^/]+)/training-jobs/(?P<job>[^/]+)/versions/(?P<version>[^/]+)/?$")
@@ -60,7 +61,13 @@ def dispatch(state, exchange):
     match = _V2_JOB_TAGS.match(path)
     if match and method == "GET":
         return errors.V2, v2_job_tags(state, exchange, match)
-    for pattern, route in ((_V2_EVENTS, v2_events), (_V2_AOM_LOG, v2_aom_log), (_V2_LOG_PREVIEW, v2_log_preview), (_V2_FT_METRICS, v2_ft_metrics)):
+    for pattern, route in (
+        (_V2_EVENTS, v2_events),
+        (_V2_AOM_LOG, v2_aom_log),
+        (_V2_LOG_PREVIEW, v2_log_preview),
+        (_V2_FT_METRICS, v2_ft_metrics),
+        (_V2_TASK_METRICS, v2_task_metrics),
+    ):
         match = pattern.match(path)
         if match and method == "GET":
             return errors.V2, route(state, exchange, match)
@@ -259,6 +266,15 @@ def v2_ft_metrics(state, exchange, match):
     ran = any(step.phase == "Running" for step, _entered in snapshot.history)
     body = produced.ft_metrics_body(job, snapshot, ran, state.now())
     return finish(Response(200, body if isinstance(body, bytes) else json_bytes(body)), fault)
+
+
+def v2_task_metrics(state, exchange, match):
+    """GET /v2/{project_id}/training-jobs/{id}/metrics/{task_id}: a task's one-minute utilisation averages (activity.py)."""
+    job, snapshot, _failure, fault, _query = _diagnosed_job(state, exchange, match)
+    task = unquote(match.group("task"))
+    if task not in documents.task_names(job):
+        raise errors.ApiError(404, "ModelArts.2778", "Task %s does not exist in this training job." % task)
+    return finish(Response(200, json_bytes(activity.metrics_body(job, snapshot, task))), fault)
 
 
 def v1_detail(state, exchange, match):

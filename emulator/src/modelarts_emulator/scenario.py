@@ -22,7 +22,7 @@ import os
 import re
 import uuid
 
-from . import documents, logs, produced, tags as tags_mod
+from . import activity as activity_mod, documents, logs, produced, tags as tags_mod
 from .faults import normalise as normalise_fault
 from .lifecycle import Lifecycle, parse_timeline, static_timeline
 
@@ -77,6 +77,7 @@ JOB_KEYS = {
     "log",
     "metric_lines",
     "ft_metrics",
+    "activity",
 }
 _NAMESPACE = uuid.UUID("6f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f")
 # Shipped scenarios live in the package. The ones a bare start needs (demo, empty) are JSON, so the
@@ -361,6 +362,7 @@ def build_job(spec, directory, origin, ordinal):
     tasks = documents.task_names(job)
     try:
         job.metric_lines = produced.check_metric_lines(spec.get("metric_lines"), tasks)
+        job.activity = activity_mod.check_activity_spec(spec.get("activity"), seconds, tasks)
     except ValueError as exc:
         raise ScenarioError("%s: %s" % (where, exc)) from None
     if job.failure["task"] is not None and job.failure["task"] not in tasks:
