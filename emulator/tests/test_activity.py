@@ -219,6 +219,16 @@ def test_a_job_hanged_event_and_recover_record_then_a_restart(client, emu):
     assert end_line(client, JOB) > lines
 
 
+def test_an_error_level_verdict_and_two_of_them(client, emu):
+    running(emu, JOB, activity={"service_hang": [{"at": "3m", "level": "Error"}, {"at": "1m"}]})
+    emu.advance_clock(240)
+    assert [event["level"] for event in hang_events(client, JOB)] == ["Warning", "Error"]
+    errors = client.request("GET", path(client, JOB, "events"), query=[("level", "Error")]).json()["events"]
+    assert [event["message"] for event in errors] == [hang_events(client, JOB)[1]["message"]]
+    records = client.job(JOB).json()["status"]["running_records"][0]["recover_records"]
+    assert [record["recover_start_at"] for record in records] == sorted(record["recover_start_at"] for record in records)
+
+
 @pytest.mark.parametrize("shows, events, records", [({"event": False}, 0, 1), ({"record": False}, 1, 0)])
 def test_the_verdict_shows_as_an_event_or_a_record(client, emu, shows, events, records):
     running(emu, JOB, activity={"service_hang": dict({"at": "2m"}, **shows)})
@@ -239,6 +249,7 @@ def test_the_verdict_shows_as_an_event_or_a_record(client, emu, shows, events, r
         ({"fault": "sometimes"}, "activity.fault"),
         ({"service_hang": {"event": True}}, "service_hang"),
         ({"service_hang": {"at": "1m", "task": "worker-7"}}, "worker-7"),
+        ({"service_hang": [{"at": "1m", "level": "Debug"}]}, "level"),
         ("busy", "activity must be a mapping"),
     ],
 )

@@ -99,6 +99,8 @@ def test_search_offset_flag(emulator_session):
         assert [j["metadata"]["id"] for j in second] == [j["metadata"]["id"] for j in first[1:]] + [second[-1]["metadata"]["id"]]
         emu.reset()
         assert emu.settings()["search_offset"] == "item", "the flag outlives a reset"
+    # Another test on this worker may have loaded a scenario with search_offset: item into the session's emulator.
+    emulator_session.reset()
     assert emulator_session.settings()["search_offset"] == "page", "page is the default"
     help_text = subprocess.run(server_command() + ["--help"], capture_output=True, text=True, env=server_env(), check=True).stdout
     assert "--search-offset {page,item}" in help_text and "(default: page)" in help_text

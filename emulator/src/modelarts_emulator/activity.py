@@ -25,7 +25,8 @@ from . import errors
 
 MAX_MINUTES = 1440
 ACTIVITY_KEYS = ("util", "hang_at", "log_per_minute", "samples", "fault", "service_hang")
-SERVICE_HANG_KEYS = ("at", "event", "record", "task")
+SERVICE_HANG_KEYS = ("at", "event", "record", "task", "level")
+EVENT_LEVELS = ("Info", "Warning", "Error")
 UTIL_NAMES = ("busy", "idle")
 SAMPLES = ("all", "none", "gaps")
 NO_SAMPLE = -1
@@ -79,12 +80,12 @@ def check_activity_spec(spec, seconds, tasks):
     elif isinstance(hangs, dict):
         hangs = [hangs]
     if not isinstance(hangs, list):
-        raise ValueError("activity.service_hang must be a mapping {at, event, record, task} or a list of them")
+        raise ValueError("activity.service_hang must be a mapping {%s} or a list of them" % ", ".join(SERVICE_HANG_KEYS))
     verdicts = []
     for index, hang in enumerate(hangs):
         where = "activity.service_hang[%d]" % index
         if not isinstance(hang, dict) or "at" not in hang:
-            raise ValueError("%s must be a mapping with at (and event, record, task)" % where)
+            raise ValueError("%s must be a mapping with at (and %s)" % (where, ", ".join(SERVICE_HANG_KEYS[1:])))
         unknown = set(hang) - set(SERVICE_HANG_KEYS)
         if unknown:
             raise ValueError("%s: unknown keys %s (known: %s)" % (where, ", ".join(sorted(unknown)), ", ".join(SERVICE_HANG_KEYS)))
@@ -97,7 +98,10 @@ def check_activity_spec(spec, seconds, tasks):
         task = str(hang.get("task", tasks[0]))
         if task not in tasks:
             raise ValueError("%s.task %r does not exist: the job has the tasks %s" % (where, task, ", ".join(tasks)))
-        verdicts.append({"at": at, "event": hang.get("event", True), "record": hang.get("record", True), "task": task})
+        level = hang.get("level", "Warning")
+        if level not in EVENT_LEVELS:
+            raise ValueError("%s.level must be one of %s" % (where, ", ".join(EVENT_LEVELS)))
+        verdicts.append({"at": at, "event": hang.get("event", True), "record": hang.get("record", True), "task": task, "level": level})
     return {
         "util": util,
         "hang_at": hang_at,
@@ -219,8 +223,10 @@ def metrics_body(job, snapshot, task):
 def _verdicts(job, snapshot):
     """The service's hang verdicts reached by now: ``[(at_ms, verdict)]``, each inside the job's runs."""
     spec = getattr(job, "activity", None)
+    if not spec or not spec["service_hang"]:
+        return []
     stints = runs(snapshot)
-    if not spec or not stints:
+    if not stints:
         return []
     found = []
     for verdict in spec["service_hang"]:
@@ -232,11 +238,16 @@ def _verdicts(job, snapshot):
 
 def hang_events(job, snapshot):
     """The ``JobHanged`` events so far, as logs.job_events builds them (``ms``, level, message, source)."""
-    return [{"ms": at, "level": "Warning", "message": HANG_EVENT_MESSAGE, "source": "Job"} for at, verdict in _verdicts(job, snapshot) if verdict["event"]]
+    return [
+        {"ms": at, "level": verdict["level"], "message": HANG_EVENT_MESSAGE, "source": "Job"} for at, verdict in _verdicts(job, snapshot) if verdict["event"]
+    ]
 
 
 def decorate_running_records(job, snapshot, records):
     """Add the service's hang verdicts to ``records`` (documents._running_records, one per Running stint, in order)."""
+    spec = getattr(job, "activity", None)
+    if not spec or not spec["service_hang"]:
+        return records  # every document of a search renders its records: nothing to do costs nothing
     stints = runs(snapshot)
     for at, verdict in _verdicts(job, snapshot):
         if not verdict["record"]:
