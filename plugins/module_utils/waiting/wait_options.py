@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from collections import namedtuple
 
+from ansible_collections.modelarts.training.plugins.module_utils.errors import ConnectionConfigError
 from ansible_collections.modelarts.training.plugins.module_utils.job.phases import DEFAULT_FAIL_ON, DEFAULT_WAIT_FOR, PHASES, TERMINAL_PHASES
+from ansible_collections.modelarts.training.plugins.module_utils.text import describe_value, unknown_names, unknown_text
 
 PHASE_CHOICES = list(PHASES)
 # The phases a job never leaves, in the vocabulary's order.
@@ -50,3 +52,96 @@ def wait_option_problems(wait_for, fail_on, timeout, sleep, sleep_max, not_found
     if not_found_tolerance is None or not_found_tolerance < 0:
         problems.append("not_found_tolerance must be 0 or more, got %r" % (not_found_tolerance,))
     return problems
+
+
+# -- a job that stopped making progress: stall -------------------------------------------------------------------
+
+STALL_REQUIRE = ["all", "any"]
+STALL_MAX_MINUTES = 1440
+DEFAULT_STALL_IDLE_BELOW = 1.0
+DEFAULT_STALL_GRACE_MINUTES = 10
+# The option ``stall`` (a dict, unset: no stall check); its values are checked by check_stall, whichever entry point
+# gave them (the module's argument spec types them, the lookup's keywords and the event source's arguments arrive as
+# they were written).
+STALL_OPTIONS = {
+    "idle_minutes": {"type": "int"},
+    "idle_below": {"type": "float", "default": DEFAULT_STALL_IDLE_BELOW},
+    "quiet_minutes": {"type": "int"},
+    "service": {"type": "bool", "default": True},
+    "grace_minutes": {"type": "int", "default": DEFAULT_STALL_GRACE_MINUTES},
+    "require": {"type": "str", "choices": STALL_REQUIRE, "default": "all"},
+}
+# Ansible's boolean words (as the connection options and baseline.required take them).
+_TRUE_WORDS = frozenset(("yes", "on", "t", "1", "y", "true"))
+_FALSE_WORDS = frozenset(("false", "f", "off", "no", "0", "n"))
+
+
+class StallSettings(namedtuple("StallSettings", ("idle_minutes", "idle_below", "quiet_minutes", "service", "grace_minutes", "require"))):
+    """The stall check of one call, as checked by :func:`check_stall` (immutable): ``idle_minutes`` and
+    ``quiet_minutes`` (whole minutes, or None when that signal is not asked for), ``idle_below`` (percent), ``service``
+    (whether the service's own hang verdict counts), ``grace_minutes`` and ``require`` (``all`` or ``any``)."""
+
+    __slots__ = ()
+
+
+def _stall_minutes(value, where, lowest):
+    if isinstance(value, str) and value.strip().isdigit() and value.strip().isascii():
+        value = int(value.strip())
+    if isinstance(value, float) and not isinstance(value, bool) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not lowest <= value <= STALL_MAX_MINUTES:
+        raise ConnectionConfigError("%s must be a whole number of minutes from %d to %d, got %s" % (where, lowest, STALL_MAX_MINUTES, describe_value(value)))
+    return value
+
+
+def _stall_percent(value, where):
+    number = value
+    if isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            number = None
+    if isinstance(number, bool) or not isinstance(number, (int, float)) or not 0 <= number <= 100:  # NaN fails the range
+        raise ConnectionConfigError("%s must be a number of percent from 0 to 100, got %s" % (where, describe_value(value)))
+    return float(number)
+
+
+def _stall_bool(value, where):
+    if isinstance(value, bool):
+        return value
+    key = value.strip().lower() if isinstance(value, str) else value
+    if isinstance(key, str) and key in _TRUE_WORDS or (isinstance(key, (int, float)) and key == 1):
+        return True
+    if isinstance(key, str) and key in _FALSE_WORDS or (isinstance(key, (int, float)) and key == 0):
+        return False
+    raise ConnectionConfigError("%s must be a boolean (true or false), got %s" % (where, describe_value(value)))
+
+
+def check_stall(value, name="stall"):
+    """The option ``stall`` as given by the module, the lookup or the event source: None (no stall check) or a dict,
+    returned as :class:`StallSettings`; ``ConnectionConfigError`` naming ``<name>.<key>`` otherwise.  ``name`` is the
+    option as the user wrote it (the role's ``training_job_gate_stall``).  A key given as None takes its default."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ConnectionConfigError(
+            "%s must be a dict (idle_minutes, idle_below, quiet_minutes, service, grace_minutes, require), got %s" % (name, describe_value(value))
+        )
+    found = unknown_names(list(value), list(STALL_OPTIONS))
+    if found:
+        raise ConnectionConfigError("%s: %s" % (name, unknown_text(found, "key")))
+    given = dict((key, entry) for key, entry in value.items() if entry is not None)
+    idle = _stall_minutes(given["idle_minutes"], name + ".idle_minutes", 1) if "idle_minutes" in given else None
+    quiet = _stall_minutes(given["quiet_minutes"], name + ".quiet_minutes", 1) if "quiet_minutes" in given else None
+    below = _stall_percent(given["idle_below"], name + ".idle_below") if "idle_below" in given else DEFAULT_STALL_IDLE_BELOW
+    service = _stall_bool(given["service"], name + ".service") if "service" in given else True
+    grace = _stall_minutes(given["grace_minutes"], name + ".grace_minutes", 1) if "grace_minutes" in given else DEFAULT_STALL_GRACE_MINUTES
+    require = given.get("require", "all")
+    if require not in STALL_REQUIRE:
+        raise ConnectionConfigError("%s.require must be all or any, got %s" % (name, describe_value(require)))
+    if idle is None and quiet is None and not service:
+        raise ConnectionConfigError(
+            "%s asks for no signal: give %s.idle_minutes or %s.quiet_minutes, or leave %s.service true (the service's own hang verdict)"
+            % (name, name, name, name)
+        )
+    return StallSettings(idle, below, quiet, service, grace, require)
