@@ -36,6 +36,8 @@ API (one port serves everything; use the URL as both endpoint and iam_endpoint):
   POST /v3/auth/tokens                                   IAM password token (X-Subject-Token)
   GET  /v3/projects?name=<region>                        IAM project lookup (AK/SK or token)
   GET  /v2/{project_id}/training-jobs/{id}               job details
+  GET  .../training-jobs/{id}/events, /logs/{task_id}, /tasks/{task_id}/logs/preview,
+       /metrics/{task_id}, /ft-metrics                   events, task logs, task utilisation, ft-metrics
   POST /v2/{project_id}/training-job-searches            search (offset = page index, or item offset with
                                                          --search-offset item; limit 1-50, filters)
   GET  /v1/{project_id}/training-jobs/{job_id}/versions/{version_id}
