@@ -47,6 +47,7 @@ def build_contenders(emu, token):
     # pylint: disable=import-outside-toplevel
     from ansible_collections.modelarts.training.plugins.module_utils.service import auth
     from ansible_collections.modelarts.training.plugins.module_utils.service.client import ModelArtsClient
+    from ansible_collections.modelarts.training.plugins.module_utils.options import connection_parts
     from ansible_collections.modelarts.training.plugins.module_utils.job.jobs import build_item
     from huaweicloudsdkcore.auth.credentials import BasicCredentials
     from huaweicloudsdkcore.http.http_config import HttpConfig
@@ -75,7 +76,7 @@ def build_contenders(emu, token):
     contenders["floor_signed"] = (floor_signed, raw_signed.close)
 
     def collection(credentials, validate):
-        client = ModelArtsClient(_connection(emu, **credentials))
+        client = ModelArtsClient(*connection_parts(_connection(emu, **credentials)))
 
         def fetch(job_id):
             return build_item(client.get_training_job(job_id).data, "v2", validate=validate)
@@ -113,10 +114,11 @@ def _check(name, result):
 def _collection_fanout(emu, job_ids):
     # pylint: disable=import-outside-toplevel
     from ansible_collections.modelarts.training.plugins.module_utils.service.client import ModelArtsClient
+    from ansible_collections.modelarts.training.plugins.module_utils.options import connection_parts
     from ansible_collections.modelarts.training.plugins.module_utils.query import query_jobs
 
     started = time.perf_counter()
-    client = ModelArtsClient(_connection(emu, access_key=emu.ak, secret_key=emu.sk), pool_size=16)
+    client = ModelArtsClient(*connection_parts(_connection(emu, access_key=emu.ak, secret_key=emu.sk)), pool_size=16)
     try:
         result = query_jobs(client, list(job_ids), validate="strict")
     finally:

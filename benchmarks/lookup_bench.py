@@ -27,11 +27,12 @@ LATENCY_SECONDS = 0.05
 def _one(emu, size, concurrency, ids):
     # pylint: disable=import-outside-toplevel
     from ansible_collections.modelarts.training.plugins.module_utils.service.client import ModelArtsClient
+    from ansible_collections.modelarts.training.plugins.module_utils.options import connection_parts
     from ansible_collections.modelarts.training.plugins.module_utils.query import query_jobs
 
     params = emu.connection("aksk")
     started = time.perf_counter()
-    client = ModelArtsClient(params, pool_size=concurrency)
+    client = ModelArtsClient(*connection_parts(params), pool_size=concurrency)
     try:
         result = query_jobs(client, ids[:size], validate="strict", max_concurrency=concurrency)
     finally:

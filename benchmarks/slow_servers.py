@@ -110,7 +110,9 @@ def measure(modules, kind, mode, ca_file, context, wait_timeout, request_timeout
     )
     if proxy is not None:
         params["proxy"] = "http://127.0.0.1:%d" % proxy.port
-    client = client_mod.ModelArtsClient(params)
+    from ansible_collections.modelarts.training.plugins.module_utils.options import connection_parts  # pylint: disable=import-outside-toplevel
+
+    client = client_mod.ModelArtsClient(*connection_parts(params))
     started = time.monotonic()
     slow.slow_from = started if mode == "always" else started + wait_timeout - 0.02
     try:

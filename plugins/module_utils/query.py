@@ -316,7 +316,7 @@ class Query(object):
         self.metrics = None
         if self.settings.metrics or self.settings.baseline not in (None, {}):
             self.metrics = _metrics().plan(self.settings.metrics, self.settings.baseline, selection.keys if selection is not None else ())
-        self.client = ModelArtsClient(self.settings.connection, clock=clock, environ=environ, **client_kwargs)
+        self.client = ModelArtsClient(self.settings.service, self.settings.credentials, clock=clock, environ=environ, **client_kwargs)
         self.warnings = []
         # Warnings a wait gives while it goes on (a name that matches nothing yet): added to the result's, and handed at once
         # to ``notify`` (a callable taking the text; the action plugin's, which shows it while the task still waits).
@@ -327,11 +327,11 @@ class Query(object):
         # their distinct tokens, not one entry per item built.
         self.endpoint_tokens = {}
         self._masking = (None, None)  # (what it was built from, text.Secrets): rebuilt only when that changes
-        if not self.settings.connection["validate_certs"]:
+        if not self.settings.service.validate_certs:
             self.warnings.append("validate_certs is false: the TLS certificates of %s are not verified" % self.client.endpoint)
         region_at = dict((level, (values or {}).get("region")) for level, values in levels)
         region_at[LEVEL_ENVIRONMENT] = environment_level(environ).get("region")
-        region = unused_region(self.settings.connection, self.settings.kind, self.settings.origins, region_at)
+        region = unused_region(self.settings.service, self.settings.credentials, self.settings.origins, region_at)
         if region:
             self.warnings.append(region)
 
@@ -352,7 +352,7 @@ class Query(object):
         """Values to hide from every output: the secret options, the proxy's ``user:password``, and every
         credential obtained or token issued so far (ask again after the call)."""
         values = list(self.client.secrets())
-        values.append(proxy_secret(self.settings.connection.get("proxy")))
+        values.append(proxy_secret(self.settings.service.proxy))
         # The production record's key (baseline.record_key) is as secret as a no_log option, in the lookup and the event source too.
         values.append(_record_key(self.settings.baseline))
         return [value for value in values if value]

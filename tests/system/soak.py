@@ -179,7 +179,9 @@ class Worker:
         self.emu = emu
         self.client_mod, self.query_mod, self.error_type = modules
         self.attempts = 0
-        self.client = self.client_mod.ModelArtsClient(params, trace=self._count, pool_size=1)
+        from ansible_collections.modelarts.training.plugins.module_utils.options import connection_parts  # pylint: disable=import-outside-toplevel,import-error
+
+        self.client = self.client_mod.ModelArtsClient(*connection_parts(params), trace=self._count, pool_size=1)
         self.truth = truth
         self.plans = plans
         self.records = []
@@ -239,7 +241,7 @@ class Worker:
         errors = list(result.errors.values())
         if not errors or not all(isinstance(exc, self.error_type) for exc in errors) or "Traceback" in (result.msg or ""):
             return "traceback"
-        retries = int(self.client.params["backoff_retries"])
+        retries = int(self.client.service.backoff_retries)
         if ends_at_once(plan):
             # The service asked for more time than the request's budget has left: one attempt, one clean line.
             return "clean_error" if attempts == 1 and "no time left before the deadline" in (result.msg or "") else "unexpected_error"

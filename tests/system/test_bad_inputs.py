@@ -40,9 +40,9 @@ def mt(collection_root):
         sys.path.insert(0, collection_root)
     # pylint: disable=import-outside-toplevel,import-error
     from ansible_collections.modelarts.training.plugins.module_utils.service import client
-    from ansible_collections.modelarts.training.plugins.module_utils import errors, query
+    from ansible_collections.modelarts.training.plugins.module_utils import errors, options, query
 
-    return type("MT", (), {"client": client, "errors": errors, "query": query})
+    return type("MT", (), {"client": client, "errors": errors, "options": options, "query": query})
 
 
 def params(emu, **extra):
@@ -55,7 +55,7 @@ def params(emu, **extra):
 def fetch(mt, options, key, **kwargs):
     """One query through the pipeline; returns the QueryResult (never raises for API errors)."""
     attempts = []
-    client = mt.client.ModelArtsClient(options, trace=attempts.append, **kwargs)
+    client = mt.client.ModelArtsClient(*mt.options.connection_parts(options), trace=attempts.append, **kwargs)
     try:
         result = mt.query.query_jobs(client, [key])
     finally:
@@ -128,7 +128,7 @@ def test_clock_skew_is_explained(emu, mt, minutes):
 def test_expired_auth_token_and_renewed_password_token(emu, mt):
     """A pre-issued token that expired fails with APIG.0307 and a hint; a password-issued one is renewed."""
     options = params(emu, access_key=None, secret_key=None, username=emu.username, password=emu.password, domain_name=emu.domain_name)
-    client = mt.client.ModelArtsClient(options)
+    client = mt.client.ModelArtsClient(*mt.options.connection_parts(options))
     assert mt.query.query_jobs(client, [COMPLETED]).ok
     token = client.current_credentials().auth_token
     emu.control("POST", "/tokens/expire")

@@ -15,13 +15,14 @@ from __future__ import annotations
 import json
 import random
 import time
+from types import MappingProxyType
 
 from ansible_collections.modelarts.training.plugins.module_utils.service import auth
 from ansible_collections.modelarts.training.plugins.module_utils.service import credentials as credentials_mod
+from ansible_collections.modelarts.training.plugins.module_utils.service.connection import CONNECTION_FIELDS
 from ansible_collections.modelarts.training.plugins.module_utils.service.endpoints import Endpoints, escape
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.service.iam import IamSession
-from ansible_collections.modelarts.training.plugins.module_utils.options import SECRET_OPTIONS, check_credentials, connection_params
 from ansible_collections.modelarts.training.plugins.module_utils.text import label
 from ansible_collections.modelarts.training.plugins.module_utils.service.transport import (  # noqa: F401  # pylint: disable=unused-import
     CREDENTIALS_SERVICE,
@@ -45,14 +46,15 @@ def _search():
     return search
 
 
-def provider_for(kind, params, environ=None):
-    """The credential provider of ``kind`` from resolved ``params``: credentials given as they are need only
-    ``credentials.py``; every other kind is built by its source in ``credential_sources.py``, imported only then."""
-    if credentials_mod.given_as_is(kind, params):
-        return credentials_mod.static_provider(kind, params)
+def provider_for(source, connection, environ=None):
+    """The credential provider of the credential ``source`` (a ``connection.CredentialSource``) over ``connection``:
+    credentials given as they are need only ``credentials.py``; every other kind is built by its source in
+    ``credential_sources.py``, imported only then."""
+    if credentials_mod.given_as_is(source):
+        return credentials_mod.static_provider(source)
     from ansible_collections.modelarts.training.plugins.module_utils.service import credential_sources
 
-    return credential_sources.provider_for(kind, params, environ)
+    return credential_sources.provider_for(source, connection, environ)
 
 
 class _ProviderTransport(credentials_mod.Transport):
@@ -112,9 +114,10 @@ class _ProviderTransport(credentials_mod.Transport):
 class ModelArtsClient(object):
     """A client for the ModelArts and IAM APIs.
 
-    ``params`` is a dict holding the connection options (see
-    ``options.CONNECTION_OPTIONS``); missing keys take their defaults.  The
-    credential rules are checked at construction, before any request.
+    ``service`` says how to reach the service and ``credentials`` where the credentials come from: the two parts
+    the door resolves the options into (``connection.Connection`` and ``connection.CredentialSource``; the door
+    checked the credential rules while building them, before any request: ``options.resolve``, or
+    ``options.connection_parts`` for a plain dict of option values).
 
     ``clock``, ``sleep``, ``rand`` and ``utcnow`` are injectable for tests:
     a monotonic clock, a sleep function (default: a sleep that :meth:`abandon` ends at once), ``random.random`` and a
@@ -124,7 +127,8 @@ class ModelArtsClient(object):
 
     def __init__(
         self,
-        params,
+        service,
+        credentials,
         session=None,
         clock=time.monotonic,
         sleep=None,
@@ -137,22 +141,38 @@ class ModelArtsClient(object):
         origins=None,
     ):
         # pylint: disable=too-many-arguments
-        self.params = connection_params(params)
-        self.kind = check_credentials(self.params)
+        self.service = service
+        self.kind = credentials.kind
         # Where each option came from (options.Settings.origins) names a host that takes no connection.
-        self.endpoints = Endpoints(self.params, self.kind, origins)
+        self.endpoints = Endpoints(service, self.kind, origins)
         self.endpoint, self.iam_endpoint, self.sts_endpoint = self.endpoints.endpoint, self.endpoints.iam_endpoint, self.endpoints.sts_endpoint
         # One provider for the kind (options.resolve decided it); renewal is the provider's business, not the client's.
-        self.credentials = credentials_mod.Renewing(provider_for(self.kind, self.params, environ))
+        self.credentials = credentials_mod.Renewing(provider_for(credentials, service, environ))
         self._succeeded = False
-        self.iam = IamSession(self.params, self.request, self.current_credentials)
-        secrets = tuple(self.params[name] for name in SECRET_OPTIONS if self.params.get(name))
+        self.iam = IamSession(service.project_id, service.region, self.request, self.current_credentials)
         self.http = HttpTransport(
-            self.params, secrets, session, clock, sleep, rand, utcnow, pool_size, trace, watchdog, sign=self._auth_headers, source_of=self.endpoints.source_of
+            service,
+            credentials.secrets(),
+            session,
+            clock,
+            sleep,
+            rand,
+            utcnow,
+            pool_size,
+            trace,
+            watchdog,
+            sign=self._auth_headers,
+            source_of=self.endpoints.source_of,
         )
         self.http.quiet_insecure_warnings(self.endpoint, self.iam_endpoint)
         self._session = self.http.session
         self.transport = _ProviderTransport(self.http, self.endpoints, environ)
+
+    @property
+    def params(self):
+        """The connection's values by option name, read-only: what the door's callers read before the client was built
+        from typed parts (read ``service.request_timeout`` instead)."""
+        return MappingProxyType(dict(zip(CONNECTION_FIELDS, self.service)))
 
     @property
     def _throttled(self):
@@ -352,7 +372,7 @@ class ModelArtsClient(object):
             return self.request("POST", path, body=body, operation=operation, deadline=deadline)
 
         search = _search()
-        budget = SEARCH_BYTES_FACTOR * int(self.params["max_response_bytes"])
+        budget = SEARCH_BYTES_FACTOR * int(self.service.max_response_bytes)
         if isinstance(name, str):
             return search.jobs_named(post, name, page_size=page_size, max_pages=max_pages, pages=pages, max_bytes=budget)
         return search.jobs_matching(post, name, page_size=page_size, max_pages=max_pages, pages=pages, created_since=created_since, max_bytes=budget)

@@ -37,13 +37,12 @@ from ansible_collections.modelarts.training.plugins.module_utils.service.credent
     Renewing,
     as_utc,
     named_option,
-    option_value,
-    required_options,
+    required,
     static_provider,
 )
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.service.iam import parse_iso8601
-from ansible_collections.modelarts.training.plugins.module_utils.options import CONTROL_CHARACTERS, describe, to_bool
+from ansible_collections.modelarts.training.plugins.module_utils.service.connection import CONTROL_CHARACTERS, describe, to_bool
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ConnectionConfigError
 from ansible_collections.modelarts.training.plugins.module_utils.text import expand_user
 from ansible_collections.modelarts.training.plugins.module_utils.text import json_type_name, label
@@ -266,10 +265,13 @@ class Password(Provider):
         self.name = "IAM user %s (username, password, domain_name)" % label(username)
 
     @classmethod
-    def from_options(cls, values, environ=None, home=None):
-        """The provider of resolved option ``values`` (``username``, ``password``, ``domain_name``; ``project_id``, ``region``)."""
-        username, password, domain_name = required_options(values, "password", ("username", "password", "domain_name"))
-        return cls(username, password, domain_name, project_id=option_value(values, "project_id"), region=option_value(values, "region"))
+    def from_options(cls, source, connection=None, environ=None, home=None):
+        """The provider of ``source`` (``username``, ``password``, ``domain_name``) and ``connection`` (``project_id``, ``region``)."""
+        username, password, domain_name = required(
+            "password", ("username", source.username), ("password", source.password), ("domain_name", source.domain_name)
+        )
+        project_id, region = (connection.project_id, connection.region) if connection is not None else (None, None)
+        return cls(username, password, domain_name, project_id=project_id, region=region)
 
     def obtain(self, transport, deadline):
         transport.remember_secret(self._password)
@@ -321,9 +323,9 @@ class Federated(Provider):
         self.name = "federated identity provider %s (idp_id)" % label(idp_id)
 
     @classmethod
-    def from_options(cls, values, environ=None, home=None):
-        """The provider of resolved option ``values`` (``idp_id``, ``id_token_file``)."""
-        idp_id, token_file = required_options(values, "federated identity", ("idp_id", "id_token_file"))
+    def from_options(cls, source, connection=None, environ=None, home=None):
+        """The provider of ``source`` (``idp_id``, ``id_token_file``)."""
+        idp_id, token_file = required("federated identity", ("idp_id", source.idp_id), ("id_token_file", source.id_token_file))
         return cls(idp_id, token_file)
 
     def obtain(self, transport, deadline):
@@ -370,19 +372,19 @@ class OidcSts(Provider):
         self.name = "OIDC agency %s through STS (oidc_agency_urn)" % label(agency_urn)
 
     @classmethod
-    def from_options(cls, values, environ=None, home=None):
-        """The provider of resolved option ``values`` (``oidc_provider_urn``, ``oidc_agency_urn``, ``oidc_id_token`` or
+    def from_options(cls, source, connection=None, environ=None, home=None):
+        """The provider of ``source`` (``oidc_provider_urn``, ``oidc_agency_urn``, ``oidc_id_token`` or
         ``oidc_token_file``, ``oidc_session_name``, ``oidc_duration_seconds``)."""
-        provider_urn, agency_urn = required_options(values, "OIDC", ("oidc_provider_urn", "oidc_agency_urn"))
+        provider_urn, agency_urn = required("OIDC", ("oidc_provider_urn", source.oidc_provider_urn), ("oidc_agency_urn", source.oidc_agency_urn))
         # options.resolve has read the HUAWEICLOUD_OIDC_* variables below the user's levels, and paired the
         # inline token with the token file by level; the inline token wins over a file of the same level.
-        duration = option_value(values, "oidc_duration_seconds")
+        duration = source.oidc_duration_seconds
         return cls(
             provider_urn,
             agency_urn,
-            id_token=option_value(values, "oidc_id_token"),
-            token_file=option_value(values, "oidc_token_file"),
-            session_name=option_value(values, "oidc_session_name") or OIDC_SESSION_NAME,
+            id_token=source.oidc_id_token,
+            token_file=source.oidc_token_file,
+            session_name=source.oidc_session_name or OIDC_SESSION_NAME,
             duration=_positive_int(duration, describe("oidc_duration_seconds"), OIDC_DURATION_RANGE) if duration is not None else OIDC_DURATION,
         )
 
@@ -553,9 +555,9 @@ class CredentialsFile(Provider):
         return profile
 
     @classmethod
-    def from_options(cls, values, environ=None, home=None):
-        """The provider of resolved option ``values`` (``credentials_file``)."""
-        (path,) = required_options(values, "file", ("credentials_file",))
+    def from_options(cls, source, connection=None, environ=None, home=None):
+        """The provider of ``source`` (``credentials_file``)."""
+        (path,) = required("file", ("credentials_file", source.credentials_file))
         return cls(path)
 
     def obtain(self, transport, deadline):
@@ -735,43 +737,43 @@ def default_chain(environ=None, home=None):
     return Probing(InstanceMetadata(metadata_endpoint(environ)), skipped)
 
 
-def _given(kind):
-    return lambda values, environ=None, home=None: static_provider(kind, values)
+def _given(source, connection=None, environ=None, home=None):
+    return static_provider(source)
 
 
-# One entry per credential kind: the source that builds its provider from the resolved option values.
+# One entry per credential kind: the source that builds its provider from the credential source and the connection.
 SOURCES = {
-    "aksk": _given("aksk"),
-    "auth_token": _given("auth_token"),
+    "aksk": _given,
+    "auth_token": _given,
     "password": Password.from_options,
     "credentials_file": CredentialsFile.from_options,
     "federated": Federated.from_options,
     "oidc": OidcSts.from_options,
-    "default": lambda values, environ=None, home=None: default_chain(environ, home),
+    "default": lambda source, connection=None, environ=None, home=None: default_chain(environ, home),
 }
 
 
-def provider_for(kind, values, environ=None, home=None):
-    """The provider of credential ``kind`` (a key of :data:`SOURCES`), wrapped in :class:`Agency` when ``agency_name`` is set.
+def provider_for(source, connection=None, environ=None, home=None):
+    """The provider of the credential source ``source`` (a ``connection.CredentialSource``: its ``kind``, a key of
+    :data:`SOURCES`, and its values), wrapped in :class:`Agency` when ``agency_name`` is set.
 
-    ``values`` holds option values by name (``access_key``, ``idp_id``, ``oidc_token_file``, ``oidc_id_token``,
-    ``agency_name``...), as ``options.resolve`` merged them with the environment; ``environ`` gives the default
-    chain's variables (the credentials file, pod identity, the metadata endpoint).  The client builds given AK/SK
-    or a token without an agency with ``credentials.static_provider`` alone, without importing this file.
+    ``source`` is what ``options.resolve`` merged with the environment (``access_key``, ``idp_id``, ``oidc_token_file``,
+    ``oidc_id_token``, ``agency_name``...); ``connection`` (a ``connection.Connection``) gives a password's project and
+    region; ``environ`` gives the default chain's variables (the credentials file, pod identity, the metadata endpoint).
+    The client builds given AK/SK or a token without an agency with ``credentials.static_provider`` alone, without
+    importing this file.
     """
     environ = os.environ if environ is None else environ
-    source = SOURCES.get(kind)
-    if source is None:
-        raise CredentialsConfigError("unknown credential kind %r; expected one of %s" % (kind, ", ".join(SOURCES)))
-    base = source(values, environ, home)
-    agency_name = option_value(values, "agency_name")
-    if agency_name is None:
-        stray = [name for name in ("agency_domain_name", "agency_duration") if option_value(values, name) is not None]
+    build = SOURCES.get(source.kind)
+    if build is None:
+        raise CredentialsConfigError("unknown credential kind %r; expected one of %s" % (source.kind, ", ".join(SOURCES)))
+    base = build(source, connection, environ, home)
+    if source.agency_name is None:
+        stray = [name for name, value in (("agency_domain_name", source.agency_domain_name), ("agency_duration", source.agency_duration)) if value is not None]
         if stray:
             raise CredentialsConfigError("%s set without agency_name; set agency_name to assume an agency" % " and ".join(stray))
         return base
-    domain_name = option_value(values, "agency_domain_name")
-    if domain_name is None:
+    if source.agency_domain_name is None:
         raise CredentialsConfigError("agency_name is set without agency_domain_name, the name of the account that created the agency")
-    duration = option_value(values, "agency_duration")
-    return Agency(base, agency_name, domain_name, AGENCY_DURATION if duration is None else duration)
+    duration = source.agency_duration
+    return Agency(base, source.agency_name, source.agency_domain_name, AGENCY_DURATION if duration is None else duration)

@@ -35,7 +35,7 @@ import stat
 import threading
 
 from ansible_collections.modelarts.training.plugins.module_utils.errors import HINTS, ModelArtsError
-from ansible_collections.modelarts.training.plugins.module_utils.options import AGENCY_OPTIONS, KINDS_HELP, describe
+from ansible_collections.modelarts.training.plugins.module_utils.service.connection import KINDS_HELP, describe
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ConnectionConfigError
 from ansible_collections.modelarts.training.plugins.module_utils.text import expand_user
 from ansible_collections.modelarts.training.plugins.module_utils.text import label
@@ -518,35 +518,28 @@ class Renewing(object):
 STATIC_KINDS = ("aksk", "auth_token")
 
 
-def option_value(values, name):
-    """The option ``name`` of ``values``, stripped; None when not set or blank."""
-    value = values.get(name)
-    if isinstance(value, str):
-        value = value.strip()
-    return None if value in (None, "") else value
-
-
-def required_options(values, kind, names):
-    """The values of the options ``names`` that ``kind`` credentials need; :class:`CredentialsConfigError` naming those missing."""
-    missing = [name for name in names if option_value(values, name) is None]
+def required(kind, *given):
+    """The values of ``given`` (``(option name, value)`` pairs of a ``connection.CredentialSource``) that ``kind``
+    credentials need; :class:`CredentialsConfigError` naming those missing."""
+    missing = [name for name, value in given if value is None]
     if missing:
         raise CredentialsConfigError("%s credentials need %s" % (kind, ", ".join(named_option(name) for name in missing)))
-    return [option_value(values, name) for name in names]
+    return [value for _name, value in given]
 
 
-def static_provider(kind, values):
-    """The :class:`Static` provider of an explicit ``aksk`` or ``auth_token`` kind from resolved option ``values``."""
-    if kind == "aksk":
-        access_key, secret_key = required_options(values, "AK/SK", ("access_key", "secret_key"))
-        return Static(access_key=access_key, secret_key=secret_key, security_token=option_value(values, "security_token"))
-    (token,) = required_options(values, "token", ("auth_token",))
+def static_provider(source):
+    """The :class:`Static` provider of explicit ``aksk`` or ``auth_token`` credentials (``source``: a ``connection.CredentialSource``)."""
+    if source.kind == "aksk":
+        access_key, secret_key = required("AK/SK", ("access_key", source.access_key), ("secret_key", source.secret_key))
+        return Static(access_key=access_key, secret_key=secret_key, security_token=source.security_token)
+    (token,) = required("token", ("auth_token", source.auth_token))
     return Static(auth_token=token)
 
 
-def given_as_is(kind, values):
-    """Whether ``kind`` credentials are given as they are (AK/SK or a token, without an agency): :func:`static_provider`
-    builds them, with no source of ``credential_sources.py``."""
-    return kind in STATIC_KINDS and all(option_value(values, name) is None for name in AGENCY_OPTIONS)
+def given_as_is(source):
+    """Whether the credentials of ``source`` (a ``connection.CredentialSource``) are given as they are (AK/SK or a token,
+    without an agency): :func:`static_provider` builds them, with no source of ``credential_sources.py``."""
+    return source.kind in STATIC_KINDS and source.agency_name is None and source.agency_domain_name is None and source.agency_duration is None
 
 
 def name_the_file(error, used):

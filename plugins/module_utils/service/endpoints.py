@@ -9,7 +9,7 @@ from __future__ import annotations
 from urllib.parse import quote, urlsplit
 
 from ansible_collections.modelarts.training.plugins.module_utils.service.credentials import CredentialsConfigError
-from ansible_collections.modelarts.training.plugins.module_utils.options import (
+from ansible_collections.modelarts.training.plugins.module_utils.service.connection import (
     IAM_KINDS,
     REGION_PATTERN,
     SELF_DESCRIBING_KINDS,
@@ -86,19 +86,20 @@ def sts_endpoint(region=None):
     return "https://sts.%s.myhuaweicloud.com" % (region if region in STS_REGIONS else DEFAULT_STS_REGION)
 
 
-def sts_base(params):
-    """The STS an OIDC id token is sent to, from connection ``params``: ``sts_endpoint`` when set; else the STS of ``region``.
+def sts_base(connection):
+    """The STS an OIDC id token is sent to, from the ``connection`` (``connection.Connection``): ``sts_endpoint`` when set;
+    else the STS of ``region``.
 
     A region without an STS of its own in the SDK's region map falls back to cn-north-4's, as in the SDK, only
     when every endpoint is the public default: with ``endpoint`` or ``iam_endpoint`` set (a private gateway, a
     sovereign cloud), and with no region at all, the id token never goes to a host derived for another region:
     :class:`CredentialsConfigError` asks for ``sts_endpoint``.
     """
-    given = (params.get("sts_endpoint") or "").strip()
+    given = (connection.sts_endpoint or "").strip()
     if given:
         return given.rstrip("/")
-    region = params.get("region")
-    named = [name for name in ("endpoint", "iam_endpoint") if params.get(name)]
+    region = connection.region
+    named = [name for name, value in (("endpoint", connection.endpoint), ("iam_endpoint", connection.iam_endpoint)) if value]
     if not region:
         raise CredentialsConfigError(
             "OIDC through STS sends the id token to STS, and no region names one: set %s to the STS endpoint to use (or %s for the STS of that region)"
@@ -121,17 +122,17 @@ def origin(url):
 
 class Endpoints(object):
     """The hosts of one client: ``endpoint`` (ModelArts), ``iam_endpoint`` and ``sts_endpoint`` ('' when not known), from
-    normalised connection ``params`` and the credential ``kind``; ``origins`` names where each option came from."""
+    the ``connection`` (``connection.Connection``) and the credential ``kind``; ``origins`` names where each option came from."""
 
-    def __init__(self, params, kind, origins=None):
-        self.params = params
+    def __init__(self, connection, kind, origins=None):
+        self.connection = connection
         self._origins = dict(origins or {})
-        region = params["region"]
-        self.endpoint = (params["endpoint"] or modelarts_endpoint(region)).rstrip("/")
+        region = connection.region
+        self.endpoint = (connection.endpoint or modelarts_endpoint(region)).rstrip("/")
         # Without a region the IAM endpoint is needed only when it is given (check_credentials asks for it then).
-        self.iam_endpoint = (params["iam_endpoint"] or (iam_endpoint(region) if region else "")).rstrip("/")
+        self.iam_endpoint = (connection.iam_endpoint or (iam_endpoint(region) if region else "")).rstrip("/")
         # Only the OIDC kind calls STS; where the id token may go is decided before any request (sts_base).
-        self.sts_endpoint = sts_base(params) if kind == "oidc" else (params["sts_endpoint"] or "").rstrip("/")
+        self.sts_endpoint = sts_base(connection) if kind == "oidc" else (connection.sts_endpoint or "").rstrip("/")
 
     def iam_base(self, credentials):
         """The IAM endpoint; without iam_endpoint or region, the one the credentials name (a credentials file's
@@ -150,22 +151,23 @@ class Endpoints(object):
         """Which option the host of ``url`` came from, for a connection refused or a name that does not resolve:
         ``127.0.0.1:9 is the host of endpoint (environment variable HUAWEICLOUD_MODELARTS_ENDPOINT)``; '' for another host."""
         wanted = origin(url)
-        for name, base, service in (
-            ("endpoint", self.endpoint, "ModelArts"),
-            ("iam_endpoint", self.iam_endpoint, "IAM"),
-            ("sts_endpoint", self.sts_endpoint, "STS"),
+        given = self.connection
+        for name, base, service, option in (
+            ("endpoint", self.endpoint, "ModelArts", given.endpoint),
+            ("iam_endpoint", self.iam_endpoint, "IAM", given.iam_endpoint),
+            ("sts_endpoint", self.sts_endpoint, "STS", given.sts_endpoint),
         ):
             if not base or origin(base) != wanted:
                 continue
             host = label(wanted[1], 200)
-            if self.params.get(name):
+            if option:
                 return "%s is the host of %s: check it" % (host, self._named(name))
-            if name != "sts_endpoint" and self.params.get("region"):
+            if name != "sts_endpoint" and given.region:
                 return "%s is the %s endpoint of %s %s: check the region, or set %s" % (
                     host,
                     service,
                     self._named("region"),
-                    label(self.params["region"], 60),
+                    label(given.region, 60),
                     describe(name),
                 )
         return ""
@@ -179,7 +181,7 @@ def host_region(url, service="modelarts"):
     return None
 
 
-def unused_region(params, kind, origins=None, region_at=None):
+def unused_region(connection, credentials, origins=None, region_at=None):
     """A warning when ``region`` is given and names nothing in the call, yet looks as if it chose where the call goes
     ('' otherwise).
 
@@ -191,16 +193,18 @@ def unused_region(params, kind, origins=None, region_at=None):
     option -> level) that does not give this same region too (``region_at``: level -> the region given there) - the
     task's ``region: eu-west-101`` over an exported ``HUAWEICLOUD_MODELARTS_ENDPOINT`` and
     ``HUAWEICLOUD_SDK_REGION=cn-north-4``.  A region written with the endpoint and project it goes with is left alone.
+    ``connection`` and ``credentials`` are the parts the client is built from (``connection.Connection`` and
+    ``connection.CredentialSource``: its kind and agency).
     """
-    region = params.get("region")
-    if not region or not params.get("endpoint") or not params.get("project_id"):
+    region, kind = connection.region, credentials.kind
+    if not region or not connection.endpoint or not connection.project_id:
         return ""
-    needs_iam = kind in IAM_KINDS or kind in SELF_DESCRIBING_KINDS or params.get("agency_name")
-    if (needs_iam and not params.get("iam_endpoint")) or (kind == "oidc" and not params.get("sts_endpoint")):
+    needs_iam = kind in IAM_KINDS or kind in SELF_DESCRIBING_KINDS or credentials.agency_name
+    if (needs_iam and not connection.iam_endpoint) or (kind == "oidc" and not connection.sts_endpoint):
         return ""
     origins = origins or {}
     region_at = region_at or {}
-    named = host_region(params["endpoint"])
+    named = host_region(connection.endpoint)
 
     def apart(name):
         level = origins.get(name)
@@ -221,5 +225,5 @@ def unused_region(params, kind, origins=None, region_at=None):
         " (the AK/SK signature does not include one)" if kind == "aksk" else "",
     )
     if named and named != region:
-        text += "; the endpoint's host %s is in %s" % (label(urlsplit(params["endpoint"]).hostname, 200), named)
+        text += "; the endpoint's host %s is in %s" % (label(urlsplit(connection.endpoint).hostname, 200), named)
     return text + "; to call %s, set endpoint and project_id for it (or leave them unset), else leave region out" % label(region, 60)

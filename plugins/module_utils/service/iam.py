@@ -17,7 +17,7 @@ import threading
 
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ConnectionConfigError
-from ansible_collections.modelarts.training.plugins.module_utils.options import describe
+from ansible_collections.modelarts.training.plugins.module_utils.service.connection import describe
 from ansible_collections.modelarts.training.plugins.module_utils.text import label
 
 # How many project names a message lists when the region names none of them.
@@ -43,17 +43,18 @@ def parse_iso8601(value):
 class IamSession(object):
     """The project id of one client; thread-safe.
 
+    ``project_id`` is the one given (None: looked up), ``region`` the region it is looked up by (``connection.Connection``'s);
     ``request(method, path, ...)`` is the client's call; ``credentials(deadline)`` answers the client's
     current :class:`~ansible_collections.modelarts.training.plugins.module_utils.service.credentials.Credentials`,
     whose ``project_id`` hint (a password token's scope, a credentials file) is used before asking IAM.
     """
 
-    def __init__(self, params, request, credentials):
-        self.params = params
+    def __init__(self, project_id, region, request, credentials):
+        self.region = region
         self._request = request
         self._credentials = credentials
         self._project_lock = threading.Lock()
-        self.known_project = params["project_id"]
+        self.known_project = project_id
 
     def project_id(self, deadline):
         """The project id, looked up in IAM the first time (by ``deadline``)."""
@@ -83,7 +84,7 @@ class IamSession(object):
         hint = self._credentials(deadline).project_id
         if hint:
             return hint
-        region = self.params["region"]
+        region = self.region
         if not region:
             raise ConnectionConfigError(
                 "the project is not known: set %s, or %s so that it can be looked up in IAM" % (describe("project_id"), describe("region"))

@@ -30,7 +30,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.service import 
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError, RETRYABLE_STATUS, error_from_response
 from ansible_collections.modelarts.training.plugins.module_utils.service import watchdog as watchdog_mod
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ConnectionConfigError
-from ansible_collections.modelarts.training.plugins.module_utils.options import ca_bundle_problem, describe, proxy_secrets
+from ansible_collections.modelarts.training.plugins.module_utils.service.connection import ca_bundle_problem, describe, proxy_secrets
 from ansible_collections.modelarts.training.plugins.module_utils.text import excerpt, label, redact
 
 try:
@@ -344,13 +344,13 @@ def connected_before_failing(exc, stage):
     return None
 
 
-def tls_verify(params):
-    """What ``verify`` every request passes: False, a CA bundle path, or True."""
+def tls_verify(connection):
+    """What ``verify`` every request of ``connection`` (``connection.Connection``) passes: False, a CA bundle path, or True."""
     # requests lets REQUESTS_CA_BUNDLE/CURL_CA_BUNDLE replace a session's
     # verify setting; passing verify on every request keeps ca_bundle in charge.
-    if not params["validate_certs"]:
+    if not connection.validate_certs:
         return False
-    bundle = params["ca_bundle"]
+    bundle = connection.ca_bundle
     problem = ca_bundle_problem(bundle) if bundle else None
     if problem:
         # requests would raise a bare OSError on every attempt, each one retried (or a directory would trust nothing).
@@ -542,7 +542,7 @@ def _unsigned(call):
 class HttpTransport(object):
     """Calls over one ``requests`` session: each :class:`Call` with its attempts, retries and deadline.
 
-    ``params`` holds the connection options it reads (timeouts, backoff, ``proxy``, ``validate_certs``,
+    ``connection`` (``connection.Connection``) holds what it reads (timeouts, backoff, ``proxy``, ``validate_certs``,
     ``ca_bundle``, ``max_response_bytes``); ``secrets`` the values to mask from the start.  ``sign(call)`` answers
     ``(url, headers)`` for each attempt (unsigned by default), ``source_of(url)`` says where a host that takes no
     connection came from ('' when not known).  ``clock``, ``sleep``, ``rand``, ``utcnow``: see
@@ -553,7 +553,7 @@ class HttpTransport(object):
 
     def __init__(
         self,
-        params,
+        connection,
         secrets=(),
         session=None,
         clock=time.monotonic,
@@ -567,7 +567,7 @@ class HttpTransport(object):
         source_of=None,
     ):
         # pylint: disable=too-many-arguments
-        self.params = params
+        self.connection = connection
         self._secrets = tuple(secrets)
         self._clock = clock
         self._sleep = sleep
@@ -585,8 +585,8 @@ class HttpTransport(object):
         # connection is unreached (ModelArtsError.unreached), and a wait ends on it instead of retrying to its deadline.
         self._answered = set()
         self._speaks_tls = {}
-        self._verify = tls_verify(params)
-        proxy = params["proxy"]
+        self._verify = tls_verify(connection)
+        proxy = connection.proxy
         problem = proxy_problem(proxy) if proxy else None
         if problem:
             raise ConnectionConfigError("%s: %s" % (describe("proxy"), problem))
@@ -625,7 +625,7 @@ class HttpTransport(object):
     def _proxies_resolved(self, proxies):
         # The environment's proxies (HTTPS_PROXY...) as requests resolved them: their credentials are as secret as the option's.
         for name, url in sorted((proxies or {}).items()):
-            if not url or url == self.params["proxy"]:
+            if not url or url == self.connection.proxy:
                 continue
             for value in proxy_secrets(url):
                 self.remember_secret(value)
@@ -672,15 +672,15 @@ class HttpTransport(object):
 
         ``(backoff_retries + 1) * (connect_timeout + request_timeout) + backoff_retries * backoff_max_delay``
         """
-        retries = max(0, int(self.params["backoff_retries"]))
-        attempt = float(self.params["connect_timeout"]) + float(self.params["request_timeout"])
-        return (retries + 1) * attempt + retries * float(self.params["backoff_max_delay"])
+        retries = max(0, int(self.connection.backoff_retries))
+        attempt = float(self.connection.connect_timeout) + float(self.connection.request_timeout)
+        return (retries + 1) * attempt + retries * float(self.connection.backoff_max_delay)
 
     def bounded(self, deadline):
         return deadline if deadline is not None else self._clock() + self.request_budget()
 
     def _with_retries(self, call):
-        retries = max(0, int(self.params["backoff_retries"] if call.retries is None else call.retries))
+        retries = max(0, int(self.connection.backoff_retries if call.retries is None else call.retries))
         deadline = call.deadline
         attempt = 0
         while True:
@@ -694,7 +694,7 @@ class HttpTransport(object):
                     error.not_sent = False  # earlier attempts were sent
                 raise error
             delay = self._backoff(attempt, retry_after)
-            limit = max(RETRY_AFTER_LIMIT, float(self.params["backoff_max_delay"]))
+            limit = max(RETRY_AFTER_LIMIT, float(self.connection.backoff_max_delay))
             if retry_after is not None and retry_after > limit:
                 # Retry-After is honoured as asked (sleeping less would only be throttled
                 # again), but a call with no deadline must not hang for hours on it.
@@ -721,14 +721,14 @@ class HttpTransport(object):
     def _backoff(self, attempt, retry_after):
         if retry_after is not None:
             return retry_after
-        ceiling = min(float(self.params["backoff_max_delay"]), float(self.params["backoff_delay"]) * (2**attempt))
+        ceiling = min(float(self.connection.backoff_max_delay), float(self.connection.backoff_delay) * (2**attempt))
         return self._rand() * ceiling
 
     def _timeouts(self, deadline, connect_timeout=None):
         # As socket timeouts take them: a request_timeout of 1e12 (or a deadline that far) is no OverflowError.
         remaining = max(0.001, watchdog_mod.timer_seconds(deadline - self._clock()))
-        connect = float(self.params["connect_timeout"] if connect_timeout is None else connect_timeout)
-        return min(connect, remaining), min(float(self.params["request_timeout"]), remaining)
+        connect = float(self.connection.connect_timeout if connect_timeout is None else connect_timeout)
+        return min(connect, remaining), min(float(self.connection.request_timeout), remaining)
 
     def _attempt(self, call):
         """One HTTP exchange, ended by the call's deadline. Returns ``(Response, None)`` or ``(ModelArtsError, retry_after)``."""
@@ -754,7 +754,7 @@ class HttpTransport(object):
         except Exception as exc:  # pylint: disable=broad-except
             # Any transport failure (connection refused or reset, TLS, timeout,
             # proxy) is reported by type and a redacted message, never a traceback.
-            error = transport_error(exc, operation, self._secrets, send_headers, call.url, self.params["ca_bundle"])
+            error = transport_error(exc, operation, self._secrets, send_headers, call.url, self.connection.ca_bundle)
             error.connected = connected_before_failing(exc, getattr(watch, "stage", None))
             if no_connection(exc) and not isinstance(exc, (requests.exceptions.SSLError, requests.exceptions.ProxyError)):
                 source = self._source_of(call.url)
@@ -798,7 +798,7 @@ class HttpTransport(object):
         parts = urlsplit(call.url)
         if parts.scheme == "http" and not self._proxies and "Connection aborted" in str(exc) and parts.hostname:
             if origin not in self._speaks_tls:
-                timeout = max(0.001, watchdog_mod.timer_seconds(min(float(self.params["connect_timeout"]), call.deadline - self._clock())))
+                timeout = max(0.001, watchdog_mod.timer_seconds(min(float(self.connection.connect_timeout), call.deadline - self._clock())))
                 self._speaks_tls[origin] = speaks_tls(parts.hostname, parts.port or 80, timeout)
             if self._speaks_tls[origin]:
                 where = label(parts.netloc, 200)
@@ -827,14 +827,14 @@ class HttpTransport(object):
             if call.consume is not None and 200 <= raw.status_code < 300:
                 try:
                     content = _Consumed(
-                        call.consume(watchdog_mod.body_pieces(raw, call.deadline, watch, self._clock, self.params, self._secrets, call.max_bytes))
+                        call.consume(watchdog_mod.body_pieces(raw, call.deadline, watch, self._clock, self.connection, self._secrets, call.max_bytes))
                     )
                 except ValueError as exc:
                     # What a cut connection or a gateway produces, as for a body read whole: a read-only call may try again.
                     message = "HTTP %s but the body is not readable JSON: %s" % (raw.status_code, label(exc, 200, self._secrets))
                     raise ModelArtsError(message, status=raw.status_code, request_id=raw.headers.get("X-Request-Id"), transient=True) from None
             else:
-                content = watchdog_mod.read_body(raw, call.deadline, watch, self._clock, self.params, self._secrets, call.max_bytes)
+                content = watchdog_mod.read_body(raw, call.deadline, watch, self._clock, self.connection, self._secrets, call.max_bytes)
         except ModelArtsError:
             raise
         except Exception as exc:  # pylint: disable=broad-except

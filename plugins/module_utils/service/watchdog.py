@@ -507,17 +507,17 @@ def hand_back(watch, raw):
         discard(raw)
 
 
-def read_body(raw, deadline, watch, clock, params, secrets, limit=None):
-    """The whole body of ``raw`` by ``deadline``, read in pieces so that neither its size (``params['max_response_bytes']``,
-    or ``limit`` when smaller) nor a slow trickle can pass the limits."""
-    return b"".join(body_pieces(raw, deadline, watch, clock, params, secrets, limit))
+def read_body(raw, deadline, watch, clock, connection, secrets, limit=None):
+    """The whole body of ``raw`` by ``deadline``, read in pieces so that neither its size (``connection.max_response_bytes``,
+    or ``limit`` when smaller) nor a slow trickle (``connection.request_timeout`` between pieces) can pass the limits."""
+    return b"".join(body_pieces(raw, deadline, watch, clock, connection, secrets, limit))
 
 
-def body_pieces(raw, deadline, watch, clock, params, secrets, limit=None):
+def body_pieces(raw, deadline, watch, clock, connection, secrets, limit=None):
     """The body of ``raw`` as it arrives, piece by piece (64 KiB at most), by ``deadline`` and within
-    ``params['max_response_bytes']`` - or ``limit``, a caller's own smaller bound -: what reads a large answer as a stream
-    holds one piece at a time."""
-    maximum = int(params["max_response_bytes"])
+    ``connection.max_response_bytes`` (``connection.Connection``) - or ``limit``, a caller's own smaller bound -: what
+    reads a large answer as a stream holds one piece at a time."""
+    maximum = int(connection.max_response_bytes)
     if limit is not None and int(limit) < maximum:
         maximum, bound = int(limit), "the limit of %d bytes read for this answer" % int(limit)
         advice = "the rest is not read"
@@ -528,7 +528,7 @@ def body_pieces(raw, deadline, watch, clock, params, secrets, limit=None):
     if declared and declared.isdigit() and int(declared) > maximum:
         raise ModelArtsError("the response body is %s bytes, over %s; %s" % (declared, bound, advice))
     size = 0
-    for chunk in _body_pieces(raw, deadline, watch, clock, float(params["request_timeout"])):
+    for chunk in _body_pieces(raw, deadline, watch, clock, float(connection.request_timeout)):
         size += len(chunk)
         if size > maximum:
             raise ModelArtsError(

@@ -277,6 +277,7 @@ PLAIN_GET_MODULES = [
     "ansible_collections.modelarts.training.plugins.module_utils.service",
     "ansible_collections.modelarts.training.plugins.module_utils.service.auth",
     "ansible_collections.modelarts.training.plugins.module_utils.service.client",
+    "ansible_collections.modelarts.training.plugins.module_utils.service.connection",
     "ansible_collections.modelarts.training.plugins.module_utils.service.credentials",
     "ansible_collections.modelarts.training.plugins.module_utils.service.endpoints",
     "ansible_collections.modelarts.training.plugins.module_utils.service.fanout",

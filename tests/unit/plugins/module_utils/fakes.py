@@ -75,3 +75,20 @@ class FakeClock(object):
 
     def utcnow(self):
         return datetime.datetime(2024, 5, 1, 12, 0, 0, tzinfo=datetime.timezone.utc) + datetime.timedelta(seconds=self.now - 1000.0)
+
+
+def client_parts(values):
+    """The two parts a client is built from, out of a plain dict of connection option values, the credential rules
+    checked as the door checks them (``options.connection_parts``): ``ModelArtsClient(*client_parts({...}), ...)``."""
+    from ansible_collections.modelarts.training.plugins.module_utils.options import connection_parts
+
+    return connection_parts(values)
+
+
+def credential_parts(kind, values):
+    """``(CredentialSource, Connection)`` of credential ``kind`` from a plain dict of option values, built as they are
+    (no credential rule checked): what ``credential_sources.provider_for(*credential_parts(...), environ)`` takes."""
+    from ansible_collections.modelarts.training.plugins.module_utils.service.connection import Connection, CredentialSource
+
+    source = CredentialSource(kind, **dict((name, value) for name, value in values.items() if name in CredentialSource._fields))
+    return source, Connection(**dict((name, value) for name, value in values.items() if name in Connection._fields))

@@ -15,7 +15,7 @@ import pytest
 from ansible_collections.modelarts.training.plugins.module_utils.service.client import ModelArtsClient
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.query import query_jobs
-from ansible_collections.modelarts.training.tests.unit.plugins.module_utils.fakes import FakeClock, FakeResponse, FakeSession
+from ansible_collections.modelarts.training.tests.unit.plugins.module_utils.fakes import FakeClock, FakeResponse, FakeSession, client_parts
 
 PROJECT = "0" * 32
 AKSK = {"region": "cn-north-4", "project_id": PROJECT, "access_key": "AKEXAMPLE", "secret_key": "SKEXAMPLE-secret"}
@@ -24,7 +24,9 @@ RUNNING = {"metadata": {"id": "job-1", "name": "n"}, "status": {"phase": "Runnin
 
 def make(session, params=None, clock=None):
     clock = clock or FakeClock()
-    client = ModelArtsClient(dict(AKSK, **(params or {})), session=session, clock=clock, sleep=clock.sleep, rand=lambda: 0.5, utcnow=clock.utcnow)
+    client = ModelArtsClient(
+        *client_parts(dict(AKSK, **(params or {}))), session=session, clock=clock, sleep=clock.sleep, rand=lambda: 0.5, utcnow=clock.utcnow
+    )
     return client, clock
 
 

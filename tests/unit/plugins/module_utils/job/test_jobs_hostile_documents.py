@@ -20,7 +20,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.job.jobs import
 from ansible_collections.modelarts.training.plugins.module_utils.job.phases import PHASES, TERMINAL_PHASES, V1_STATUS_PHASES
 from ansible_collections.modelarts.training.plugins.module_utils.job.schemas import V1_JOB_VERSION_SCHEMA, V2_TRAINING_JOB_SCHEMA
 from ansible_collections.modelarts.training.plugins.module_utils.job.validation import SchemaValidationError, validate_document
-from ansible_collections.modelarts.training.tests.unit.plugins.module_utils.fakes import FakeClock, FakeResponse, FakeSession
+from ansible_collections.modelarts.training.tests.unit.plugins.module_utils.fakes import FakeClock, FakeResponse, FakeSession, client_parts
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.abspath(os.path.join(HERE, "..", "..", "..", "fixtures"))
@@ -276,7 +276,7 @@ def make_client():
     clock = FakeClock()
     session = FakeSession(FakeResponse(404, {"error_code": "ModelArts.2775", "error_msg": "not found"}))
     params = {"region": "cn-north-4", "project_id": PROJECT, "access_key": "AK", "secret_key": "SK", "backoff_retries": 0}
-    return ModelArtsClient(params, session=session, clock=clock, sleep=clock.sleep, utcnow=clock.utcnow), session
+    return ModelArtsClient(*client_parts(params), session=session, clock=clock, sleep=clock.sleep, utcnow=clock.utcnow), session
 
 
 def assert_one_segment(url, job_id):

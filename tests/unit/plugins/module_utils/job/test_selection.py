@@ -13,7 +13,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.service.client 
 from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError
 from ansible_collections.modelarts.training.plugins.module_utils.service.search import jobs_matching
 from ansible_collections.modelarts.training.plugins.module_utils.job.selection import Search, check_workspace_id, parse_tags, select
-from ansible_collections.modelarts.training.tests.unit.plugins.module_utils.fakes import FakeClock, FakeResponse, FakeSession
+from ansible_collections.modelarts.training.tests.unit.plugins.module_utils.fakes import FakeClock, FakeResponse, FakeSession, client_parts
 
 WORKSPACE = "0123456789abcdef0123456789ABCDEF"
 
@@ -192,7 +192,7 @@ def test_searches_by_id_carry_the_workspace():
     session = FakeSession(FakeResponse(200, {"total": 1, "items": [doc("a")]}))
     clock = FakeClock()
     client = ModelArtsClient(
-        {"region": "cn-north-4", "project_id": "p" * 32, "access_key": "AK", "secret_key": "SK"},
+        *client_parts({"region": "cn-north-4", "project_id": "p" * 32, "access_key": "AK", "secret_key": "SK"}),
         session=session,
         clock=clock,
         sleep=clock.sleep,

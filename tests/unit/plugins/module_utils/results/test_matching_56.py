@@ -31,6 +31,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.waiting import 
 from ansible_collections.modelarts.training.plugins.module_utils.service import watchdog as watchdog_mod
 from ansible_collections.modelarts.training.plugins.module_utils.results.matching import MatchError, Matcher
 from ansible_collections.modelarts.training.plugins.module_utils.service.transport import HttpTransport
+from ansible_collections.modelarts.training.plugins.module_utils.service.connection import Connection
 
 PATHOLOGICAL = r"(a+)+$"
 PATHOLOGICAL_LINE = "a" * 40 + "b"
@@ -206,7 +207,7 @@ def test_every_timer_computed_from_a_far_deadline_is_one_the_platform_takes(seco
     sock = socket.socket()
     try:
         transport = HttpTransport.__new__(HttpTransport)
-        transport.params = {"connect_timeout": seconds, "request_timeout": seconds}
+        transport.connection = Connection(connect_timeout=seconds, request_timeout=seconds)
         transport._clock = time.monotonic  # pylint: disable=protected-access
         for timeout in transport._timeouts(time.monotonic() + seconds):  # pylint: disable=protected-access
             sock.settimeout(timeout)

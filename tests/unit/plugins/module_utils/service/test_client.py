@@ -18,7 +18,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.service.endpoin
 from ansible_collections.modelarts.training.plugins.module_utils.service.transport import parse_retry_after
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError
-from ansible_collections.modelarts.training.tests.unit.plugins.module_utils.fakes import FakeClock, FakeResponse, FakeSession
+from ansible_collections.modelarts.training.tests.unit.plugins.module_utils.fakes import FakeClock, FakeResponse, FakeSession, client_parts
 
 PROJECT = "0123456789abcdef0123456789abcdef"
 SECRET = "SuperSecretSK-0123456789-DO-NOT-LEAK"
@@ -32,7 +32,7 @@ JOB = {"metadata": {"id": "job-1", "name": "train"}, "status": {"phase": "Runnin
 def make(session, params=None, clock=None, rand=lambda: 0.5, **extra):
     clock = clock or FakeClock()
     merged = dict(AKSK, **(params or {}))
-    return ModelArtsClient(merged, session=session, clock=clock, sleep=clock.sleep, rand=rand, utcnow=clock.utcnow, **extra), clock
+    return ModelArtsClient(*client_parts(merged), session=session, clock=clock, sleep=clock.sleep, rand=rand, utcnow=clock.utcnow, **extra), clock
 
 
 def test_get_training_job_signs_and_returns_json():
@@ -95,7 +95,7 @@ def test_endpoint_overrides_and_user_agent():
     client.get_training_job("job-1")
     assert session.calls[0]["url"].startswith("https://127.0.0.1:8443/v2/")
     assert session.calls[0]["headers"]["Host"] == "127.0.0.1:8443"
-    real = ModelArtsClient(AKSK)
+    real = ModelArtsClient(*client_parts(AKSK))
     assert real._session.headers["User-Agent"].startswith("modelarts.training/%s" % client_mod.COLLECTION_VERSION)
 
 

@@ -14,7 +14,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.text import lab
 from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError
 from ansible_collections.modelarts.training.plugins.module_utils.query import query_jobs
 from ansible_collections.modelarts.training.plugins.module_utils.waiting.waiter import describe_job
-from ansible_collections.modelarts.training.tests.unit.plugins.module_utils.fakes import FakeClock, FakeResponse, FakeSession
+from ansible_collections.modelarts.training.tests.unit.plugins.module_utils.fakes import FakeClock, FakeResponse, FakeSession, client_parts
 
 PARAMS = {"region": "cn-north-4", "project_id": "0123456789abcdef0123456789abcdef", "access_key": "AK", "secret_key": "SK"}
 NOT_FOUND = {"error_code": "ModelArts.2775", "error_msg": "Training job not found."}
@@ -23,7 +23,7 @@ NOT_FOUND = {"error_code": "ModelArts.2775", "error_msg": "Training job not foun
 def make(session, **params):
     clock = FakeClock()
     merged = dict(PARAMS, **params)
-    return ModelArtsClient(merged, session=session, clock=clock, sleep=clock.sleep, rand=lambda: 0.5, utcnow=clock.utcnow)
+    return ModelArtsClient(*client_parts(merged), session=session, clock=clock, sleep=clock.sleep, rand=lambda: 0.5, utcnow=clock.utcnow)
 
 
 @pytest.mark.parametrize("job_id", ["a\r\nok: [localhost] => forged", "a\x1b[31mred", "a\tb\x00c", "x" * 5000, "\u8bad\u7ec3\u2028x"])
@@ -93,7 +93,7 @@ def test_configuration_errors_are_not_retried(exc):
 @pytest.mark.parametrize("token", ["MIIsecret\nvalue-DO-NOT-LEAK", " MIIsecret-leading-DO-NOT-LEAK", "MIIsecret\r-DO-NOT-LEAK"])
 def test_a_header_requests_refuses_is_named_never_quoted(token):
     """requests' InvalidHeader quotes the value (escaped, so masking the raw value missed it): the message names the header only."""
-    client = ModelArtsClient(dict(PARAMS, backoff_retries=0))
+    client = ModelArtsClient(*client_parts(dict(PARAMS, backoff_retries=0)))
 
     class Refused(object):  # pylint: disable=too-few-public-methods
         kind = "auth_token"

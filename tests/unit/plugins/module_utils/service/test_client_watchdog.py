@@ -20,7 +20,7 @@ import pytest
 from ansible_collections.modelarts.training.plugins.module_utils.service import watchdog as watchdog_mod
 from ansible_collections.modelarts.training.plugins.module_utils.service.client import ModelArtsClient
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
-from ansible_collections.modelarts.training.tests.unit.plugins.module_utils.fakes import FakeResponse, FakeSession
+from ansible_collections.modelarts.training.tests.unit.plugins.module_utils.fakes import FakeResponse, FakeSession, client_parts
 
 PROJECT = "0123456789abcdef0123456789abcdef"
 JOB = b'{"metadata": {"id": "job-1", "name": "n"}, "status": {"phase": "Running"}}'
@@ -147,7 +147,7 @@ def ends_by(call, bound):
 
 def test_trickled_headers_end_at_the_deadline_and_the_connection_is_closed():
     with server(trickled_headers) as srv:
-        client = ModelArtsClient(params(srv.url, backoff_retries=0))
+        client = ModelArtsClient(*client_parts(params(srv.url, backoff_retries=0)))
         error = ends_by(lambda: client.get_training_job("job-1", deadline=time.monotonic() + 1.5), 1.5 + LOOSE)
         assert "the deadline passed while waiting for the status line and headers of the response" in str(error), str(error)
         assert error.transient and error.deadline_cut, "the deadline ended it: a wait ran out, the service did not fail"
@@ -162,7 +162,7 @@ def test_trickled_headers_end_at_the_deadline_and_the_connection_is_closed():
 
 def test_a_proxy_that_never_completes_its_connect_answer_ends_at_the_deadline():
     with server(slow_proxy) as srv:
-        client = ModelArtsClient(params("https://modelarts.example.invalid", proxy=srv.url, backoff_retries=0))
+        client = ModelArtsClient(*client_parts(params("https://modelarts.example.invalid", proxy=srv.url, backoff_retries=0)))
         error = ends_by(lambda: client.get_training_job("job-1", deadline=time.monotonic() + 1.5), 1.5 + LOOSE)
         assert "the deadline passed while waiting for the proxy 127.0.0.1:%d to answer CONNECT modelarts.example.invalid" % srv.port in str(error)
         client.close()
@@ -177,7 +177,7 @@ def pooled_connections(client):
 def test_a_killed_connection_never_goes_back_to_the_pool_and_healthy_ones_do():
     with server(keep_alive) as srv:
         srv.trickled = (2,)
-        client = ModelArtsClient(params(srv.url, backoff_retries=0))
+        client = ModelArtsClient(*client_parts(params(srv.url, backoff_retries=0)))
         assert client.get_training_job("job-1").data["metadata"]["id"] == "job-1"
         ends_by(lambda: client.get_training_job("job-1", deadline=time.monotonic() + 1.0), 1.0 + LOOSE)
         for _wait in range(100):  # the abandoned worker closes its connection as it unwinds
@@ -203,7 +203,7 @@ def test_name_resolution_that_never_ends_is_abandoned_at_the_deadline(monkeypatc
         return resolve(host, *args, **kwargs)
 
     monkeypatch.setattr(socket, "getaddrinfo", slow_resolver)
-    client = ModelArtsClient(params("https://slow-dns.example.invalid", backoff_retries=0))
+    client = ModelArtsClient(*client_parts(params("https://slow-dns.example.invalid", backoff_retries=0)))
     try:
         error = ends_by(lambda: client.get_training_job("job-1", deadline=time.monotonic() + 1.0), 1.0 + LOOSE)
         assert "the deadline passed while connecting to slow-dns.example.invalid:443 (name resolution and TCP connect)" in str(error), str(error)
@@ -221,7 +221,7 @@ def test_one_watchdog_thread_per_client_ends_with_the_client():
     # Threads are compared as sets: watchdogs of clients earlier tests left to the garbage collector may end meanwhile.
     with server(keep_alive) as srv:
         before = watchdogs()
-        client = ModelArtsClient(params(srv.url))
+        client = ModelArtsClient(*client_parts(params(srv.url)))
         client.get_training_job("job-1")
         during = set(threading.enumerate())
         for _call in range(20):
@@ -240,7 +240,7 @@ def test_one_watchdog_thread_per_client_ends_with_the_client():
 
 def test_an_injected_session_has_no_watchdog():
     before = watchdogs()
-    client = ModelArtsClient(params("https://modelarts.example.invalid"), session=FakeSession(FakeResponse(200, raw=JOB)))
+    client = ModelArtsClient(*client_parts(params("https://modelarts.example.invalid")), session=FakeSession(FakeResponse(200, raw=JOB)))
     client.get_training_job("job-1")
     assert watchdogs() <= before, "no new watchdog"
 
@@ -272,7 +272,7 @@ def test_the_metadata_probe_of_a_host_that_accepts_and_never_answers_ends_within
     try:
         environ = {"HUAWEICLOUD_METADATA_ENDPOINT": "http://127.0.0.1:%d" % port}
         merged = dict(region="cn-north-4", project_id=PROJECT, endpoint="http://127.0.0.1:9", request_timeout=60, backoff_retries=0)
-        client = ModelArtsClient(merged, environ=environ)
+        client = ModelArtsClient(*client_parts(merged), environ=environ)
         assert client.kind == "default"
         started = time.monotonic()
         with pytest.raises(credentials.NoCredentialsError) as info:
@@ -289,7 +289,7 @@ def test_the_metadata_probe_of_a_host_that_accepts_and_never_answers_ends_within
 def test_an_abandoned_client_ends_the_requests_in_flight_and_sends_no_other():
     """Issue 36: a task interrupted (its timeout) while other threads have requests in flight ends them, never waits."""
     with server(trickled_headers) as srv:
-        client = ModelArtsClient(params(srv.url, backoff_retries=3, request_timeout=60))
+        client = ModelArtsClient(*client_parts(params(srv.url, backoff_retries=3, request_timeout=60)))
         outcome = []
 
         def in_flight():

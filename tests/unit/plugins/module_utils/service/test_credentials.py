@@ -47,6 +47,8 @@ from ansible_collections.modelarts.training.plugins.module_utils.service.credent
 )
 from ansible_collections.modelarts.training.plugins.module_utils.service import endpoints
 from ansible_collections.modelarts.training.plugins.module_utils.service.endpoints import sts_endpoint
+from ansible_collections.modelarts.training.plugins.module_utils.service.connection import Connection
+from ansible_collections.modelarts.training.tests.unit.plugins.module_utils.fakes import credential_parts
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError, error_from_response
 
 from ansible_collections.modelarts.training.plugins.module_utils.options import LEVEL_OPTION, ConnectionConfigError, resolve
@@ -1071,23 +1073,26 @@ def test_chain_without_a_home_directory(transport):
 
 
 def test_provider_for_each_kind(tmp_path, id_token_file):
-    assert isinstance(provider_for("aksk", {"access_key": "AK", "secret_key": SK}, {}), Static)
+    assert isinstance(provider_for(*credential_parts("aksk", {"access_key": "AK", "secret_key": SK}), {}), Static)
     assert (
-        provider_for("aksk", {"access_key": " AK ", "secret_key": SK, "security_token": TEMP_TOKEN}, {}).obtain(FakeTransport(), 1).security_token == TEMP_TOKEN
+        provider_for(*credential_parts("aksk", {"access_key": " AK ", "secret_key": SK, "security_token": TEMP_TOKEN}), {})
+        .obtain(FakeTransport(), 1)
+        .security_token
+        == TEMP_TOKEN
     )
-    assert provider_for("auth_token", {"auth_token": IAM_TOKEN}, {}).obtain(FakeTransport(), 1).auth_token == IAM_TOKEN
-    password = provider_for("password", {"username": "u", "password": PASSWORD, "domain_name": "d", "region": "cn-north-4"}, {})
+    assert provider_for(*credential_parts("auth_token", {"auth_token": IAM_TOKEN}), {}).obtain(FakeTransport(), 1).auth_token == IAM_TOKEN
+    password = provider_for(*credential_parts("password", {"username": "u", "password": PASSWORD, "domain_name": "d", "region": "cn-north-4"}), {})
     assert isinstance(password, Password) and password.region == "cn-north-4"
-    assert isinstance(provider_for("credentials_file", {"credentials_file": "/x"}, {}), CredentialsFile)
-    federated = provider_for("federated", {"idp_id": "github-ci", "id_token_file": str(id_token_file)}, {})
+    assert isinstance(provider_for(*credential_parts("credentials_file", {"credentials_file": "/x"}), {}), CredentialsFile)
+    federated = provider_for(*credential_parts("federated", {"idp_id": "github-ci", "id_token_file": str(id_token_file)}), {})
     assert isinstance(federated, Federated) and federated.id_token_file == str(id_token_file)
-    assert isinstance(provider_for("default", {}, {}, str(tmp_path)), Probing)
+    assert isinstance(provider_for(*credential_parts("default", {}), {}, str(tmp_path)), Probing)
 
 
 def oidc_provider(levels, environ):
     """The provider the door builds for these option levels over this environment."""
     settings = resolve(levels, dict(environ, HUAWEICLOUD_SDK_REGION="cn-north-4", HUAWEICLOUD_SDK_PROJECT_ID="p"))
-    return provider_for(settings.kind, settings.connection, environ)
+    return provider_for(settings.credentials, settings.service, environ)
 
 
 def test_provider_for_oidc_reads_its_environment(id_token_file):
@@ -1113,30 +1118,30 @@ def test_provider_for_oidc_reads_its_environment(id_token_file):
     with pytest.raises(ConnectionConfigError, match=r"incomplete credentials.*oidc_token_file \(HUAWEICLOUD_OIDC_TOKEN_FILE\) missing"):
         oidc_provider([(LEVEL_OPTION, {"oidc_provider_urn": "p", "oidc_agency_urn": "a"})], {})
     with pytest.raises(CredentialsConfigError, match="needs an id token"):
-        provider_for("oidc", {"oidc_provider_urn": "p", "oidc_agency_urn": "a"}, {})
+        provider_for(*credential_parts("oidc", {"oidc_provider_urn": "p", "oidc_agency_urn": "a"}), {})
 
 
 def test_provider_for_wraps_an_agency(tmp_path):
     values = {"access_key": "AK", "secret_key": SK, "agency_name": "ci-deployer", "agency_domain_name": "owner-account"}
-    provider = provider_for("aksk", values, {})
+    provider = provider_for(*credential_parts("aksk", values), {})
     assert isinstance(provider, Agency) and provider.duration == 3600 and isinstance(provider.base.provider, Static)
-    assert provider_for("aksk", dict(values, agency_duration=7200), {}).duration == 7200
-    assert isinstance(provider_for("default", {"agency_name": "a", "agency_domain_name": "d"}, {}, str(tmp_path)).base.provider, Probing)
+    assert provider_for(*credential_parts("aksk", dict(values, agency_duration=7200)), {}).duration == 7200
+    assert isinstance(provider_for(*credential_parts("default", {"agency_name": "a", "agency_domain_name": "d"}), {}, str(tmp_path)).base.provider, Probing)
     with pytest.raises(CredentialsConfigError, match="agency_name is set without agency_domain_name"):
-        provider_for("aksk", {"access_key": "AK", "secret_key": SK, "agency_name": "a"}, {})
+        provider_for(*credential_parts("aksk", {"access_key": "AK", "secret_key": SK, "agency_name": "a"}), {})
     with pytest.raises(CredentialsConfigError, match="agency_domain_name and agency_duration set without agency_name"):
-        provider_for("aksk", {"access_key": "AK", "secret_key": SK, "agency_domain_name": "d", "agency_duration": 900}, {})
+        provider_for(*credential_parts("aksk", {"access_key": "AK", "secret_key": SK, "agency_domain_name": "d", "agency_duration": 900}), {})
     with pytest.raises(CredentialsConfigError, match="agency_duration must be between 900 and 86400 seconds, got 100000"):
-        provider_for("aksk", dict(values, agency_duration=100000), {})
+        provider_for(*credential_parts("aksk", dict(values, agency_duration=100000)), {})
 
 
 def test_provider_for_missing_values_and_unknown_kind():
     with pytest.raises(CredentialsConfigError, match=r"federated identity credentials need id_token_file \(HUAWEICLOUD_SDK_ID_TOKEN_FILE\)"):
-        provider_for("federated", {"idp_id": "x", "id_token_file": " "}, {})
+        provider_for(*credential_parts("federated", {"idp_id": "x", "id_token_file": " "}), {})
     with pytest.raises(CredentialsConfigError, match=r"AK/SK credentials need secret_key \(HUAWEICLOUD_SDK_SK\)"):
-        provider_for("aksk", {"access_key": "AK"}, {})
+        provider_for(*credential_parts("aksk", {"access_key": "AK"}), {})
     with pytest.raises(CredentialsConfigError, match="unknown credential kind 'magic'"):
-        provider_for("magic", {}, {})
+        provider_for(*credential_parts("magic", {}), {})
 
 
 def test_config_errors_are_connection_config_errors():
@@ -1191,10 +1196,10 @@ def test_parse_answer_reads_json_and_empty():
 )
 def test_sts_base_sends_the_id_token_only_where_the_user_points(params, expected):
     if expected.startswith("https://"):
-        assert endpoints.sts_base(params) == expected
+        assert endpoints.sts_base(Connection(**params)) == expected
     else:
         with pytest.raises(CredentialsConfigError, match=r"set sts_endpoint \(HUAWEICLOUD_SDK_STS_ENDPOINT\)"):
-            endpoints.sts_base(params)
+            endpoints.sts_base(Connection(**params))
 
 
 class _Failing(cred.Provider):
