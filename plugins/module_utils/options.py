@@ -1,12 +1,14 @@
 # Copyright: (c) 2026, modelarts.training contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The one definition of every option, and the one place where option values are read.
+"""The door's options: the argument specs assembled from the rooms' tables, and the one place where option values are read.
 
-Three tables: :data:`CONNECTION_OPTIONS` (connection and credentials, documented by the
-``modelarts.training.connection`` doc fragment), :data:`WAIT_OPTIONS` (the ``modelarts.training.wait``
-fragment) and :data:`QUERY_OPTIONS` (validation, concurrency, endpoint tokens).
+Each table lives in the room that owns it: ``service/connection.py`` (connection and credentials, documented by the
+``modelarts.training.connection`` doc fragment), ``waiting/wait_options.py`` (the ``modelarts.training.wait``
+fragment), ``results/metric_options.py`` (metrics and baseline); :data:`QUERY_OPTIONS` (validation, concurrency,
+endpoint tokens) and :data:`SEARCH_OPTIONS` are the door's own.  Their names stay importable from here.
 
-:func:`resolve` turns the values an entry point was given into typed settings.  An entry point hands
+:func:`resolve` turns the values an entry point was given into :class:`Settings`, made of typed parts (the
+connection, the credential source, the wait, the metrics), each handed to the room that needs it.  An entry point hands
 over its *levels*, highest precedence first - the module its task options (``module_defaults``
 included), the lookup its keywords then its ``modelarts_*`` variables, the event source its arguments -
 and the environment is the lowest level.  Each option takes its value from the highest level that sets

@@ -213,7 +213,7 @@ def query_jobs(
         return QueryResult(items, not errors, _errors_message(errors) if errors else None, errors, job_messages=[str(exc) for exc in errors.values()])
 
     if grace is None:
-        grace = float(client.params["request_timeout"])
+        grace = float(client.service.request_timeout)
     acted = set(wait_for) | set(fail_on or ()) | set(TERMINAL_PHASES)
     source = _observer().for_client(
         client,
@@ -437,7 +437,7 @@ class Query(object):
         if not settings.diagnostics or not failed:
             return {}
         diagnostics = _diagnostics()
-        limit = self.clock() + float(self.client.params["request_timeout"])
+        limit = self.clock() + float(self.client.service.request_timeout)
         secrets = self.masking_secrets()
         diagnostics.diagnose(
             self.client,
@@ -525,7 +525,7 @@ class Query(object):
             return self.search(name, None, pages)
         waiter = _waiter()
         deadline = start + settings.wait_timeout
-        grace = float(self.client.params["request_timeout"])
+        grace = float(self.client.service.request_timeout)
         interval, cap = settings.wait_sleep, max(settings.wait_sleep, settings.wait_sleep_max)
         last = settings.wait_timeout <= 0
         searches, failure = 0, None
@@ -626,7 +626,7 @@ class Query(object):
             **self._item_options(),
         )
         result.single = selection.single
-        grace = float(self.client.params["request_timeout"])
+        grace = float(self.client.service.request_timeout)
         notes = self.diagnose(result.items, start + settings.wait_timeout + grace if settings.wait else None)
         if notes and result.wait is not None and not result.ok:
             by_key = dict((key, notes[id(item)]) for key, item in zip(keys, result.items) if notes.get(id(item)))

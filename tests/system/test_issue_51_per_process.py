@@ -44,7 +44,7 @@ def load_verify_locations(context, cafile=None, capath=None, cadata=None):
     return original_load(context, cafile, capath, cadata)
 
 ssl.SSLContext.load_verify_locations = load_verify_locations
-from ansible_collections.modelarts.training.plugins.module_utils import validation
+from ansible_collections.modelarts.training.plugins.module_utils.job import validation
 original_compile = validation._FastChecker.compile
 
 def compile(checker, node):

@@ -40,7 +40,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.results.metric_
     METRIC_SOURCES,
 )
 from ansible_collections.modelarts.training.plugins.module_utils.text import unknown_names, unknown_text
-from ansible_collections.modelarts.training.plugins.module_utils.options import to_bool
+from ansible_collections.modelarts.training.plugins.module_utils.service.connection import to_bool
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ConnectionConfigError
 from ansible_collections.modelarts.training.plugins.module_utils.text import expand_user
 from ansible_collections.modelarts.training.plugins.module_utils.job.selection import (
@@ -538,7 +538,7 @@ class Plan(object):
         the ``items`` (:class:`Candidates`)."""
         clock = query.clock
         if deadline is None:
-            deadline = clock() + float(query.client.params["request_timeout"])
+            deadline = clock() + float(query.client.service.request_timeout)
         completed = []
         for item in items:
             if isinstance(item, dict):

@@ -15,11 +15,9 @@ from __future__ import annotations
 import json
 import random
 import time
-from types import MappingProxyType
 
 from ansible_collections.modelarts.training.plugins.module_utils.service import auth
 from ansible_collections.modelarts.training.plugins.module_utils.service import credentials as credentials_mod
-from ansible_collections.modelarts.training.plugins.module_utils.service.connection import CONNECTION_FIELDS
 from ansible_collections.modelarts.training.plugins.module_utils.service.endpoints import Endpoints, escape
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.service.iam import IamSession
@@ -167,12 +165,6 @@ class ModelArtsClient(object):
         self.http.quiet_insecure_warnings(self.endpoint, self.iam_endpoint)
         self._session = self.http.session
         self.transport = _ProviderTransport(self.http, self.endpoints, environ)
-
-    @property
-    def params(self):
-        """The connection's values by option name, read-only: what the door's callers read before the client was built
-        from typed parts (read ``service.request_timeout`` instead)."""
-        return MappingProxyType(dict(zip(CONNECTION_FIELDS, self.service)))
 
     @property
     def _throttled(self):

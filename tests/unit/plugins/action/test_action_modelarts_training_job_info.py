@@ -252,9 +252,10 @@ def test_an_item_without_secrets_is_not_copied_but_training_job_is():
 # -- what a plain GET by id loads (issue 51) ---------------------------------------------------------------------
 
 # The collection's modules in sys.modules after the action plugin ran one task reading one job by id in process: the
-# rooms such a task takes and no other (issue 58: with the packages' __init__ modules, and the two light option tables,
-# waiting/wait_options.py and results/metric_options.py, that the door's argument specs read on every call).  A file added here must be one a plain GET needs: every other room (searching,
-# waiting, diagnostics, metrics, credential sources, the watch...) is imported by the calls that take it (issue 51).
+# rooms such a task takes and no other (issue 58: with the packages' __init__ modules, the connection's typed parts,
+# service/connection.py, and the two light option tables waiting/wait_options.py and results/metric_options.py that
+# the door's argument specs read on every call).  A file added here must be one a plain GET needs: every other room
+# (searching, waiting, diagnostics, metrics, credential sources, the watch...) is imported by the calls that take it.
 PLAIN_GET_MODULES = [
     "ansible_collections.modelarts.training",
     "ansible_collections.modelarts.training.plugins",

@@ -14,6 +14,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.errors import M
 from ansible_collections.modelarts.training.plugins.module_utils.results.metric_reads import Reading
 from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError
 from ansible_collections.modelarts.training.plugins.module_utils.service.transport import Response
+from ansible_collections.modelarts.training.plugins.module_utils.service.connection import Connection
 
 JOB = "3f7a1c2e-9b4d-4e8a-a1b2-c3d4e5f60718"
 OTHER = "9d3f1a2b-4c5d-4e6f-8a9b-0c1d2e3f4a81"
@@ -253,7 +254,7 @@ class FakeClient(object):
         self.logs = logs or {}
         self.calls = []
         self.lock = threading.Lock()
-        self.params = {"request_timeout": 30.0}
+        self.service = Connection(request_timeout=30.0)
 
     def get_ft_metrics(self, job_id, deadline=None, max_bytes=None):
         with self.lock:

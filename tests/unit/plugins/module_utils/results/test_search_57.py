@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import pytest
 
+from ansible_collections.modelarts.training.plugins.module_utils.service.connection import Connection
+
 from ansible_collections.modelarts.training.plugins.module_utils.results import metrics as metrics_mod
 from ansible_collections.modelarts.training.plugins.module_utils.job import selection
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
@@ -178,7 +180,7 @@ def test_a_search_by_name_alone_has_no_window():
 
 
 class Client(object):
-    params = {"request_timeout": 30}
+    service = Connection(request_timeout=30)
 
 
 class Settings(object):
