@@ -62,6 +62,8 @@ class Judge(object):
         self.jobs = {}
         self.finished = {}
         self.dropped = {}
+        self.stalls = None  # the stall room (``watch_stalls.Stalls``) when the watch has ``stall``
+        self.running = {}  # the Running items read this round of the jobs still watched: what the stall room judges
 
     def redact(self, text):
         return self.query.redact(text)
@@ -130,6 +132,8 @@ class Judge(object):
             self.finished[key] = phase
             del self.jobs[key]
             logger.info("training job %s is %s: no longer watched", describe(key), phase)
+        elif phase == "Running" and self.stalls is not None:
+            self.running[key] = item
         return event
 
     def invalid(self, key, error):
@@ -228,6 +232,14 @@ class Judge(object):
             if event:
                 events.append(event)
         return events
+
+    def stalled(self, events):
+        """The round's events, and with ``stall`` the stall room's verdicts on the Running jobs read this round: their
+        progress in the items, and one event per new stall (``watch_stalls.Stalls.round``)."""
+        running, self.running = self.running, {}
+        if self.stalls is None:
+            return events
+        return self.stalls.round(events, dict((key, item) for key, item in running.items() if key in self.jobs), watched=self.jobs)
 
     def diagnosed(self, events):
         """The events, their jobs' ``diagnostics`` set by the door: the service's events and log tails for a job that

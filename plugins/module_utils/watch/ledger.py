@@ -41,6 +41,8 @@ class Ledger(object):
         self.lister = None
         # Each job's last reported phase (or starting point), as the state file will hold it.
         self.recorded = dict(state.jobs) if state is not None else {}
+        # Each Running job's last reported stall, by its start (ISO), as the state file will hold it (argument stall).
+        self.stalls = dict(state.stalls) if state is not None else {}
         # The jobs a search listed that are not recorded yet, with their creation times (ms): covered stays below them.
         self.pending = {}
         self.last_save = None
@@ -80,11 +82,14 @@ class Ledger(object):
         if isinstance(key, str) and phase is not None:
             self.recorded[key] = phase
             self.pending.pop(key, None)
+            if phase in TERMINAL_PHASES:
+                self.stalls.pop(key, None)  # a finished job stalls no more
 
     def forget(self, key):
         """``key`` is no longer returned by the selection: the file keeps nothing of it."""
         self.recorded.pop(key, None)
         self.pending.pop(key, None)
+        self.stalls.pop(key, None)
 
     def listed(self, keys, found, skip=()):
         """Note each job a search listed (``found``: its answers) that is not recorded yet, with its creation time: what
@@ -108,13 +113,15 @@ class Ledger(object):
 
     def delivered(self, events):
         """The ``events`` were handed over (they left ansible-rulebook's queue, or it acknowledged them): record their
-        phases and save the state file.  Only then is a transition taken as reported, so a kill before this repeats it
-        (same ``event_id``) rather than losing it."""
+        phases (and the start of each stall reported) and save the state file.  Only then is a transition taken as
+        reported, so a kill before this repeats it (same ``event_id``) rather than losing it."""
         for event in events:
             body = event.get("modelarts") if isinstance(event, dict) else None
             item = body.get("training_job") if isinstance(body, dict) else None
             if isinstance(item, dict) and body.get("phase") is not None:
                 self.record(item.get("id"), body["phase"])
+                if body.get("stalled") is True and isinstance(item.get("id"), str) and isinstance(body.get("progress"), dict):
+                    self.stalls[item["id"]] = body["progress"].get("since")
         self.save()
 
     def covered(self):
@@ -147,6 +154,7 @@ class Ledger(object):
             return
         self.last_save = now
         self.state.jobs = self.recorded
+        self.state.stalls = dict((key, since) for key, since in self.stalls.items() if key in self.recorded and isinstance(since, str))
         self.state.covered = self.covered()
         try:
             self.state.save()

@@ -50,8 +50,10 @@ from ansible_collections.modelarts.training.plugins.module_utils.watch.judge imp
 from ansible_collections.modelarts.training.plugins.module_utils.watch.ledger import Ledger
 from ansible_collections.modelarts.training.plugins.module_utils.watch.lister import Lister
 from ansible_collections.modelarts.training.plugins.module_utils.watch.schedule import Schedule
+from ansible_collections.modelarts.training.plugins.module_utils.watch.stalls import Stalls, progress_reader
 from ansible_collections.modelarts.training.plugins.module_utils.watch.state import StateFile, StateFileError, event_id  # noqa: F401  # pylint: disable=unused-import
 from ansible_collections.modelarts.training.plugins.module_utils.waiting.waiter import JOB_TOLERATED
+from ansible_collections.modelarts.training.plugins.module_utils.waiting.wait_options import check_stall
 
 DEFAULT_INTERVAL = 10.0
 # The source's own arguments; everything else it accepts is the door's.
@@ -59,8 +61,9 @@ SOURCE_ARGUMENTS = ("training_job_ids", "name", "tags", "workspace_id", "interva
 # ansible-rulebook's own source arguments, accepted and left to it: ``feedback: true`` asks it for a feedback queue.
 RULEBOOK_ARGUMENTS = ("feedback",)
 STARTUP_CHOICES = ("all", "changes")
-# metrics and baseline are the module's: an event into Completed carries what the job produced (Watcher.measured).
-DOOR_ARGUMENTS = tuple(CONNECTION_OPTIONS) + tuple(QUERY_OPTIONS) + ("fail_on",) + tuple(METRICS_OPTIONS)
+# metrics and baseline are the module's: an event into Completed carries what the job produced (Watcher.measured);
+# stall too: a Running job that stopped making progress gives one event per stall (watch_stalls.Stalls).
+DOOR_ARGUMENTS = tuple(CONNECTION_OPTIONS) + tuple(QUERY_OPTIONS) + ("fail_on",) + tuple(METRICS_OPTIONS) + ("stall",)
 # The wait options are the module's and the lookup's: the source follows every job to a final phase.
 WAIT_HINTS = dict((name, "the source has no wait options; it follows each job to a final phase") for name in WAIT_OPTIONS if name != "fail_on")
 SEARCH_ERRORS = (ModelArtsError, ConnectionConfigError)
@@ -129,6 +132,8 @@ class Arguments(object):
                 self.interval = convert("interval", {"type": "float"}, args["interval"], LEVEL_ARGUMENT)
             if not _blank(args.get("stop_when_done")):
                 self.stop_when_done = to_bool(args["stop_when_done"], "stop_when_done", LEVEL_ARGUMENT)
+            # Checked here, before the door and any request: the message names the argument and its key.
+            self.stall = check_stall(args.get("stall"))
         except ConnectionConfigError as error:
             raise SourceConfigError("%s: %s" % (NAME, error)) from None
         if not self.interval > 0:
@@ -175,6 +180,8 @@ class Watcher(object):
         self.schedule = Schedule(arguments.interval, float(query.settings.connection["backoff_max_delay"]), clock, lambda: query.client.throttled, query.redact)
         self.ledger = Ledger(arguments.startup, arguments.search is not None, state, clock)
         self.judge = Judge(query, self.ledger, self.schedule, query.settings.validate, clock)
+        if arguments.stall is not None:
+            self.judge.stalls = Stalls(arguments.stall, progress_reader(query, arguments.stall), self.ledger, query.redact_value)
         self.lister = None
         if arguments.search is not None:
             self.lister = self.ledger.lister = Lister(
@@ -312,7 +319,7 @@ class Watcher(object):
         if not self.said_started and self._first_round_done():
             self.said_started = True
             start_logger().info("%s", self.started_line())
-        return self.measured(self.judge.diagnosed(events))
+        return self.measured(self.judge.diagnosed(self.judge.stalled(events)))
 
     def _first_round_done(self):
         """Whether the first round is over: a search's first listing, or a first answer (or a final error) for every id."""

@@ -8,13 +8,16 @@ selection is refused, never reused.  ``jobs`` holds each job's last *reported* p
 events were handed over (put on ansible-rulebook's queue, or acknowledged on its feedback queue) - so a kill at any
 instant loses no transition and repeats only the events that were in flight.  ``covered`` is the newest
 ``create_time`` (epoch ms) the watch's search has listed: after a restart a job created since then is new, whatever
-``startup`` says.  Writes are atomic (a temporary file in the same directory, fsync, ``os.replace``), mode 0600.
+``startup`` says.  ``stalls`` (argument ``stall``; present only when it holds any) maps a ``Running`` job to the start
+(``YYYY-MM-DDTHH:MM:SSZ``) of the stall last reported for it, so a restart does not report the same stall again.
+Writes are atomic (a temporary file in the same directory, fsync, ``os.replace``), mode 0600.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import tempfile
 import uuid
@@ -23,6 +26,8 @@ from ansible_collections.modelarts.training.plugins.module_utils.job.phases impo
 from ansible_collections.modelarts.training.plugins.module_utils.job.selection import JOB_ID_PATTERN
 
 STATE_VERSION = 1
+# A stall's start as the file holds it (``stall.iso``).
+_STALL_START = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
 # The namespace of every event_id (uuid5): fixed, so the same job and transition give the same id in every run.
 EVENT_ID_NAMESPACE = uuid.UUID("7fc7da57-cd81-41d9-b345-f1b5a4ecf6ff")
 # The most bytes a state file may hold per job it can hold, and at least this much: a bigger file is not one this
@@ -79,6 +84,7 @@ class StateFile(object):
         # As JSON gives it back (lists, not tuples): what is compared with a file's.
         self.selection = json.loads(json.dumps(selection))
         self.jobs = {}
+        self.stalls = {}
         self.covered = None
         self.loaded = False
         self.saved_text = None
@@ -165,6 +171,7 @@ class StateFile(object):
         self._compare(stored, keys=[key for key in self.selection if key != "project_id" and not (by_ids and key == "training_job_ids")])
         self.stored_project = stored.get("project_id")
         self.jobs = dict((key, phase) for key, phase in data["jobs"].items() if not by_ids or key in ids)
+        self.stalls = dict((key, since) for key, since in (data.get("stalls") or {}).items() if key in self.jobs)
         self.covered = data.get("covered")
         self.loaded = True
         self.saved_text = raw.decode("utf-8") if not by_ids or stored_ids == ids else None
@@ -218,6 +225,8 @@ class StateFile(object):
 
     def text(self):
         data = {"version": STATE_VERSION, "selection": self.selection, "covered": self.covered, "jobs": self.jobs}
+        if self.stalls:
+            data["stalls"] = self.stalls
         return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
     def save(self):
@@ -276,6 +285,11 @@ def _malformed(data):
     unknown = sorted(set(jobs.values()) - set(PHASES))
     if unknown:
         return "its 'jobs' holds %r, which is not a phase" % unknown[0][:40]
+    stalls = data.get("stalls")
+    if stalls is not None and (not isinstance(stalls, dict) or not all(isinstance(key, str) and isinstance(value, str) for key, value in stalls.items())):
+        return "its 'stalls' is not an object of job ids to times"
+    if stalls and not all(_STALL_START.fullmatch(value) for value in stalls.values()):
+        return "its 'stalls' holds a time that is not YYYY-MM-DDTHH:MM:SSZ"
     covered = data.get("covered")
     if covered is not None and (isinstance(covered, bool) or not isinstance(covered, int) or covered < 0):
         return "its 'covered' is not a time in milliseconds"

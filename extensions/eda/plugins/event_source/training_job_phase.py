@@ -112,6 +112,54 @@ options:
       - Unset, nothing is kept - every start follows O(startup). The shipped rulebook C(deploy_on_completed) keeps one, by
         default in C(~/.local/state/modelarts.training/deploy_on_completed.json).
     type: path
+  stall:
+    description:
+      - Report a C(Running) job that stopped making progress (a collective that never returns, a dead data loader), as
+        M(modelarts.training.modelarts_training_job_info) judges it with its C(stall) option - idle accelerators, a
+        silent log, the service's own hang verdict (see docs/event_source.md, "A job that stopped making progress").
+      - 'A C(Running) job that stalls gives one event C({"modelarts": {"training_job": <item>, "previous_phase": "Running",
+        "phase": "Running", "stalled": true, "progress": {stalled, since, signals, problems}, "event_id": <uuid>}}), once
+        per stall: again only after the job made progress and stalled anew. Its C(event_id) comes from the job and the
+        stall''s start (C(since)), so a repeat has the same id; the stall reported is kept in O(state_file) like any
+        reported event, and a restart does not report it again.'
+      - With O(stall) every event carries C(stalled) (V(false) for a phase change) and its item C(progress) (null unless
+        C(Running)). A rule on C(Running) that is not about stalls adds C(event.modelarts.stalled == false).
+      - Progress is read for the C(Running) jobs of each round only, at most one request per task and signal, within
+        O(max_concurrency) and one O(request_timeout). The source never stops or restarts a job, it reports.
+      - Checked before any request; a wrong key or value ends the source with a message naming C(stall.<key>).
+    type: dict
+    suboptions:
+      idle_minutes:
+        description:
+          - Accelerators idle - on every task, the newest O(stall.idle_minutes) one-minute averages of C(gpuUtil) (or
+            C(npuUtil)) are all at or below O(stall.idle_below). 1 to 1440.
+        type: int
+      idle_below:
+        description:
+          - Percent at or below which an accelerator counts as idle.
+        type: float
+        default: 1
+      quiet_minutes:
+        description:
+          - Log silent - no task's log grew across this many minutes of polling. 1 to 1440.
+        type: int
+      service:
+        description:
+          - The service's own hang verdict (a C(JobHanged) event, or a recover record with C(fault_scenario=job_hanged))
+            newer than the job's last start stalls a job on its own.
+        type: bool
+        default: true
+      grace_minutes:
+        description:
+          - No signal counts until the job has been C(Running) this long since its last start. 1 to 1440.
+        type: int
+        default: 10
+      require:
+        description:
+          - Over O(stall.idle_minutes) and O(stall.quiet_minutes), those given - V(all) each must hold, V(any) one is enough.
+        type: str
+        choices: [all, any]
+        default: all
   fail_on:
     description:
       - Phases that set the item's C(failed) flag and end the watch of that job.
@@ -175,6 +223,16 @@ EXAMPLES = r"""
     baseline:
       tags:
         stage: production
+
+# Hung jobs: a Running job whose accelerators idled for 30 minutes and whose log stayed silent as long gives one event
+# with stalled: true (once per stall); a rule can notify on event.modelarts.stalled == true.
+- modelarts.training.training_job_phase:
+    tags:
+      pipeline: nightly
+    stall:
+      idle_minutes: 30
+      quiet_minutes: 30
+    state_file: /var/lib/modelarts-eda/nightly-stalls.json
 
 # Restartable: what was reported is kept on disk; a restart reports only what changed meanwhile.
 - modelarts.training.training_job_phase:

@@ -1,0 +1,276 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Issue 59, the event source's ``stall`` (watch/stalls.py, the judge's and the ledger's part): a ``Running`` job that
+stops making progress gives one event, once per stall, kept in the state file.  The door is real (no request is sent):
+the progress room's read is a fake that sets each item's ``progress`` as a script says; the phase source is a fake too.
+Against the emulator, in the user's shape: tests/system/test_issue_59_stall_event_source.py."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ansible_collections.modelarts.training.plugins.module_utils.watch import source as watch
+from ansible_collections.modelarts.training.plugins.module_utils.watch.events import SourceConfigError
+from ansible_collections.modelarts.training.plugins.module_utils.watch.ledger import Ledger
+from ansible_collections.modelarts.training.plugins.module_utils.watch.stalls import SINCE_SLACK_SECONDS, Stalls, made_progress, make_stall_event
+from ansible_collections.modelarts.training.plugins.module_utils.watch.state import StateFile, StateFileError, event_id
+
+CONNECTION = {
+    "region": "cn-north-4",
+    "project_id": "0123456789abcdef0123456789abcdef",
+    "endpoint": "https://127.0.0.1:9",
+    "access_key": "AK-UNIT",
+    "secret_key": "Unit-Secret",
+}
+A, B = "a1000000-0000-4000-8000-000000000001", "b2000000-0000-4000-8000-000000000002"
+STALL = {"idle_minutes": 30}
+SINCE = "2026-11-25T02:00:00Z"
+LATER = "2026-11-25T04:00:00Z"
+
+
+def item(key, phase):
+    terminal = phase in ("Completed", "Failed", "Terminated", "Abnormal")
+    return {"id": key, "name": "job-" + key, "phase": phase, "terminal": terminal, "schema_errors": [], "create_time": "2026-01-01T00:00:00Z"}
+
+
+def progress(stalled, since=None, problems=()):
+    idle = {"held": stalled, "minutes": 30, "tasks": {"worker-0": {"metric": "gpuUtil", "last": 0.2 if stalled else 93.0, "peak": 0.3 if stalled else 97.0}}}
+    return {"stalled": stalled, "since": since if stalled else None, "signals": {"idle": idle, "quiet": None, "service": None}, "problems": list(problems)}
+
+
+class Script(object):
+    """The phase source and the progress room's read, as fakes: each round answers ``phases[key]`` and sets
+    ``progress[key]`` on the Running items; ``reads`` counts the items read per round."""
+
+    batch = 1
+
+    def __init__(self):
+        self.phases = {}
+        self.progress = {}
+        self.reads = []
+
+    def observe(self, keys, deadline=None):
+        return dict((key, item(key, self.phases[key])) for key in keys)
+
+    def read(self, items, watched=()):
+        self.reads.append(sorted(items))
+        for key, found in items.items():
+            found["progress"] = self.progress.get(key)
+
+
+class Clock(object):
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+def built(script, **args):
+    arguments = dict(CONNECTION, training_job_ids=[A], interval=2, stall=STALL)
+    arguments.update(args)
+    clock = Clock()
+    watcher, query = watch.build_watcher(arguments, environ={}, clock=clock)
+    query.close()
+    if watcher.state is not None:
+        watcher.state.check_project(CONNECTION["project_id"])
+    watcher.source = script
+    if watcher.judge.stalls is not None:
+        watcher.judge.stalls.read = script.read
+    return watcher
+
+
+def rounds(w, count=1):
+    """``count`` rounds, each an interval after the last."""
+    events = []
+    for _round in range(count):
+        w.clock.now += 10.0
+        events += w.round(w.clock())
+    return events
+
+
+def described(events):
+    return [(e["modelarts"]["training_job"]["id"], e["modelarts"]["previous_phase"], e["modelarts"]["phase"], e["modelarts"].get("stalled")) for e in events]
+
+
+# -- the argument ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "stall, words",
+    [
+        ({"idle_minutes": 0}, r"stall\.idle_minutes must be a whole number of minutes from 1 to 1440, got 0"),
+        ({"idle_minute": 30}, r"stall: unknown key idle_minute \(did you mean idle_minutes\?\)"),
+        ({"service": False}, r"stall asks for no signal"),
+        ({"quiet_minutes": 5, "require": "most"}, r"stall\.require must be all or any"),
+        ("yes", r"stall must be a dict"),
+    ],
+)
+def test_the_stall_argument_is_checked_before_the_door_and_any_request(stall, words):
+    assert "stall" in watch.DOOR_ARGUMENTS
+    with pytest.raises(SourceConfigError, match=r"^modelarts\.training\.training_job_phase: " + words):
+        watch.Arguments(dict(CONNECTION, training_job_ids=[A], stall=stall))
+
+
+def test_without_stall_there_is_no_stall_room_and_events_are_as_before():
+    script = Script()
+    script.phases[A] = "Running"
+    w = built(script, stall=None)
+    assert w.judge.stalls is None and w.arguments.stall is None
+    (event,) = rounds(w)
+    assert "stalled" not in event["modelarts"] and "progress" not in event["modelarts"]["training_job"]
+    assert w.judge.running == {}, "nothing is kept for a stall room that is not there"
+
+
+# -- once per stall ------------------------------------------------------------------------------------------------
+
+
+def test_a_running_job_that_stalls_gives_one_event_with_its_progress_and_an_id_from_the_job_and_the_stalls_start():
+    script = Script()
+    script.phases[A] = "Running"
+    script.progress[A] = progress(False)
+    w = built(script)
+    (first,) = rounds(w)
+    assert described([first]) == [(A, None, "Running", False)]
+    assert first["modelarts"]["training_job"]["progress"] == progress(False), "a Running item carries its progress"
+    script.progress[A] = progress(True, SINCE)
+    (stalled,) = rounds(w)
+    body = stalled["modelarts"]
+    assert described([stalled]) == [(A, "Running", "Running", True)]
+    assert body["progress"] == body["training_job"]["progress"] == progress(True, SINCE)
+    assert body["event_id"] == event_id(A, "Running", "Running", extra="stall:%s:%s" % (A, SINCE))
+    assert body["training_job"]["diagnostics"] is None
+    assert rounds(w, 3) == [], "once per stall: the job stays stalled"
+    assert script.reads == [[A]] * 5, "one read per Running job and round"
+
+
+def test_a_stall_read_a_minute_apart_is_the_same_stall_and_a_read_that_failed_is_no_progress():
+    script = Script()
+    script.phases[A] = "Running"
+    script.progress[A] = progress(True, SINCE)
+    w = built(script)
+    assert [e["modelarts"].get("stalled") for e in rounds(w)] == [False, True]
+    # The idle run's start is read to the minute: one minute later is the same stall.
+    script.progress[A] = progress(True, "2026-11-25T02:01:00Z")
+    assert rounds(w) == []
+    # A signal that could not be read is no progress: a later start after it is still this stall.
+    script.progress[A] = progress(False, problems=["idle: task worker-0: its metrics could not be read (HTTP 403: refused)"])
+    assert rounds(w) == []
+    script.progress[A] = progress(True, LATER)
+    assert rounds(w) == []
+
+
+def test_a_job_that_made_progress_and_stalled_anew_gives_a_new_event_with_a_new_id():
+    script = Script()
+    script.phases[A] = "Running"
+    script.progress[A] = progress(True, SINCE)
+    w = built(script)
+    first = [e for e in rounds(w) if e["modelarts"].get("stalled")]
+    script.progress[A] = progress(False)
+    assert rounds(w) == []
+    script.progress[A] = progress(True, LATER)
+    (again,) = rounds(w)
+    assert again["modelarts"]["stalled"] is True and again["modelarts"]["progress"]["since"] == LATER
+    assert again["modelarts"]["event_id"] != first[0]["modelarts"]["event_id"]
+
+
+def test_a_job_that_completes_after_its_stall_gives_its_completed_event_and_no_more_reads():
+    script = Script()
+    script.phases[A] = "Running"
+    script.progress[A] = progress(True, SINCE)
+    w = built(script)
+    rounds(w)
+    script.phases[A] = "Completed"
+    (done,) = rounds(w)
+    assert described([done]) == [(A, "Running", "Completed", False)]
+    assert done["modelarts"]["training_job"]["progress"] is None
+    assert done["modelarts"]["event_id"] == event_id(A, None, "Completed")
+    assert script.reads == [[A]], "a job that is not Running is not read"
+    assert w.judge.stalls.sent == {}, "nothing is kept of a job no longer watched"
+
+
+# -- the state file ----------------------------------------------------------------------------------------------------
+
+
+def test_a_stall_reported_is_saved_and_a_restart_with_the_state_file_does_not_report_it_again(tmp_path):
+    path = str(tmp_path / "state.json")
+    script = Script()
+    script.phases[A] = "Running"
+    script.progress[A] = progress(True, SINCE)
+    w = built(script, state_file=path)
+    events = rounds(w)
+    assert [e["modelarts"].get("stalled") for e in events] == [False, True]
+    w.delivered(events)
+    saved = json.loads(open(path).read())
+    assert saved["jobs"] == {A: "Running"} and saved["stalls"] == {A: SINCE}
+    # Restarted: the same stall (read a minute later) gives no event; nor does the Running the file recorded.
+    script.progress[A] = progress(True, "2026-11-25T02:01:00Z")
+    again = built(script, state_file=path)
+    assert rounds(again, 2) == []
+    # The job made progress while the source was down and stalled anew: a new stall.
+    later = built(script, state_file=path)
+    script.progress[A] = progress(True, LATER)
+    (anew,) = rounds(later)
+    assert anew["modelarts"]["stalled"] is True and anew["modelarts"]["progress"]["since"] == LATER
+    later.delivered([anew])
+    assert json.loads(open(path).read())["stalls"] == {A: LATER}
+    # Completed: the file keeps no stall of a finished job.
+    script.phases[A] = "Completed"
+    done = rounds(later)
+    assert described(done) == [(A, "Running", "Completed", False)]
+    later.delivered(done)
+    saved = json.loads(open(path).read())
+    assert saved["jobs"] == {A: "Completed"} and "stalls" not in saved
+
+
+def test_a_stall_event_not_handed_over_is_reported_again_after_a_restart_with_the_same_id(tmp_path):
+    path = str(tmp_path / "state.json")
+    script = Script()
+    script.phases[A] = "Running"
+    script.progress[A] = progress(True, SINCE)
+    w = built(script, state_file=path)
+    phase_event, stall_event = rounds(w)
+    w.delivered([phase_event])  # killed before the stall event left the queue
+    assert "stalls" not in json.loads(open(path).read())
+    (again,) = rounds(built(script, state_file=path))
+    assert again["modelarts"]["stalled"] is True and again["modelarts"]["event_id"] == stall_event["modelarts"]["event_id"]
+
+
+def test_a_state_file_without_stalls_is_written_as_before_and_a_malformed_one_is_refused(tmp_path):
+    path = str(tmp_path / "state.json")
+    state = StateFile(path, {"training_job_ids": [A]})
+    state.jobs = {A: "Running"}
+    state.save()
+    assert set(json.loads(open(path).read())) == {"version", "selection", "covered", "jobs"}
+    state.stalls = {A: SINCE}
+    state.save()
+    assert StateFile(path, {"training_job_ids": [A]}).stalls == {A: SINCE}
+    assert StateFile(path, {"training_job_ids": [A, B]}).stalls == {A: SINCE}
+    for stalls, words in (([SINCE], "its 'stalls' is not an object"), ({A: "yesterday"}, "its 'stalls' holds a time")):
+        data = json.loads(open(path).read())
+        data["stalls"] = stalls
+        with open(path, "w") as handle:
+            json.dump(data, handle)
+        with pytest.raises(StateFileError, match=words):
+            StateFile(path, {"training_job_ids": [A]})
+
+
+# -- the room on its own -----------------------------------------------------------------------------------------------
+
+
+def test_the_stall_room_on_its_own():
+    ledger = Ledger("all", False, None, lambda: 0.0)
+    reads = []
+    room = Stalls(None, lambda items, watched: reads.append(sorted(items)), ledger, lambda value: value)
+    running = {A: dict(item(A, "Running"), progress=progress(True, SINCE))}
+    phase_event = {"modelarts": {"training_job": item(B, "Pending"), "previous_phase": None, "phase": "Pending", "event_id": "x"}}
+    events = room.round([phase_event], running, watched={A: None, B: None})
+    assert [e["modelarts"]["stalled"] for e in events] == [False, True] and events[0]["modelarts"]["training_job"]["progress"] is None
+    assert reads == [[A]]
+    assert room.round([], {}, watched={}) == [] and room.sent == {}
+    assert made_progress(progress(False)) and not made_progress(progress(False, problems=["x"])) and not made_progress(None)
+    assert SINCE_SLACK_SECONDS == 60
+    event = make_stall_event(item(A, "Running"), A, progress(True, SINCE))
+    assert event["modelarts"]["event_id"] == event_id(A, "Running", "Running", extra="stall:%s:%s" % (A, SINCE))
