@@ -8,6 +8,7 @@ Against the emulator, in the user's shape: tests/system/test_issue_59_stall_even
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
@@ -274,3 +275,37 @@ def test_the_stall_room_on_its_own():
     assert SINCE_SLACK_SECONDS == 60
     event = make_stall_event(item(A, "Running"), A, progress(True, SINCE))
     assert event["modelarts"]["event_id"] == event_id(A, "Running", "Running", extra="stall:%s:%s" % (A, SINCE))
+
+
+def test_the_read_is_the_progress_rooms_made_at_the_first_read_and_forgets_jobs_no_longer_watched(monkeypatch):
+    made = []
+
+    class Progress(object):
+        def __init__(self, client, settings, max_concurrency, clock):
+            made.append((client, settings, max_concurrency, clock))
+            self.histories, self.moments, self.last = {}, {}, {}
+
+        def read(self, items, deadline=None):
+            for found in items:
+                found["progress"] = progress(False)
+                self.histories[found["id"]] = self.moments[found["id"]] = self.last[found["id"]] = "kept"
+
+    fake = type(sys)("progress")
+    fake.Progress = Progress
+    monkeypatch.setitem(sys.modules, "ansible_collections.modelarts.training.plugins.module_utils.waiting.progress", fake)
+    script = Script()
+    script.phases.update({A: "Running", B: "Running"})
+    arguments = dict(CONNECTION, training_job_ids=[A, B], interval=2, stall=STALL, max_concurrency=7)
+    w, query = watch.build_watcher(arguments, environ={}, clock=Clock())
+    query.close()
+    w.source = script
+    assert made == [], "nothing is made before the first read"
+    events = rounds(w)
+    assert [e["modelarts"]["training_job"]["progress"] for e in events] == [progress(False)] * 2
+    ((client, settings, concurrency, clock),) = made
+    assert client is w.query.client and settings == w.arguments.stall and concurrency == 7 and clock is w.clock
+    room = w.judge.stalls
+    del w.jobs[B]  # no longer watched (a search that no longer returns it)
+    room.read({A: item(A, "Running")}, watched=w.jobs)
+    rooms = room.read.rooms
+    assert set(rooms[0].histories) == set(rooms[0].moments) == set(rooms[0].last) == {A} and len(made) == 1
