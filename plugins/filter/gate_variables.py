@@ -26,6 +26,7 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.parsing.yaml.loader import AnsibleLoader
 
 from ansible_collections.modelarts.training.plugins.module_utils.results.metrics import check_baseline, check_metric
+from ansible_collections.modelarts.training.plugins.module_utils.waiting.wait_options import check_stall
 from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError, unknown_names
 from ansible_collections.modelarts.training.plugins.module_utils.text import describe_typed
 
@@ -104,7 +105,7 @@ def _choices_hint(value, spec):
 
 
 def _module_check(name, value, check):
-    """The module's own check of ``metrics`` or ``baseline``, its message under the role's variable ``name``."""
+    """The module's own check of ``metrics``, ``baseline`` or ``stall``, its message under the role's variable ``name``."""
     try:
         if check == "metrics" and isinstance(value, list):
             # A baseline may come from elsewhere (a production record): whether an improvement bound has one is the module's call.
@@ -112,6 +113,8 @@ def _module_check(name, value, check):
                 check_metric(entry, index, True)
         elif check == "baseline" and isinstance(value, Mapping) and value:
             check_baseline(dict(value))
+        elif check == "stall" and isinstance(value, Mapping):
+            check_stall(dict(value), "stall")
     except ConnectionConfigError as error:
         text = str(error)
         return name + text[len(check) :] if text.startswith(check) else "%s: %s" % (name, text)

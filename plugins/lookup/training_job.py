@@ -45,6 +45,7 @@ extends_documentation_fragment:
   - modelarts.training.wait.plugins
   - modelarts.training.query
   - modelarts.training.metrics
+  - modelarts.training.stall.plugins
 notes:
   - Errors name the job, the service's error code and the request id; no secret ever appears in them.
 seealso:
@@ -100,6 +101,7 @@ _list:
       C(duration_seconds), C(failure_reason), C(details), C(schema_errors), C(diagnostics), and with O(wait) C(waited_seconds),
       C(polls), C(phase_history)); or the value at O(field) of each item.
     - With O(metrics), C(metrics) and C(metrics_ok) say what each C(Completed) job produced and whether it meets its bounds.
+    - C(progress) says whether a C(Running) job still makes progress (O(stall)); null for other phases and without O(stall).
     - C(diagnostics) holds, for a v2 job in a O(fail_on) phase, the job's error events and the last O(log_lines) lines of each
       task's log (null for other jobs); with O(wait), a failure's error message quotes the last error event and log lines.
   type: list

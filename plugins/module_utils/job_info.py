@@ -26,6 +26,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.options import 
     unknown_text,
     query_argument_spec,
     search_argument_spec,
+    stall_argument_spec,
 )
 from ansible_collections.modelarts.training.plugins.module_utils.query import MissingLibraryError, Query, select
 
@@ -55,6 +56,7 @@ def argument_spec():
     spec.update(query_argument_spec())
     spec.update(search_argument_spec())
     spec.update(metrics_argument_spec())
+    spec.update(stall_argument_spec())
     spec.update(
         training_job_id=dict(type="str"),
         training_job_ids=dict(type="list", elements="str"),

@@ -96,8 +96,11 @@ from ansible_collections.modelarts.training.plugins.module_utils.waiting.wait_op
     DEFAULT_WAIT_TIMEOUT,
     FINAL_PHASES,
     PHASE_CHOICES,
+    STALL_OPTIONS,
     WAIT_OPTIONS,
+    StallSettings,
     WaitSettings,
+    check_stall,
     wait_option_problems,
 )
 
@@ -166,6 +169,13 @@ def metrics_argument_spec():
         "metrics": {"type": "list", "elements": "dict", "default": [], "options": entry},
         "baseline": {"type": "dict", "options": baseline},
     }
+
+
+def stall_argument_spec():
+    """Return a fresh ``argument_spec`` dict of ``stall`` for ``AnsibleModule``, with its suboptions (checked further by
+    ``wait_options.check_stall`` in :func:`resolve`)."""
+    suboptions = dict((name, dict(option)) for name, option in STALL_OPTIONS.items())
+    return {"stall": {"type": "dict", "options": suboptions}}
 
 
 def connection_params(params):
@@ -301,14 +311,15 @@ class Settings(object):
     - ``service``: how to reach the service (``service.connection.Connection``: endpoints, project, region, TLS,
       proxy, timeouts, retries, body limits) and ``credentials``: where the credentials come from
       (``service.connection.CredentialSource``: the kind and its values).  The client is built from these two.
-    - ``waiting``: the wait (``waiting.waiter.WaitSettings``); ``results``: the metrics and the baseline.
+    - ``waiting``: the wait (``waiting.waiter.WaitSettings``); ``results``: the metrics and the baseline; ``stall``: the
+      stall check (``waiting.wait_options.StallSettings``, or None when ``stall`` is not given).
     - ``kind`` (the credential kind), ``origins`` (option -> the level its value came from, for messages).
 
     The door's own view, never handed below it: ``connection`` (the resolved connection options by name, read-only)
     and one read-only attribute per wait and query option (``settings.wait_timeout``).
     """
 
-    _PARTS = ("service", "credentials", "waiting", "results")
+    _PARTS = ("service", "credentials", "waiting", "results", "stall")
 
     def __init__(self, connection, kind, origins, others, **parts):
         values = dict(others)
@@ -403,8 +414,10 @@ def resolve(levels, environ=None, has_wait_for=True):
         others["wait"], tuple(others["wait_for"]), tuple(others["fail_on"]), others["wait_timeout"], others["wait_sleep"], others["wait_sleep_max"]
     )
     results = MetricSettings(tuple(others["metrics"]) if isinstance(others["metrics"], list) else others["metrics"], others["baseline"])
+    # stall: as written at the highest level that gives it, checked here before any request (a message naming stall.<key>).
+    stall = check_stall(pick("stall", {"type": "raw"}))
     service, credentials = service_parts(connection_params(connection), kind)
-    return Settings(connection, kind, origins, others, service=service, credentials=credentials, waiting=waiting, results=results)
+    return Settings(connection, kind, origins, others, service=service, credentials=credentials, waiting=waiting, results=results, stall=stall)
 
 
 def _check_token_level(levels, source):

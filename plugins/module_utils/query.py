@@ -93,6 +93,13 @@ def _observer():
     return observer
 
 
+def _progress():
+    """Whether Running jobs make progress (``waiting/progress.py``), imported only when ``stall`` is given."""
+    from ansible_collections.modelarts.training.plugins.module_utils.waiting import progress
+
+    return progress
+
+
 def _waiter():
     """The wait loop, imported when a call waits or judges: AnsiballZ compiles every module_utils file a
     module imports on each run, so a task that does not wait does not pay for it (docs/performance.md)."""
@@ -174,6 +181,7 @@ def query_jobs(
     name_pages=None,
     workspace_id=None,
     name_option="name",
+    stall=None,
 ):
     """Fetch the jobs of ``keys`` concurrently over the client's one session; wait when asked.
 
@@ -187,7 +195,9 @@ def query_jobs(
     ``workspace_id`` the workspace bulk searches by id look in.  Those items are taken by the rule of every round
     (``observer.adopt``): with ``wait`` a job in a phase the wait acts on is read by its GET in the first round; without it
     every job is (the caller acts on whatever phase it gets), so what comes back is never a search's word.
-    ``name_option`` is the caller's option that selects jobs by name (:func:`items.fetch_item`).
+    ``name_option`` is the caller's option that selects jobs by name (:func:`items.fetch_item`).  ``stall``
+    (``StallSettings``, or None) reads the progress of the ``Running`` jobs (``waiting/progress.py``) and, with ``wait``,
+    ends the wait on a job that stopped making progress.
     """
     keys = list(dict.fromkeys(keys))
     start = clock() if start is None else start
@@ -210,6 +220,8 @@ def query_jobs(
         known.update(poll(missing, None) if missing else {})
         errors = dict((key, value) for key, value in known.items() if isinstance(value, BaseException))
         items = [unseen_item(key, known[key]) if key in errors else known[key] for key in keys]
+        if stall is not None:
+            _progress().Progress(client, stall, max_concurrency, clock).read(items)
         return QueryResult(items, not errors, _errors_message(errors) if errors else None, errors, job_messages=[str(exc) for exc in errors.values()])
 
     if grace is None:
@@ -240,13 +252,14 @@ def query_jobs(
         was, seen_throttled[0] = seen_throttled[0], count
         return count > was
 
+    progress = _progress().Progress(client, stall, max_concurrency, clock) if stall is not None else None
     if initial:
         # A name search's items, by the rule of every round: a job it shows in a phase the wait acts on is judged on
         # its own GET, which the first round sends at once (a search never decides a wait).
         initial = source.adopt(initial)
     outcome = _waiter().wait_for_jobs(
         keys,
-        source.observe,
+        source.observe if progress is None else progress.watching(source.observe),
         wait_for,
         fail_on,
         wait_timeout,
@@ -260,9 +273,11 @@ def query_jobs(
         grace=grace,
         throttled=throttled,
         unconfirmed=lambda: source.unconfirmed,
+        stalled=None if progress is None else progress.stalled,
     )
     # The items the search gave are made as complete as a GET's (within the same bound as the last round).
-    outcome.complete(source.complete(start + wait_timeout + grace))
+    completed = source.complete(start + wait_timeout + grace)
+    outcome.complete(completed if progress is None else progress.carry(completed))
     items = []
     for key in keys:
         item = outcome.items[key]
@@ -623,6 +638,7 @@ class Query(object):
             name_pages=pages[-1] if pages else None,
             workspace_id=selection.workspace_id,
             name_option=selection.name_option,
+            stall=settings.stall,
             **self._item_options(),
         )
         result.single = selection.single
@@ -652,13 +668,18 @@ class Query(object):
                 len(keys),
             )
         result.warnings = warnings
-        if settings.details_paths is not None:
-            for item in result.items:
-                if "details" in item:
-                    item["details"] = keep_paths(item["details"], settings.details_paths)
+        _keep_details(result.items, settings.details_paths)
         if settings.validate == "warn":
             result.warnings.extend(schema_warnings(result.items))
         return result
+
+
+def _keep_details(items, paths):
+    """Each item's ``details`` cut to the dotted ``paths`` (option ``details_paths``; None keeps the whole document)."""
+    if paths is not None:
+        for item in items:
+            if "details" in item:
+                item["details"] = keep_paths(item["details"], paths)
 
 
 class _Nearby(object):

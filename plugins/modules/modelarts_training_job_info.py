@@ -88,6 +88,7 @@ extends_documentation_fragment:
   - modelarts.training.query
   - modelarts.training.search
   - modelarts.training.metrics
+  - modelarts.training.stall
 attributes:
   check_mode:
     description: Can run in check mode and return the changed status prediction without modifying the target.
@@ -386,6 +387,20 @@ training_jobs:
       type: bool
       returned: when O(metrics) is given
       sample: true
+    progress:
+      description:
+        - Whether a C(Running) job still makes progress (O(stall)) - null for other phases and when O(stall) is unset.
+        - C(stalled) (V(true) when the signals asked for hold, see O(stall.require)), C(since) (when the stall began, ISO 8601
+          UTC, or null), C(signals) - C(idle) (C(held), C(minutes), C(tasks) - per task C(metric), C(last) and C(peak) over
+          the window), C(quiet) (C(held), C(since) - the last log growth seen) and C(service) (C(held), C(hangs), C(last)),
+          each null when not asked for - and C(problems) (one line per signal that could not be read - never a stall).
+      type: dict
+      returned: always
+      version_added: 1.1.0
+      sample: {"stalled": true, "since": "2026-11-25T02:00:00Z",
+               "signals": {"idle": {"held": true, "minutes": 30, "tasks": {"worker-0": {"metric": "gpuUtil", "last": 0.1, "peak": 0.3}}},
+                           "quiet": {"held": true, "since": "2026-11-25T02:00:03Z"}, "service": {"held": false, "hangs": 0, "last": null}},
+               "problems": []}
     error:
       description: Why a job could not be read at all (then most other keys are null).
       type: str

@@ -193,6 +193,8 @@ ITEM_KEYS = (
     "failure_reason",
     "details",
     "schema_errors",
+    # Whether a Running job makes progress (option stall: waiting/progress.py); None for other phases and without stall.
+    "progress",
 )
 V1_ITEM_KEYS = ITEM_KEYS[:2] + ("version_id", "status_code") + ITEM_KEYS[2:]
 

@@ -343,6 +343,15 @@ class ModelArtsClient(object):
         operation = "preview the log of task %s of training job %s" % (label(task_id), label(job_id))
         return self.request("GET", path, operation=operation, deadline=deadline, consume=consume)
 
+    def get_task_metrics(self, job_id, task_id, deadline=None, max_bytes=None):
+        """``GET /v2/{project_id}/training-jobs/{id}/metrics/{task_id}``: a task's one-minute utilisation averages (the official
+        SDK's ``ShowTrainingJobMetrics``: ``{"metrics": [{"metric", "value": [..]}]}``, oldest first, ``-1`` where no sample
+        was taken).  ``max_bytes`` bounds the answer."""
+        deadline = self.http.bounded(deadline)
+        path = "/v2/%s/training-jobs/%s/metrics/%s" % (escape(self.resolve_project_id(deadline)), escape(job_id), escape(task_id))
+        operation = "read the metrics of task %s of training job %s" % (label(task_id), label(job_id))
+        return self.request("GET", path, operation=operation, deadline=deadline, max_bytes=max_bytes)
+
     def get_ft_metrics(self, job_id, deadline=None, max_bytes=None):
         """``GET /v2/{project_id}/training-jobs/{id}/ft-metrics``: a fine-tuning job's metric series (the official SDK's
         ``ShowFtMetrics``: ``data.metrics[]`` of ``{name_en, group, data, ...}``; a key given twice marked).  ``max_bytes``

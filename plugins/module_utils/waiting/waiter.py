@@ -351,6 +351,7 @@ def wait_for_jobs(
     grace=0.0,
     throttled=None,
     unconfirmed=None,
+    stalled=None,
 ):
     """Poll jobs until all are in ``wait_for``, any fails, or the shared deadline passes.
 
@@ -367,7 +368,9 @@ def wait_for_jobs(
     names the jobs whose item so far comes from a search only (``observer``): a wait every job of which is done is
     satisfied only once those are read again - the round that does so follows at once, within ``grace`` of the
     deadline like a last round - and ``poll`` may answer for jobs done already (a phase source confirming them with
-    the room a round leaves), which are judged again like any observation.
+    the room a round leaves), which are judged again like any observation.  ``stalled(item)``, when given, says why a job
+    still waited for stopped making progress (option ``stall``: ``progress.Progress.stalled``), or None: such a job ends
+    the wait like a ``fail_on`` phase.
 
     Returns a ``WaitResult``; raises ``ValueError`` for unusable options (see
     ``validate_wait_options``). The rules are in this module's docstring.
@@ -405,6 +408,8 @@ def wait_for_jobs(
             if _counts_as_poll(observation):
                 result.polls[key] += 1
             judged = judge(observation, result.polls[key], wait_for, fail_on, terminal_phases, not_found_tolerance)
+            if stalled is not None and judged[0] == JOB_WAITING and stalled(observation):
+                judged = JOB_FAILED, stalled(observation)
             result.observe(key, observation, elapsed, stamp, unreached(observation, judged), ran_out(observation, round_deadline, deadline))
         pending = [key for key in keys if result.verdicts[key] != JOB_DONE]
 

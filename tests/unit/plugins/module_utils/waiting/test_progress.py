@@ -1,0 +1,161 @@
+# Copyright: (c) 2026, modelarts.training contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Reading progress (waiting/progress.py, issue 59) over a fake client: which requests a poll makes, the log-size
+history kept between polls, a refused read as a problem line, and the wait ended by a stall."""
+
+from __future__ import annotations
+
+import threading
+
+from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
+from ansible_collections.modelarts.training.plugins.module_utils.waiting import waiter
+from ansible_collections.modelarts.training.plugins.module_utils.waiting.progress import Progress, service_now
+from ansible_collections.modelarts.training.plugins.module_utils.waiting.wait_options import check_stall
+
+START = 1800000000.0
+TASKS = ["worker-0", "worker-1"]
+
+
+class Answer(object):
+    def __init__(self, data, status=200):
+        self.data = data
+        self.status = status
+
+
+class Service(object):
+    request_timeout = 10.0
+
+
+class FakeClient(object):
+    """Answers the progress calls from what the test sets, and counts them."""
+
+    service = Service()
+
+    def __init__(self, util=0.2, size=100, events=None, forbidden=()):
+        self.util, self.size, self.events, self.forbidden = util, size, events or [], set(forbidden)
+        self.calls = []
+        self.lock = threading.Lock()
+
+    def _call(self, *call):
+        with self.lock:
+            self.calls.append(call)
+        if call[0] in self.forbidden:
+            raise ModelArtsError("HTTP 403 ModelArts.2771: No permission", status=403, error_code="ModelArts.2771")
+
+    def get_task_metrics(self, job_id, task_id, deadline=None, max_bytes=None):
+        self._call("metrics", job_id, task_id)
+        return Answer({"metrics": [{"metric": "cpuUsage", "value": [50.0] * 40}, {"metric": "gpuUtil", "value": [self.util] * 40}]})
+
+    def get_task_log_lines(self, job_id, task_id, lines, deadline=None, max_bytes=None, base_line=None):
+        self._call("log", job_id, task_id)
+        assert lines == 1
+        return Answer({"content": "x", "end_line": str(self.size)})
+
+    def list_training_job_events(self, job_id, level=None, limit=100, offset=0, deadline=None, max_bytes=None):
+        self._call("events", job_id, level)
+        return Answer({"events": self.events})
+
+
+def running(minutes, job_id="job-1", phase="Running"):
+    """A v2 item Running for ``minutes`` since START (the service's clock: start_time + duration)."""
+    status = {"phase": phase, "start_time": int(START * 1000), "duration": int(minutes * 60000), "tasks": list(TASKS)}
+    return {"id": job_id, "name": "resnet", "api_version": "v2", "phase": phase, "details": {"status": status}}
+
+
+def test_a_poll_reads_one_request_per_task_and_signal_and_the_events_once_only_for_running_jobs():
+    client = FakeClient()
+    progress = Progress(client, check_stall({"idle_minutes": 5, "quiet_minutes": 5}), max_concurrency=4, clock=lambda: 0.0)
+    done = running(30, "job-2", phase="Completed")
+    items = [running(30), done, ValueError("not a job")]
+    progress.read(items, deadline=100.0)
+    assert sorted(call[0] for call in client.calls) == ["events", "log", "log", "metrics", "metrics"]
+    assert all(call[1] == "job-1" for call in client.calls), "a Completed job is never read"
+    assert done["progress"] is None
+    assert items[0]["progress"]["signals"]["idle"]["held"] is True
+    assert items[0]["progress"]["signals"]["service"]["held"] is False
+    assert items[0]["progress"]["stalled"] is False, "the log was seen once: no silence measured yet"
+
+
+def test_the_log_history_is_kept_between_polls_and_a_silent_log_stalls_the_job():
+    client = FakeClient(size=100)
+    progress = Progress(client, check_stall({"idle_minutes": 5, "quiet_minutes": 5}), clock=lambda: 0.0)
+    for minutes in (20, 23, 26):
+        item = running(minutes)
+        progress.read([item], deadline=100.0)
+    assert item["progress"]["stalled"] is True, item["progress"]
+    assert item["progress"]["signals"]["quiet"]["since"] == "2027-01-15T08:20:00Z"
+    reason = progress.stalled(item)
+    assert reason.startswith("stopped making progress: gpuUtil at most 0.2% on every task for 5 minutes; no log line for 6 minutes")
+    assert reason.endswith("the service still reports Running")
+
+
+def test_a_growing_log_is_progress():
+    client = FakeClient()
+    progress = Progress(client, check_stall({"quiet_minutes": 5, "service": False}), clock=lambda: 0.0)
+    for minutes in (20, 23, 26, 29):
+        client.size += 6
+        item = running(minutes)
+        progress.read([item], deadline=100.0)
+    assert item["progress"]["stalled"] is False and progress.stalled(item) is None
+    assert [call[0] for call in client.calls] == ["log", "log"] * 4, "no metrics nor events asked for"
+
+
+def test_a_refused_read_is_a_problem_line_never_a_stall():
+    client = FakeClient(forbidden=("metrics",))
+    progress = Progress(client, check_stall({"idle_minutes": 5}), clock=lambda: 0.0)
+    item = running(60)
+    progress.read([item], deadline=100.0)
+    assert item["progress"]["stalled"] is False
+    assert any("403" in line and "metrics could not be read" in line for line in item["progress"]["problems"]), item["progress"]["problems"]
+
+
+def test_the_services_verdict_newer_than_the_last_start_stalls_on_its_own():
+    hang = {"time": int((START + 20 * 60) * 1000), "level": "Warning", "message": "[JobHanged] The system detects that your training job may be suspended."}
+    client = FakeClient(util=90.0, events=[hang])
+    progress = Progress(client, check_stall({"idle_minutes": 5, "quiet_minutes": 5}), clock=lambda: 0.0)
+    item = running(25)
+    progress.read([item], deadline=100.0)
+    assert item["progress"]["stalled"] is True and item["progress"]["signals"]["service"]["held"] is True
+    assert ("events", "job-1", None) in client.calls, "events of every level: no level filter"
+    assert "the service itself found the job hung at 2027-01-15T08:20:00Z" in progress.stalled(item)
+
+
+def test_service_now_is_the_documents_clock_else_this_machines():
+    assert service_now(running(10)) == START + 600
+    assert service_now({"details": {"status": {"phase": "Running"}}}, lambda: 42.0) == 42.0
+
+
+def test_without_stall_every_item_gets_progress_null():
+    progress = Progress(FakeClient(), None)
+    item = running(30)
+    progress.read([item])
+    assert item["progress"] is None
+
+
+def test_a_stall_ends_the_wait_like_a_fail_on_phase_and_a_completed_job_is_never_delayed():
+    client = FakeClient()
+    progress = Progress(client, check_stall({"idle_minutes": 5, "quiet_minutes": 5}), clock=lambda: 0.0)
+    rounds = iter([[running(20), running(20, "job-2")], [running(23), running(23, "job-2", "Completed")], [running(26), None]])
+
+    def poll(keys, deadline):
+        found = next(rounds)
+        return dict((key, item) for key, item in zip(["job-1", "job-2"], found) if key in keys and item is not None)
+
+    ticks = iter(range(1000))
+    result = waiter.wait_for_jobs(
+        ["job-1", "job-2"],
+        progress.watching(poll),
+        ["Completed"],
+        ["Failed"],
+        3600,
+        1,
+        1,
+        clock=lambda: float(next(ticks)),
+        sleeper=lambda seconds: None,
+        stalled=progress.stalled,
+    )
+    assert result.outcome == waiter.OUTCOME_FAILED
+    assert result.verdicts["job-2"] == waiter.JOB_DONE and result.items["job-2"]["progress"] is None
+    assert "job-1" in result.failures and result.failures["job-1"].startswith("stopped making progress: ")
+    assert "training job job-1 (resnet) stopped making progress" in result.message()
+    assert len([call for call in client.calls if call[1] == "job-2"]) == 5, "read while Running (one round), never once Completed"
