@@ -12,6 +12,7 @@ import os
 import re
 import signal
 import subprocess
+import threading
 import time
 import uuid
 
@@ -184,3 +185,31 @@ def test_the_pages_rulebook_notifies_once_about_a_hung_job_and_not_again_after_a
 
     again = rulebook_until(tmp_path, env, a_few_rounds)
     assert "watching training jobs" in again and stalled_lines(again) == [], again[-3000:]
+
+
+def test_a_silent_log_counts_across_rounds_and_a_preprocessing_job_whose_log_grows_never_stalls(src, modelarts_emulator):
+    """``quiet_minutes`` is measured across the rounds on the service's clock: the emulator's moves three minutes
+    while the source runs.  The hung job's log stays silent (with idle accelerators: require all holds); the
+    preprocessing job's accelerators are idle but its log grows."""
+    emulator = modelarts_emulator
+    hung, prep = str(uuid.uuid4()), str(uuid.uuid4())
+    emulator.add_jobs(
+        [
+            {"id": hung, "name": "hung", "created_ago": "1h", "timeline": TIMELINE, "activity": {"hang_at": "10m"}},
+            {"id": prep, "name": "preprocessing", "created_ago": "1h", "timeline": TIMELINE, "activity": {"util": "idle"}},
+        ]
+    )
+    stall = {"idle_minutes": 5, "quiet_minutes": 2, "service": False, "require": "all"}
+    args = dict(connection_args(emulator), training_job_ids=[hung, prep], interval=0.3, stall=stall)
+    mover = threading.Timer(3.0, emulator.advance_clock, (180,))
+    mover.start()
+    try:
+        events = watched(src, args, quiet=6.0)
+    finally:
+        mover.cancel()
+    assert sorted_(described(events)) == sorted_([(hung, None, "Running", False), (prep, None, "Running", False), (hung, "Running", "Running", True)])
+    (stalled,) = [e["modelarts"] for e in events if e["modelarts"]["stalled"]]
+    signals = stalled["progress"]["signals"]
+    assert signals["idle"]["held"] is True and signals["quiet"]["held"] is True and signals["service"] is None
+    first = [e["modelarts"]["training_job"] for e in events if e["modelarts"]["training_job"]["id"] == prep][0]
+    assert first["progress"]["signals"]["idle"]["held"] is True and first["progress"]["signals"]["quiet"]["held"] is False
