@@ -4,8 +4,8 @@
 knows of one job (:class:`JobState`), and the events it puts on ansible-rulebook's queue.
 
 Nothing here keeps state across calls: the rooms - the schedule (``schedule.py``), the ledger
-(``ledger.py``), the judge (``judge.py``) and the lister (``lister.py``) - do, and ``source.Watcher``
-has them call each other.
+(``ledger.py``), the judge (``judge.py``), the stall room (``stalls.py``) and the lister (``lister.py``) - do, and
+``source.Watcher`` has them call each other.
 """
 
 from __future__ import annotations

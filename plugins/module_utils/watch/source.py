@@ -3,8 +3,8 @@
 """Watching training jobs for the event source: its arguments and :class:`Watcher`, which has the watch's rooms call
 each other - the schedule (``watch_schedule.Schedule``: when each job and the search are due), the lister
 (``watch_lister.Lister``: what a watch by name or tags asks the search), the judge (``watch_judge.Judge``: answers into
-events, the jobs watched, finished and dropped) and the ledger (``watch_ledger.Ledger``: what was reported, the
-starting point, the state file).
+events, the jobs watched, finished and dropped; with ``stall`` its stall room, ``watch_stalls.Stalls``: one event per
+stall of a Running job) and the ledger (``watch_ledger.Ledger``: what was reported, the starting point, the state file).
 
 The event source (``extensions/eda/plugins/event_source/training_job_phase.py``) is an adapter over this module: it
 hands its arguments to :func:`build_watcher`, runs :meth:`Watcher.round` in a worker thread on the watcher's schedule
