@@ -180,3 +180,19 @@ def test_option_errors_name_the_option_before_any_request(emulator, run_playbook
     assert "stall.idle_minutes must be a whole number of minutes from 1 to 1440, got 0" in results["lookup_minutes"]["msg"]
     assert "stall.service must be a boolean (true or false), got 'maybe'" in results["lookup_boolean"]["msg"], results["lookup_boolean"]["msg"]
     assert "stall asks for no signal" in results["lookup_nothing"]["msg"]
+
+
+def test_the_role_refuses_a_bad_stall_in_the_modules_words_under_its_variable(emulator, run_playbook, tmp_path):
+    job = new_id()
+    role = {
+        "block": [
+            {
+                "ansible.builtin.include_role": {"name": "modelarts.training.training_job_gate"},
+                "vars": {"training_job_gate_ids": [job], "training_job_gate_stall": {"idle_minutes": 0}},
+            }
+        ],
+        "rescue": [{"ansible.builtin.set_fact": {"refused": "{{ ansible_failed_result.msg }}"}}],
+    }
+    results, _output = run(run_playbook, tmp_path, play(emulator, [role, save(tmp_path, "refused")]))
+    assert "training_job_gate_stall.idle_minutes must be a whole number of minutes from 1 to 1440, got 0" in results["refused"], results["refused"]
+    assert not emulator.requests(path=job), "refused before any request"

@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
+from ansible_collections.modelarts.training.plugins.module_utils.job_info import argument_spec
+from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError, resolve
 from ansible_collections.modelarts.training.plugins.module_utils.waiting import waiter
 from ansible_collections.modelarts.training.plugins.module_utils.waiting.progress import Progress, service_now
-from ansible_collections.modelarts.training.plugins.module_utils.waiting.wait_options import check_stall
+from ansible_collections.modelarts.training.plugins.module_utils.waiting.wait_options import STALL_OPTIONS, StallSettings, check_stall
 
 START = 1800000000.0
 TASKS = ["worker-0", "worker-1"]
@@ -159,3 +163,32 @@ def test_a_stall_ends_the_wait_like_a_fail_on_phase_and_a_completed_job_is_never
     assert "job-1" in result.failures and result.failures["job-1"].startswith("stopped making progress: ")
     assert "training job job-1 (resnet) stopped making progress" in result.message()
     assert len([call for call in client.calls if call[1] == "job-2"]) == 5, "read while Running (one round), never once Completed"
+
+
+# -- the option at the door: resolved once into settings.stall, checked before any request ------------------------
+
+CI_ENV = {"HUAWEICLOUD_SDK_AK": "env-ak", "HUAWEICLOUD_SDK_SK": "env-sk-SECRET", "HUAWEICLOUD_SDK_REGION": "env-region", "HUAWEICLOUD_SDK_PROJECT_ID": "p"}
+
+
+def test_resolve_gives_the_typed_part_stall_or_none():
+    assert resolve([("option", {})], CI_ENV).stall is None
+    settings = resolve([("keyword", {"stall": {"quiet_minutes": "30"}})], CI_ENV)
+    assert settings.stall == StallSettings(None, 1.0, 30, True, 10, "all")
+
+
+def test_resolve_refuses_a_bad_stall_naming_the_key():
+    for given, text in (
+        ({"idle_minuts": 5}, "stall: unknown key idle_minuts (did you mean idle_minutes?)"),
+        ({"idle_minutes": 2000}, "stall.idle_minutes must be a whole number of minutes from 1 to 1440, got 2000"),
+        ({"service": "maybe"}, "stall.service must be a boolean (true or false), got 'maybe'"),
+        ({"service": False}, "stall asks for no signal"),
+    ):
+        with pytest.raises(ConnectionConfigError) as raised:
+            resolve([("keyword", {"stall": given})], CI_ENV)
+        assert text in str(raised.value)
+
+
+def test_the_modules_argument_spec_has_stall_with_its_suboptions():
+    spec = argument_spec()["stall"]
+    assert spec["type"] == "dict" and set(spec["options"]) == set(STALL_OPTIONS)
+    assert spec["options"] is not STALL_OPTIONS and spec["options"]["require"] is not STALL_OPTIONS["require"], "a fresh copy"
