@@ -105,7 +105,7 @@ def set_mode(mode):
 def run_wait(emu, mode, count, throttled, tag, by_name=False):
     """One 200-job wait (selected by ids, or ``by_name``); returns its numbers."""
     # pylint: disable=import-outside-toplevel
-    from ansible_collections.modelarts.training.plugins.module_utils.options import LEVEL_OPTION
+    from ansible_collections.modelarts.training.plugins.module_utils.text import LEVEL_OPTION
     from ansible_collections.modelarts.training.plugins.module_utils.query import Query, select
     from ansible_collections.modelarts.training.plugins.module_utils.job_info import argument_spec
 

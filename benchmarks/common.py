@@ -559,7 +559,7 @@ def capture_items(emu, base, ids, path):
     """
     import_staged(base)
     # pylint: disable=import-outside-toplevel
-    from ansible_collections.modelarts.training.plugins.module_utils.options import LEVEL_OPTION
+    from ansible_collections.modelarts.training.plugins.module_utils.text import LEVEL_OPTION
     from ansible_collections.modelarts.training.plugins.module_utils.query import Query, select
     from ansible_collections.modelarts.training.plugins.module_utils.job_info import argument_spec
 

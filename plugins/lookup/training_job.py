@@ -113,13 +113,8 @@ from ansible.module_utils.common.text.converters import to_text
 from ansible.plugins.lookup import LookupBase
 from ansible.utils.display import Display
 
-from ansible_collections.modelarts.training.plugins.module_utils.options import (
-    LEVEL_KEYWORD,
-    LEVEL_VARIABLE,
-    ConnectionConfigError,
-    check_known,
-    variable_names,
-)
+from ansible_collections.modelarts.training.plugins.module_utils.text import LEVEL_KEYWORD, LEVEL_VARIABLE
+from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError, check_known, variable_names
 from ansible_collections.modelarts.training.plugins.module_utils.query import Query, Selection, check_job_id, v1_selection_key, v2_key
 
 display = Display()

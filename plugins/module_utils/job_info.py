@@ -15,19 +15,18 @@ from __future__ import annotations
 from ansible_collections.modelarts.training.plugins.module_utils.job import jobs
 from ansible_collections.modelarts.training.plugins.module_utils.service import transport
 from ansible_collections.modelarts.training.plugins.module_utils.service.credentials import MODULE_SOURCES_NOTE, NoCredentialsError
+from ansible_collections.modelarts.training.plugins.module_utils.text import LEVEL_OPTION, expand_path
 from ansible_collections.modelarts.training.plugins.module_utils.options import (
-    LEVEL_OPTION,
     ConnectionConfigError,
     connection_argument_spec,
-    expand_path,
     metrics_argument_spec,
-    proxy_secrets,
     unknown_names,
     unknown_text,
     query_argument_spec,
     search_argument_spec,
     stall_argument_spec,
 )
+from ansible_collections.modelarts.training.plugins.module_utils.service.connection import proxy_secrets
 from ansible_collections.modelarts.training.plugins.module_utils.query import MissingLibraryError, Query, select
 
 MUTUALLY_EXCLUSIVE = [("training_job_id", "training_job_ids", "name", "job_id"), ("training_job_id", "name", "job_id", "v1_jobs")]

@@ -24,60 +24,24 @@ import math
 import os
 from types import MappingProxyType
 
-from ansible_collections.modelarts.training.plugins.module_utils.errors import ConfigError, ConnectionConfigError  # noqa: F401  (re-exported)
-from ansible_collections.modelarts.training.plugins.module_utils.text import (  # noqa: F401  (re-exported: the door's names)
-    LEVEL_ARGUMENT,
-    LEVEL_ENVIRONMENT,
-    LEVEL_KEYWORD,
-    LEVEL_OPTION,
-    LEVEL_VARIABLE,
-    expand_path,
-    expand_user,
-    level_text,
-    unknown_names,
-    unknown_text,
-)
-from ansible_collections.modelarts.training.plugins.module_utils.job.phases import DEFAULT_FAIL_ON, DEFAULT_WAIT_FOR, PHASES, TERMINAL_PHASES  # noqa: F401
-from ansible_collections.modelarts.training.plugins.module_utils.results.metric_options import (  # noqa: F401  (re-exported: the door's names)
+from ansible_collections.modelarts.training.plugins.module_utils.errors import ConnectionConfigError
+from ansible_collections.modelarts.training.plugins.module_utils.text import LEVEL_ENVIRONMENT, expand_user, level_text, unknown_names, unknown_text
+from ansible_collections.modelarts.training.plugins.module_utils.results.metric_options import (
     BASELINE_OPTIONS,
-    DEFAULT_METRIC_LINES,
-    FT_METRIC_GROUPS,
-    IMPROVEMENT_BOUNDS,
-    MAX_METRIC_LINES,
     METRIC_BOUNDS,
     METRIC_ENTRY_OPTIONS,
-    METRIC_GOALS,
-    METRIC_PICKS,
-    METRIC_SOURCES,
     METRICS_OPTIONS,
     MetricSettings,
 )
-from ansible_collections.modelarts.training.plugins.module_utils.service.connection import (  # noqa: F401  (re-exported: the door's names)
-    AGENCY_OPTIONS,
+from ansible_collections.modelarts.training.plugins.module_utils.service.connection import (
     CONNECTION_FIELDS,
     CONNECTION_OPTIONS,
-    CONTROL_CHARACTERS,
     CREDENTIAL_FIELDS,
     CREDENTIAL_KINDS,
     CREDENTIAL_OPTIONS,
     CREDENTIAL_TEXT_OPTIONS,
-    DEFAULT_BACKOFF_DELAY,
-    DEFAULT_BACKOFF_MAX_DELAY,
-    DEFAULT_BACKOFF_RETRIES,
-    DEFAULT_CONNECT_TIMEOUT,
-    DEFAULT_KIND,
-    DEFAULT_MAX_RESPONSE_BYTES,
-    DEFAULT_REQUEST_TIMEOUT,
-    IAM_KINDS,
-    KINDS_HELP,
-    MAX_CA_BUNDLE_BYTES,
     OIDC_TOKEN_OPTIONS,
-    OIDC_TUNING_OPTIONS,
-    PEM_CERTIFICATE,
-    PROXY_PASSWORD_MASKED_FROM,
-    REGION_PATTERN,
     SECRET_OPTIONS,
-    SELF_DESCRIBING_KINDS,
     VARIABLE_PREFIX,
     Connection,
     CredentialSource,
@@ -85,20 +49,15 @@ from ansible_collections.modelarts.training.plugins.module_utils.service.connect
     ca_bundle_problem,
     check_credentials,
     check_text,
-    describe,
     option_named as _named,
-    proxy_secret,
-    proxy_secrets,
     to_bool,
     where,
 )
-from ansible_collections.modelarts.training.plugins.module_utils.waiting.wait_options import (  # noqa: F401  (re-exported: the door's names)
-    DEFAULT_WAIT_TIMEOUT,
+from ansible_collections.modelarts.training.plugins.module_utils.waiting.wait_options import (
     FINAL_PHASES,
     PHASE_CHOICES,
     STALL_OPTIONS,
     WAIT_OPTIONS,
-    StallSettings,
     WaitSettings,
     check_stall,
     wait_option_problems,

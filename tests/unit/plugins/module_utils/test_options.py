@@ -14,11 +14,11 @@ from ansible_collections.modelarts.training.plugins.module_utils.options import 
     check_credentials,
     check_known,
     connection_argument_spec,
-    expand_path,
     expand_user,
     resolve,
     unknown_names,
 )
+from ansible_collections.modelarts.training.plugins.module_utils.text import expand_path
 
 BASE = {"region": "cn-north-4", "project_id": "p"}
 SECRETS = {"secret_key": "sk-VALUE-123", "password": "pw-VALUE-123", "auth_token": "tok-VALUE-123", "security_token": "st-VALUE-123"}

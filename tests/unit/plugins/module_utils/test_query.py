@@ -9,7 +9,8 @@ import copy
 import pytest
 
 from ansible_collections.modelarts.training.plugins.module_utils.text import MASK
-from ansible_collections.modelarts.training.plugins.module_utils.options import LEVEL_KEYWORD, LEVEL_OPTION, ConnectionConfigError
+from ansible_collections.modelarts.training.plugins.module_utils.text import LEVEL_KEYWORD, LEVEL_OPTION
+from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError
 from ansible_collections.modelarts.training.plugins.module_utils.job.items import mask_endpoint_tokens
 from ansible_collections.modelarts.training.plugins.module_utils.query import (
     MissingLibraryError,

@@ -11,7 +11,8 @@ import pickle
 
 import pytest
 
-from ansible_collections.modelarts.training.plugins.module_utils.options import LEVEL_OPTION, ConnectionConfigError, connection_parts, resolve
+from ansible_collections.modelarts.training.plugins.module_utils.text import LEVEL_OPTION
+from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError, connection_parts, resolve
 from ansible_collections.modelarts.training.plugins.module_utils.service.connection import (
     CONNECTION_OPTIONS,
     DEFAULT_REQUEST_TIMEOUT,
