@@ -251,7 +251,7 @@ def _quiet(settings, logs, log_errors, tasks, start):
         problems.append("quiet: the job names no task whose log could be read")
     if problems or not changes:
         return {"held": False, "since": None}, None, problems
-    since = max(changes) if start is None else max(max(changes), start)
+    since = max(changes) if start is None else max(*changes, start)
     held = min(observed) - since >= settings.quiet_minutes * 60
     return {"held": held, "since": iso(since)}, (since if held else None), problems
 
