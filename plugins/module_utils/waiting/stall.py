@@ -143,9 +143,10 @@ def _pick_metric(series):
     return ranked[0] if ranked else None
 
 
-def _idle_task(task, answer, settings, now, start):
+def _idle_task(task, answer, settings, now, start, origin=None):
     """``(entry, held, run_start, problem)`` for one task: ``entry`` is ``{metric, last, peak}`` (None when nothing was
-    read), ``run_start`` the start of its idle run (epoch seconds, cut at the last start)."""
+    read), ``run_start`` the start of its idle run (epoch seconds, on the grid of one-minute averages that begins at
+    ``origin`` - the job's first start -, cut at the last start)."""
     if isinstance(answer, BaseException):
         return None, False, None, "idle: task %s: its metrics could not be read (%s)" % (label(task), _error_text(answer))
     if not isinstance(answer, dict):
@@ -181,16 +182,31 @@ def _idle_task(task, answer, settings, now, start):
         if value == NO_SAMPLE or value > settings.idle_below:
             break
         run += 1
-    run_start = math.floor((now - run * 60) / 60.0) * 60.0
+    # The averages are whole minutes counted from the job's first start (``origin``): the newest one ends at the last
+    # such minute boundary before ``now``, so the run's start stays the same from poll to poll (and so the stall's
+    # ``since``, and its event_id), wherever in a minute the job started.
+    base = origin if origin is not None and origin <= now else start
+    run_start = base + math.floor((now - base) / 60.0) * 60.0 - run * 60
     return entry, True, max(run_start, start), None
 
 
-def _idle(settings, metrics, tasks, now, start):
+def first_start(status):
+    """When the job first started, in epoch seconds: ``status.start_time``, else its earliest running record's
+    ``start_at``; None when neither is given.  Its one-minute averages are counted from then."""
+    first = _seconds(status.get("start_time"), milliseconds=True)
+    if first is not None:
+        return first
+    starts = [_seconds(record.get("start_at")) for record in _dicts(status.get("running_records"))]
+    starts = [start for start in starts if start is not None]
+    return min(starts) if starts else None
+
+
+def _idle(settings, metrics, tasks, now, start, origin=None):
     signal = {"held": False, "minutes": settings.idle_minutes, "tasks": {}}
     problems = []
     starts = []
     for task in tasks:
-        entry, held, run_start, problem = _idle_task(task, (metrics or {}).get(task), settings, now, start)
+        entry, held, run_start, problem = _idle_task(task, (metrics or {}).get(task), settings, now, start, origin)
         if entry is not None:
             signal["tasks"][task] = entry
         if problem:
@@ -321,7 +337,7 @@ def judge_progress(settings, job, now, metrics=None, logs=None, events=None, log
         problems.append("the job's start time is not known: no signal can count until it is")
     sinces = {}
     if settings.idle_minutes is not None:
-        signals["idle"], sinces["idle"], found = _idle(settings, metrics, _tasks(status, metrics), now, start)
+        signals["idle"], sinces["idle"], found = _idle(settings, metrics, _tasks(status, metrics), now, start, first_start(status))
         problems.extend(found)
     if settings.quiet_minutes is not None:
         signals["quiet"], sinces["quiet"], found = _quiet(settings, logs, log_errors, _tasks(status, logs, log_errors), start)

@@ -246,6 +246,24 @@ def test_windows_are_cut_at_the_last_start():
     assert judge_progress(stall(idle_minutes=15), document(records=records), NOW, metrics=idle_answers([0.0] * 60))["since"] == iso(NOW - 20 * 60)
 
 
+def test_the_same_idle_run_keeps_its_since_across_polls_when_the_start_is_not_on_a_whole_minute():
+    # Started 30 s past a minute: the one-minute averages end on the job's grid (hh:mm:30), not on whole minutes.  The
+    # idle run began with the 111th average (origin + 110 minutes = NOW - 570 s) whenever the job is polled.
+    start = NOW - 2 * HOUR + 30
+    doc = document(start=start)
+
+    def since_at(now):
+        averages = int((now - start) // 60)  # whole minutes since the start, as the service averages them
+        values = [50.0] * 110 + [0.1] * (averages - 110)
+        return judge_progress(stall(idle_minutes=5), doc, now, metrics=idle_answers(values))["since"]
+
+    polls = [NOW + 35, NOW + 65, NOW + 95, NOW + 125, NOW + 30 * 60 + 1]
+    assert [since_at(now) for now in polls] == [iso(NOW - 570)] * len(polls)
+    assert stall_identity("job-1", judge_progress(stall(idle_minutes=5), doc, NOW + 35, metrics=idle_answers([50.0] * 110 + [0.1] * 10))) == (
+        "stall:job-1:%s" % iso(NOW - 570)
+    )
+
+
 def test_a_job_restarted_after_an_old_job_hanged_verdict_is_not_stalled():
     records = [
         {
