@@ -18,7 +18,12 @@
    shares it) through the same playbook with gate_production - gate, deploy, promote. The first (0.86) is a first
    deployment and is promoted (the production record, with promoted_at and hmac_sha256); the second (0.83) is refused;
    the third (0.84) beats the refused run before it but is refused too: production is 0.86.
-6. Stop the emulator and remove the demo's private temporary directory (the release manifests too).
+6. A job that stopped making progress (issue 59): gpt2-pretrain hung an hour ago and still reports Running, so a gate
+   waits for it until its timeout (3600 s here). With training_job_gate_stall (gate_stall: idle_minutes 5, quiet_minutes
+   5) the gate closes within a minute of wall time, its message saying why: the accelerators idle on every task, no log
+   line for 5 minutes, the service still reporting Running. The emulator's clock moves one minute at each poll of the
+   job (``MinutePerPoll``), so the quiet window passes in a few polls, however slowly the machine runs the playbook.
+7. Stop the emulator and remove the demo's private temporary directory (the release manifests too).
 
 Run from the checkout with the project's venv; ANSIBLE_COLLECTIONS_PATH must point at a staged
 copy of the collection (hacking/in_staged_copy.sh does that for `make demo`).
@@ -32,6 +37,8 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 
 from modelarts_emulator.launcher import running_emulator
 from modelarts_emulator.scenario import load_file, resolve_scenario_path
@@ -73,6 +80,38 @@ PRODUCTION = {"tags": {"stage": "production"}}
 # Three nightly runs of churn-model: 0.86 (promoted), 0.83 (refused), 0.84 (refused: production is 0.86).
 CHURN = ["c4a1e0d2-5b6f-4c7d-9e8f-0a1b2c3d4e61", "c4a1e0d2-5b6f-4c7d-9e8f-0a1b2c3d4e62", "c4a1e0d2-5b6f-4c7d-9e8f-0a1b2c3d4e63"]
 CHAMPION = [{"name": "val_accuracy", "regex": "val_accuracy=([0-9.]+)", "min_improvement": 0}]
+HUNG_V2 = "3e8b5c2d-6f7a-4b8c-9d0e-1f2a3b4c5d71"  # gpt2-pretrain: hung since 20 minutes into its run, still Running
+STALL = {"idle_minutes": 5, "quiet_minutes": 5}
+STALL_TIMEOUT = 3600
+
+
+class MinutePerPoll(object):
+    """While the gate runs: the emulator's clock moves one minute at each poll of ``job`` (a GET of it), so a stall
+    window of minutes passes in as many polls - the wall time the playbook takes between polls does not count."""
+
+    def __init__(self, emu, job):
+        self.emu, self.path = emu, "/training-jobs/%s" % job
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._move, daemon=True)
+
+    def _polls(self):
+        return sum(1 for entry in self.emu.requests(path=self.path) if entry.get("method") == "GET" and entry.get("path", "").endswith(self.path))
+
+    def _move(self):
+        seen = self._polls()
+        while not self.stopped.wait(0.05):
+            now = self._polls()
+            if now > seen:
+                self.emu.advance_clock(60 * (now - seen))
+                seen = now
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_exc):
+        self.stopped.set()
+        self.thread.join(10)
 
 
 def run_gate(env, release_dir, release, job_ids, v1_jobs, **gate):
@@ -176,6 +215,22 @@ def demo(work):
         say(
             "Both refused: 0.84 beats the refused 0.83 before it, but production is still 0.86 (%s) - a search by the"
             " runs' shared name would have shipped it" % promoted["id"]
+        )
+
+        say(
+            "Run 8: gate on gpt2-pretrain, hung an hour ago and still Running, with gate_stall %s (timeout %d s); the emulator's"
+            " clock moves one minute at each poll of the job" % (json.dumps(STALL), STALL_TIMEOUT)
+        )
+        started = time.monotonic()
+        with MinutePerPoll(emu, HUNG_V2):
+            eighth = run_gate(env, release_dir, "demo-8", [HUNG_V2], [], gate_stall=STALL, gate_timeout=STALL_TIMEOUT)
+        took = time.monotonic() - started
+        if eighth == 0 or os.path.exists(os.path.join(release_dir, "release-demo-8.json")) or took >= STALL_TIMEOUT:
+            say("Run 8 should have closed the gate on the hung job but did not (exit %d)" % eighth)
+            return 1
+        say(
+            "The gate closed on the hung job after %.0f s of wall time, not at its %d s timeout: the message above says it"
+            " stopped making progress - its accelerators idle, no log line for minutes - while the service still reports Running" % (took, STALL_TIMEOUT)
         )
     # The release manifests (the playbook also keeps deployed-training-jobs there: the jobs it deployed, each once).
     releases = sorted(name for name in os.listdir(release_dir) if name.startswith("release-"))

@@ -159,6 +159,8 @@ def test_without_scenario_it_serves_the_demo_jobs():
         "churn-model",
         "churn-model",
         "finetune-llm",
+        # Hung and still Running (issue 59): make demo's stall gate closes on it.
+        "gpt2-pretrain",
         "legacy-mnist-train",
         "resnet-nightly",
         "resnet-nightly",

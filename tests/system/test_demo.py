@@ -1,7 +1,8 @@
 # Copyright: (c) 2026, modelarts.training contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """`make demo`, the README's first command, works: the gate opens on Completed jobs and stays shut on a Failed one, and
-on what a job produced: shut on a model worse than production, open on a better one."""
+on what a job produced: shut on a model worse than production, open on a better one; shut, within a minute instead of
+at its timeout, on a job that hung while still reporting Running."""
 
 import os
 import subprocess
@@ -48,6 +49,12 @@ def test_demo_opens_then_closes_the_gate(collection_root, ansible_env, tmp_path)
     assert "val_accuracy is 0.83, improving on the baseline's 0.86 by -0.03" in output
     assert "val_accuracy is 0.84, improving on the baseline's 0.86 by -0.02" in output
     assert "Both refused: 0.84 beats the refused 0.83 before it, but production is still 0.86" in output
+    # Issue 59: a hung job that still reports Running closes the gate with the stall's words, well before its timeout.
+    assert "training job 3e8b5c2d-6f7a-4b8c-9d0e-1f2a3b4c5d71 (gpt2-pretrain) stopped making progress: gpuUtil at most " in output
+    assert "% on every task for 5 minutes; no log line for " in output and "the service still reports Running" in output
+    closed = output.split("The gate closed on the hung job after ")[1]
+    assert int(closed.split(" s of wall time")[0]) < 300 and "not at its 3600 s timeout" in closed, closed[:200]
+    assert "timed out" not in output.split("Run 8: gate on gpt2-pretrain")[1]
     assert "Releases written: release-demo-1.json, release-demo-4.json, release-demo-5.json" in output
     assert sorted(os.listdir(scratch)) == []
 

@@ -41,6 +41,8 @@ DEMO = {
     "c4a1e0d2-5b6f-4c7d-9e8f-0a1b2c3d4e61": "churn-model",
     "c4a1e0d2-5b6f-4c7d-9e8f-0a1b2c3d4e62": "churn-model",
     "c4a1e0d2-5b6f-4c7d-9e8f-0a1b2c3d4e63": "churn-model",
+    # A job that hung and still reports Running (issue 59: make demo's stall gate).
+    "3e8b5c2d-6f7a-4b8c-9d0e-1f2a3b4c5d71": "gpt2-pretrain",
 }
 BASELINE = "9d3f1a2b-4c5d-4e6f-8a9b-0c1d2e3f4a81"
 
