@@ -26,7 +26,7 @@ options:
         a stall. A job inside its grace (O(stall.grace_minutes) since its last start, a restart included) never stalls.
       - With O(wait=true), a stalled job ends the wait like a O(fail_on) phase - the task fails, and C(msg) names the job
         and each signal in words (for example C(gpuUtil at most 0.4% on every task for 30 minutes; no log line for 42
-        minutes; the service still reports Running)). C(training_jobs) still holds every job. Without O(wait) the items only
+        minutes of polling; the service still reports Running)). C(training_jobs) still holds every job. Without O(wait) the items only
         report.
       - Reading progress costs, per poll and only for C(Running) jobs, one request per task for each measured signal asked
         for and one events request per job (O(stall.service)), O(max_concurrency) at a time, within the call's deadline.

@@ -318,11 +318,12 @@ class ModelArtsClient(object):
         return self.request("GET", path, operation=operation, deadline=deadline, expect="json_keyed")
 
     def list_training_job_events(self, job_id, level=None, limit=100, offset=0, deadline=None, max_bytes=None):
-        """``GET /v2/{project_id}/training-jobs/{id}/events``: one page of the job's events (newest first; ``offset`` is a page index);
-        ``max_bytes`` bounds the answer below ``max_response_bytes``."""
+        """``GET /v2/{project_id}/training-jobs/{id}/events?order=desc``: one page of the job's events, newest first (asked for,
+        not left to the service's default, so the newest events - a recent ``JobHanged`` - are the ones a page holds;
+        ``offset`` is a page index); ``max_bytes`` bounds the answer below ``max_response_bytes``."""
         deadline = self.http.bounded(deadline)
         path = "/v2/%s/training-jobs/%s/events" % (escape(self.resolve_project_id(deadline)), escape(job_id))
-        query = [("offset", str(int(offset))), ("limit", str(int(limit)))] + ([("level", level)] if level else [])
+        query = [("offset", str(int(offset))), ("limit", str(int(limit))), ("order", "desc")] + ([("level", level)] if level else [])
         return self.request("GET", path, query=query, operation="list events of training job %s" % label(job_id), deadline=deadline, max_bytes=max_bytes)
 
     def get_task_log_lines(self, job_id, task_id, lines, deadline=None, max_bytes=None, base_line=None):

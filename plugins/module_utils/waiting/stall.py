@@ -33,11 +33,20 @@ RUNNING = "Running"
 # The accelerator metrics of the metrics call, in the order one is preferred when a task reports both with samples.
 ACCELERATOR_METRICS = ("gpuUtil", "npuUtil")
 NO_SAMPLE = -1
+# At most this many trailing -1 averages (minutes the service has not averaged yet) are skipped before the idle window.
+TRAILING_GAPS = 2
 HANG_SCENARIO = "job_hanged"
-# An event is the service's hang verdict when one of these fields names it: JobHanged, job_hanged, or the console's
-# sentence for it ("The system detects that your training job may be suspended").
-HANG_EVENT = re.compile(r"\bJobHanged\b|\bjob_hanged\b|\bmay be suspended\b", re.IGNORECASE)
-HANG_EVENT_FIELDS = ("reason", "type", "event_type", "name", "message")
+# An event is the service's hang verdict only in the service's own form, at level Warning or Error and (when the event
+# says its source) from the Job: a reason/type/event_type/name that IS JobHanged, or a message that starts with the
+# tag "[JobHanged]" or is the console's sentence ("The system detects that your training job may be suspended", with
+# what the console adds after it).  A job name, a task's line or an account notice that merely mentions the word
+# ("Job JobHanged-repro started.", "resources may be suspended") is not the service's verdict.
+HANG_NAME = "jobhanged"
+HANG_EVENT_FIELDS = ("reason", "type", "event_type", "name")
+HANG_TAG = "[jobhanged]"
+HANG_SENTENCE = re.compile(r"^The system detects that your training job may be suspended(?:\.|$)", re.IGNORECASE)
+HANG_LEVELS = ("warning", "error")
+HANG_SOURCE = "job"
 # A JobHanged event this close to a job_hanged recover record is the same hang, counted once.
 SAME_HANG_SECONDS = 300
 PROBLEM_CHARS = 300
@@ -156,12 +165,18 @@ def _idle_task(task, answer, settings, now, start, origin=None):
     if metric is None:
         return None, False, None, "idle: task %s reports no gpuUtil or npuUtil (a CPU flavour?): its accelerators cannot be judged" % label(task)
     values = series[metric]
+    # The newest minutes may not be averaged yet (-1): up to TRAILING_GAPS of them are skipped, and the window (and the
+    # idle run) ends at the newest real sample.
+    skipped = 0
+    while skipped < TRAILING_GAPS and skipped < len(values) and values[-1 - skipped] == NO_SAMPLE:
+        skipped += 1
+    values = values[: len(values) - skipped]
     window = values[-settings.idle_minutes :]
     samples = [value for value in window if value != NO_SAMPLE]
     entry = {"metric": metric, "last": samples[-1] if samples else None, "peak": max(samples) if samples else None}
     if any(value > settings.idle_below for value in samples):
         return entry, False, None, None  # busy: evidence enough, whatever else the window holds
-    if start is None or now - settings.idle_minutes * 60 < start:
+    if start is None or now - (settings.idle_minutes + skipped) * 60 < start:
         return entry, False, None, None  # the window reaches back before the last start: not yet, and no problem
     if len(values) < settings.idle_minutes:
         return (
@@ -184,9 +199,10 @@ def _idle_task(task, answer, settings, now, start, origin=None):
         run += 1
     # The averages are whole minutes counted from the job's first start (``origin``): the newest one ends at the last
     # such minute boundary before ``now``, so the run's start stays the same from poll to poll (and so the stall's
-    # ``since``, and its event_id), wherever in a minute the job started.
+    # ``since``, and its event_id), wherever in a minute the job started.  The skipped trailing -1 minutes come after
+    # the run: it is dated from the newest real sample, and stays put when they are averaged later.
     base = origin if origin is not None and origin <= now else start
-    run_start = base + math.floor((now - base) / 60.0) * 60.0 - run * 60
+    run_start = base + math.floor((now - base) / 60.0) * 60.0 - (run + skipped) * 60
     return entry, True, max(run_start, start), None
 
 
@@ -243,10 +259,16 @@ def record_log_size(history, when, size):
 
 def _quiet(settings, logs, log_errors, tasks, start):
     """``({held, since}, since, problems)``: quiet when no task's log changed across ``quiet_minutes`` of polling, as
-    observed (the newest observation, not ``now``: a poll that read nothing proves nothing), cut at the last start."""
+    observed (the newest observation, not ``now``: a poll that read nothing proves nothing), cut at the last start.
+
+    ``since`` is the last growth seen (the first observation of the current size), or, when no task's log was seen
+    growing, the first observation - but only once the observations span ``quiet_minutes``: before that, with no
+    growth seen, quiet is unmeasured (``since: null``, a ``problems`` line), neither held nor read as progress (one
+    read, or a few polls, cannot tell a silent log from one that just grew)."""
     problems = []
     changes = []
     observed = []
+    grown = False
     for task in tasks:
         error = (log_errors or {}).get(task)
         entries = [entry for entry in (logs or {}).get(task) or () if isinstance(entry, (list, tuple)) and len(entry) == 2]
@@ -263,12 +285,18 @@ def _quiet(settings, logs, log_errors, tasks, start):
             first -= 1
         changes.append(entries[first][0])
         observed.append(entries[-1][0])
+        grown = grown or first > 0  # growth seen across polls: a size observed, then a different one
     if not tasks:
         problems.append("quiet: the job names no task whose log could be read")
     if problems or not changes:
         return {"held": False, "since": None}, None, problems
     since = max(changes) if start is None else max(*changes, start)
-    held = min(observed) - since >= settings.quiet_minutes * 60
+    span = min(observed) - since
+    if not grown and span < settings.quiet_minutes * 60:
+        minutes = int(max(0, span) // 60)
+        problems.append("quiet: the log was seen across %d of the %d minutes needed; it is measured across polls" % (minutes, settings.quiet_minutes))
+        return {"held": False, "since": None}, None, problems
+    held = span >= settings.quiet_minutes * 60
     return {"held": held, "since": iso(since)}, (since if held else None), problems
 
 
@@ -276,7 +304,18 @@ def _quiet(settings, logs, log_errors, tasks, start):
 
 
 def _is_hang_event(event):
-    return any(isinstance(event.get(field), str) and HANG_EVENT.search(event[field]) for field in HANG_EVENT_FIELDS)
+    """Whether ``event`` is the service's hang verdict in its own form (see :data:`HANG_NAME`): a Warning or Error of
+    the Job (an event that names no source is taken as the job's) whose reason/type/event_type/name is JobHanged or
+    whose message starts with ``[JobHanged]`` or with the console's sentence."""
+    level, source = event.get("level"), event.get("source")
+    if not isinstance(level, str) or level.strip().lower() not in HANG_LEVELS:
+        return False
+    if source is not None and not (isinstance(source, str) and source.strip().lower() == HANG_SOURCE):
+        return False
+    if any(isinstance(event.get(field), str) and event[field].strip().lower() == HANG_NAME for field in HANG_EVENT_FIELDS):
+        return True
+    message = event.get("message")
+    return isinstance(message, str) and (message.strip().lower().startswith(HANG_TAG) or bool(HANG_SENTENCE.match(message.strip())))
 
 
 def _service(status, events, start):
@@ -346,6 +385,10 @@ def judge_progress(settings, job, now, metrics=None, logs=None, events=None, log
         signals["service"], sinces["service"], found = _service(status, events, start)
         problems.extend(found)
     in_grace = start is None or now < start + settings.grace_minutes * 60
+    if start is not None and in_grace:
+        # Said, not silent: a clock that does not move (the service's status.duration not live) keeps a job here.
+        until = iso(start + settings.grace_minutes * 60)
+        problems.append("inside its grace until %s (grace_minutes after its last start, %s): no signal counts yet" % (until, iso(start)))
     if in_grace:
         for signal in signals.values():
             if signal is not None:
@@ -372,7 +415,7 @@ def _minutes(seconds):
 
 def stall_words(progress, now):
     """A stalled job's signals in words, for ``msg``: ``gpuUtil at most 0.4% on every task for 30 minutes; no log line
-    for 42 minutes (since 2026-11-25T02:00:03Z); ...; the service still reports Running``.  ``now``: epoch seconds."""
+    for 42 minutes of polling (same size since 2026-11-25T02:00:03Z); ...; the service still reports Running``.  ``now``: epoch seconds."""
     signals = (progress or {}).get("signals") or {}
     parts = []
     idle = signals.get("idle")
@@ -383,7 +426,9 @@ def stall_words(progress, now):
         parts.append("%s at most %s%% on every task for %s" % (names, _percent(max(peaks) if peaks else None), _minutes(idle["minutes"] * 60)))
     quiet = signals.get("quiet")
     if quiet and quiet.get("held"):
-        parts.append("no log line for %s (since %s)" % (_minutes(now - event_seconds(quiet["since"])), quiet["since"]))
+        # ``since`` is the first poll that saw the log's current size (or the last start), not the last growth: the
+        # silence is measured across polling, and may be older.
+        parts.append("no log line for %s of polling (same size since %s)" % (_minutes(now - event_seconds(quiet["since"])), quiet["since"]))
     service = signals.get("service")
     if service and service.get("held"):
         parts.append(

@@ -397,6 +397,14 @@ def test_max_bytes_bounds_one_answer_below_max_response_bytes():
     assert "over the limit of 1000 bytes read for this answer" in str(info.value) and "max_response_bytes" not in str(info.value)
 
 
+def test_the_events_are_asked_for_newest_first():
+    session = FakeSession(FakeResponse(200, raw='{"events": []}'))
+    client, _clock = make(session, {"backoff_retries": 0})
+    client.list_training_job_events("job-1", limit=50)
+    url = session.calls[0]["url"]
+    assert "/training-jobs/job-1/events?" in url and "order=desc" in url and "limit=50" in url, url
+
+
 def test_secrets_never_appear_in_errors():
     echo = json.dumps({"error_code": "APIG.0301", "error_msg": "bad signature for sk=%s token=%s" % (SECRET, TOKEN)})
     session = FakeSession(

@@ -124,6 +124,18 @@ def test_the_services_verdict_newer_than_the_last_start_stalls_on_its_own():
     assert "the service itself found the job hung at 2027-01-15T08:20:00Z" in progress.stalled(item)
 
 
+def test_a_service_clock_that_does_not_move_keeps_the_job_in_its_grace_and_says_so():
+    # status.duration not live: every poll reads the same service clock, 5 minutes after the start, inside a 10-minute grace.
+    client = FakeClient(util=0.0)
+    progress = Progress(client, check_stall({"idle_minutes": 1, "quiet_minutes": 1, "grace_minutes": 10}), clock=lambda: 0.0)
+    for _poll in range(3):
+        item = running(5)
+        progress.read([item], deadline=100.0)
+        assert item["progress"]["stalled"] is False
+        grace = "inside its grace until 2027-01-15T08:10:00Z (grace_minutes after its last start, 2027-01-15T08:00:00Z): no signal counts yet"
+        assert grace in item["progress"]["problems"], item["progress"]["problems"]
+
+
 def test_service_now_is_the_documents_clock_else_this_machines():
     assert service_now(running(10)) == START + 600
     assert service_now({"details": {"status": {"phase": "Running"}}}, lambda: 42.0) == 42.0

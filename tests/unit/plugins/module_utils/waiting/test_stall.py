@@ -160,8 +160,10 @@ def test_a_hung_job_is_stalled_by_idle_accelerators_and_a_silent_log_and_each_si
     # all: the latest of the two - worker-0 idle for its 40 newest minutes, the log silent for 42.
     assert progress["since"] == iso(NOW - 40 * 60)
     words = stall_words(progress, NOW)
-    assert words == "gpuUtil at most 0.4%% on every task for 30 minutes; no log line for 42 minutes (since %s); the service still reports Running" % iso(
-        NOW - 42 * 60
+    assert (
+        words
+        == "gpuUtil at most 0.4%% on every task for 30 minutes; no log line for 42 minutes of polling (same size since %s); the service still reports Running"
+        % iso(NOW - 42 * 60)
     )
     assert stall_message("job-1", item(document()), NOW).startswith("training job job-1 (resnet) stopped making progress: ")
 
@@ -227,6 +229,24 @@ def test_a_job_inside_its_grace_never_stalls():
     assert later["stalled"] is True
 
 
+def test_a_job_inside_its_grace_says_so_in_its_problems_until_when():
+    settings = stall(idle_minutes=1, quiet_minutes=1, grace_minutes=10)
+    progress = judge_progress(settings, document(start=NOW - 9 * 60), NOW, metrics=idle_answers([0.0] * 5), logs=silent_logs(8))
+    assert progress["stalled"] is False
+    assert progress["problems"] == [
+        "inside its grace until %s (grace_minutes after its last start, %s): no signal counts yet" % (iso(NOW + 60), iso(NOW - 9 * 60))
+    ]
+    # Restarted by the service: the grace runs from the newest start.
+    records = [{"start_at": int(NOW - 2 * HOUR), "end_at": int(NOW - 5 * 60)}, {"start_at": int(NOW - 5 * 60)}]
+    restarted = judge_progress(stall(idle_minutes=3, grace_minutes=10), document(records=records), NOW, metrics=idle_answers())
+    assert restarted["problems"] == [
+        "inside its grace until %s (grace_minutes after its last start, %s): no signal counts yet" % (iso(NOW + 5 * 60), iso(NOW - 5 * 60))
+    ]
+    # Past the grace, no such line.
+    later = judge_progress(settings, document(start=NOW - 11 * 60), NOW, metrics=idle_answers([0.0] * 5), logs=silent_logs(8))
+    assert later["stalled"] is True and not any(line.startswith("inside its grace") for line in later["problems"])
+
+
 def test_a_job_restarted_by_fault_tolerance_starts_its_grace_again_from_its_newest_running_record():
     records = [{"start_at": int(NOW - 2 * HOUR), "end_at": int(NOW - 5 * 60), "end_recover": "job_reschedule"}, {"start_at": int(NOW - 5 * 60)}]
     settings = stall(idle_minutes=3, grace_minutes=10)
@@ -273,7 +293,9 @@ def test_a_job_restarted_after_an_old_job_hanged_verdict_is_not_stalled():
         },
         {"start_at": int(NOW - HOUR), "start_type": "restarted"},
     ]
-    events = {"events": [{"time": iso(NOW - HOUR - 30), "level": "Warning", "message": "JobHanged: the training job may be suspended"}]}
+    events = {
+        "events": [{"time": iso(NOW - HOUR - 30), "level": "Warning", "message": "[JobHanged] The system detects that your training job may be suspended."}]
+    }
     progress = judge_progress(check_stall({}), document(records=records), NOW, events=events)
     assert progress["signals"]["service"] == {"held": False, "hangs": 0, "last": None}
     assert progress["stalled"] is False
@@ -325,6 +347,60 @@ def test_a_hang_in_a_recover_record_and_its_event_are_one_hang_and_the_first_one
     assert "(2 hangs since its last start)" in stall_words(progress, NOW)
 
 
+def hung_events(*events):
+    """Each event dated ten minutes ago (after the document's start), Warning of the Job unless it says otherwise."""
+    return [dict({"time": iso(NOW - 10 * 60), "level": "Warning", "source": "Job"}, **event) for event in events]
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        {"level": "Info", "message": "Job JobHanged-repro started."},
+        {"message": "Job JobHanged-repro started."},
+        {"message": "The training job was restarted by fault tolerance (JobHanged) and resumed."},
+        {"message": "Your account is in arrears; resources may be suspended."},
+        {"source": "Task", "message": "[worker-0] this process may be suspended while checkpointing"},
+        {"message": "this process may be suspended while checkpointing"},
+        {"message": "job_hanged"},
+        {"name": "JobHanged-repro"},
+        {"reason": "NotJobHanged"},
+        {"level": "Info", "message": "[JobHanged] The system detects that your training job may be suspended."},
+        {"level": "Info", "reason": "JobHanged"},
+        {"level": None, "message": "[JobHanged] The system detects that your training job may be suspended."},
+        {"source": "Task", "message": "[JobHanged] The system detects that your training job may be suspended."},
+        {"source": "Task", "reason": "JobHanged"},
+        {"message": "Note: The system detects that your training job may be suspended."},
+    ],
+)
+def test_an_event_that_merely_mentions_a_hang_is_never_the_services_verdict(event):
+    progress = judge_progress(check_stall({}), document(), NOW, events=hung_events(event))
+    assert progress["signals"]["service"] == {"held": False, "hangs": 0, "last": None}
+    assert progress["stalled"] is False and progress["problems"] == []
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        {"message": "[JobHanged] The system detects that your training job may be suspended. Go to the job details page to view the cause and handle it."},
+        {"level": "Error", "message": "[jobhanged] training job hung"},
+        {"message": "The system detects that your training job may be suspended"},
+        {"message": "The system detects that your training job may be suspended. Go to the job details page."},
+        {"level": "warning", "message": "other", "reason": "JobHanged"},
+        {"message": "other", "type": "jobhanged"},
+        {"message": "other", "event_type": "JobHanged"},
+        {"message": "other", "name": " JobHanged "},
+        {"source": None, "message": "[JobHanged] hung"},
+    ],
+)
+def test_the_services_own_forms_of_its_hang_verdict_stall_a_job(event):
+    events = hung_events(event)
+    if event.get("source", "Job") is None:
+        del events[0]["source"]
+    progress = judge_progress(check_stall({}), document(), NOW, events=events)
+    assert progress["signals"]["service"] == {"held": True, "hangs": 1, "last": iso(NOW - 10 * 60)}
+    assert progress["stalled"] is True
+
+
 # -- evidence, never guesses -------------------------------------------------------------------------------------
 
 
@@ -345,6 +421,28 @@ def test_a_gap_in_an_otherwise_idle_window_is_a_problem():
     # Before the window, a minute with no sample ends the idle run: it is no evidence of idling.
     older_gap = judge_progress(stall(idle_minutes=30), document(), NOW, metrics=idle_answers([0.0] * 20 + [-1] + [0.0] * 35))
     assert older_gap["stalled"] is True and older_gap["since"] == iso(NOW - 35 * 60)
+
+
+def test_up_to_two_trailing_minutes_not_yet_averaged_are_skipped_and_the_run_is_dated_from_the_newest_real_sample():
+    # The service has not averaged the newest minute or two yet (-1): the window ends at the newest real sample.
+    def at(now, idle, gaps):
+        values = [50.0] * 80 + [0.1] * idle + [-1] * gaps
+        return judge_progress(stall(idle_minutes=30), document(), now, metrics=idle_answers(values))
+
+    progress = at(NOW, 38, 2)
+    assert progress["stalled"] is True and progress["problems"] == []
+    assert progress["since"] == iso(NOW - 40 * 60)
+    assert progress["signals"]["idle"]["tasks"]["worker-0"] == {"metric": "gpuUtil", "last": 0.1, "peak": 0.1}
+    # The same run seen as the -1 get averaged, and a minute later: the same since (and so the same event_id).
+    polls = ((NOW, 39, 1), (NOW, 40, 0), (NOW + 60, 39, 2), (NOW + 90, 40, 1))
+    assert [at(now, idle, gaps)["since"] for now, idle, gaps in polls] == [iso(NOW - 40 * 60)] * 4
+    # A third trailing -1 is not skipped: it is in the window, a problem and never a stall.
+    three = at(NOW, 37, 3)
+    assert three["stalled"] is False
+    assert three["problems"][0] == "idle: task worker-0: 1 of the newest 30 averages of gpuUtil have no sample (-1)"
+    # A busy minute before the skipped ones is still busy.
+    busy = judge_progress(stall(idle_minutes=30), document(), NOW, metrics=idle_answers([0.1] * 117 + [60.0, -1, -1]))
+    assert busy["stalled"] is False and busy["signals"]["idle"]["held"] is False and busy["problems"] == []
 
 
 def test_a_cpu_flavour_has_no_accelerator_metric_a_problem_never_a_stall():
@@ -409,6 +507,32 @@ def test_quiet_is_measured_to_the_newest_observation_not_to_now():
     assert judge_progress(stall(quiet_minutes=30), document(), NOW + 15 * 60, logs=silent_logs(31))["stalled"] is True
 
 
+def test_quiet_is_unmeasured_until_the_polls_span_quiet_minutes_or_the_log_grows():
+    # One read (the lookup, the module without wait): nothing says whether the log grew - a problems line, since null,
+    # never held and never read as progress (review of issue 59, finding 3: it read {held: false, since: <now>}).
+    once = dict((task, record_log_size([], NOW, 4096)) for task in TASKS)
+    progress = judge_progress(stall(quiet_minutes=30), document(), NOW, logs=once)
+    assert progress["signals"]["quiet"] == {"held": False, "since": None} and progress["stalled"] is False
+    assert progress["problems"] == ["quiet: the log was seen across 0 of the 30 minutes needed; it is measured across polls"]
+    # Polls spanning 12 minutes with the same size: still unmeasured.
+    polled = {}
+    for task in TASKS:
+        history = []
+        for when in range(int(NOW - 12 * 60), int(NOW) + 1, 60):
+            history = record_log_size(history, float(when), 4096)
+        polled[task] = history
+    progress = judge_progress(stall(quiet_minutes=30), document(), NOW, logs=polled)
+    assert progress["signals"]["quiet"] == {"held": False, "since": None}
+    assert progress["problems"] == ["quiet: the log was seen across 12 of the 30 minutes needed; it is measured across polls"]
+    # Once they span quiet_minutes, quiet holds from the first observation.
+    progress = judge_progress(stall(quiet_minutes=10), document(), NOW, logs=polled)
+    assert progress["signals"]["quiet"] == {"held": True, "since": iso(NOW - 12 * 60)} and progress["problems"] == []
+    # Growth seen across polls is measured at once: not quiet, since the growth, no problem.
+    grown = dict((task, record_log_size(record_log_size([], NOW - 60, 4000), NOW, 4096)) for task in TASKS)
+    progress = judge_progress(stall(quiet_minutes=30), document(), NOW, logs=grown)
+    assert progress["signals"]["quiet"] == {"held": False, "since": iso(NOW)} and progress["problems"] == []
+
+
 def test_one_growing_task_log_is_progress():
     logs = silent_logs(60)
     logs["worker-1"] = growing_logs()["worker-1"]
@@ -428,7 +552,7 @@ def test_events_that_cannot_be_read_or_dated_are_problems():
     refused = ModelArtsError("Forbidden", status=403)
     progress = judge_progress(check_stall({}), document(), NOW, events=refused)
     assert progress["stalled"] is False and progress["problems"][0].startswith("service: the job's events could not be read (")
-    undated = judge_progress(check_stall({}), document(), NOW, events=[{"time": "2027-01-15 08:00:00", "message": "JobHanged"}])
+    undated = judge_progress(check_stall({}), document(), NOW, events=[{"time": "2027-01-15 08:00:00", "level": "Warning", "message": "[JobHanged] hung"}])
     assert undated["stalled"] is False
     assert undated["problems"] == ["service: a JobHanged event has no readable time: it was left out"]
 
