@@ -213,3 +213,36 @@ def test_a_silent_log_counts_across_rounds_and_a_preprocessing_job_whose_log_gro
     assert signals["idle"]["held"] is True and signals["quiet"]["held"] is True and signals["service"] is None
     first = [e["modelarts"]["training_job"] for e in events if e["modelarts"]["training_job"]["id"] == prep][0]
     assert first["progress"]["signals"]["idle"]["held"] is True and first["progress"]["signals"]["quiet"]["held"] is False
+
+
+def test_a_restart_does_not_report_a_quiet_and_idle_stall_again(src, modelarts_emulator, tmp_path):
+    """Review of issue 59, finding 1: with ``quiet_minutes`` and ``require: all`` the stall's start is the later of the
+    idle run's and the silent log's; a restart empties the log-size history, so the silent log's start became the
+    restart's first round - more than a minute after the start saved in the state file - and the same stall was
+    reported again with a new event_id.  Each run, the emulator's clock moves three minutes (quiet_minutes is 2)."""
+    emulator = modelarts_emulator
+    hung = str(uuid.uuid4())
+    emulator.add_jobs([{"id": hung, "name": "hung", "created_ago": "1h", "timeline": TIMELINE, "activity": {"hang_at": "10m"}}])
+    stall = {"idle_minutes": 5, "quiet_minutes": 2, "service": False, "require": "all"}
+    state_file = str(tmp_path / "state" / "stalls.json")
+    args = dict(connection_args(emulator), training_job_ids=[hung], interval=0.3, stall=stall, state_file=state_file)
+
+    def moving(quiet=6.0):
+        mover = threading.Timer(3.0, emulator.advance_clock, (180,))
+        mover.start()
+        try:
+            return watched(src, args, quiet=quiet)
+        finally:
+            mover.cancel()
+
+    events = moving()
+    assert described(events) == [(hung, None, "Running", False), (hung, "Running", "Running", True)]
+    stalled = events[1]["modelarts"]
+    signals = stalled["progress"]["signals"]
+    assert signals["idle"]["held"] is True and signals["quiet"]["held"] is True
+    assert json.loads(open(state_file).read())["stalls"] == {hung: stalled["progress"]["since"]}
+
+    # Restarted with the same state file: the log is seen silent for quiet_minutes again, from the restart's first
+    # round - the same stall, no second event.
+    assert moving() == []
+    assert json.loads(open(state_file).read())["stalls"] == {hung: stalled["progress"]["since"]}

@@ -15,7 +15,14 @@ import pytest
 from ansible_collections.modelarts.training.plugins.module_utils.watch import source as watch
 from ansible_collections.modelarts.training.plugins.module_utils.watch.events import SourceConfigError
 from ansible_collections.modelarts.training.plugins.module_utils.watch.ledger import Ledger
-from ansible_collections.modelarts.training.plugins.module_utils.watch.stalls import SINCE_SLACK_SECONDS, Stalls, made_progress, make_stall_event
+from ansible_collections.modelarts.training.plugins.module_utils.waiting.stall import event_seconds
+from ansible_collections.modelarts.training.plugins.module_utils.watch.stalls import (
+    SINCE_SLACK_SECONDS,
+    Stalls,
+    made_progress,
+    make_stall_event,
+    shows_progress,
+)
 from ansible_collections.modelarts.training.plugins.module_utils.watch.state import StateFile, StateFileError, event_id
 
 CONNECTION = {
@@ -309,3 +316,90 @@ def test_the_read_is_the_progress_rooms_made_at_the_first_read_and_forgets_jobs_
     room.read({A: item(A, "Running")}, watched=w.jobs)
     rooms = room.read.rooms
     assert set(rooms[0].histories) == set(rooms[0].moments) == set(rooms[0].last) == {A} and len(made) == 1
+
+
+# -- review of issue 59, finding 1: only real progress ends a stall ------------------------------------------------------
+
+QUIET_STALL = {"idle_minutes": 30, "quiet_minutes": 20, "require": "all"}
+RESTARTED = "2026-11-25T02:40:00Z"  # the restart's first round, when the emptied log history began again
+
+
+def quiet_progress(stalled, since=None, quiet=None, quiet_held=None, last=0.2, problems=()):
+    """A judgement with idle and quiet (``require: all``): ``quiet`` is the quiet signal's since, ``quiet_held`` whether it
+    holds (default: as ``stalled``)."""
+    held = stalled if quiet_held is None else quiet_held
+    idle = {"held": stalled, "minutes": 30, "tasks": {"worker-0": {"metric": "gpuUtil", "last": last, "peak": max(last, 0.3)}}}
+    signals = {"idle": idle, "quiet": {"held": held, "since": quiet}, "service": None}
+    return {"stalled": stalled, "since": since if stalled else None, "signals": signals, "problems": list(problems)}
+
+
+def test_a_restart_does_not_report_again_a_stall_whose_start_moved_to_the_restart_with_the_quiet_log(tmp_path):
+    path = str(tmp_path / "state.json")
+    script = Script()
+    script.phases[A] = "Running"
+    script.progress[A] = quiet_progress(True, SINCE, quiet=SINCE)
+    w = built(script, state_file=path, stall=QUIET_STALL)
+    events = rounds(w)
+    w.delivered(events)
+    assert json.loads(open(path).read())["stalls"] == {A: SINCE}
+    # Restarted: the log is seen too few polls (no since, a problems line), then silent from the restart's first round:
+    # the stall's start (the later of idle's and quiet's) is the restart - still the recorded stall.
+    again = built(script, state_file=path, stall=QUIET_STALL)
+    line = "quiet: the log was seen across 0 of the 20 minutes needed; it is measured across polls"
+    script.progress[A] = quiet_progress(False, quiet=None, problems=[line])
+    assert rounds(again) == []
+    script.progress[A] = quiet_progress(True, RESTARTED, quiet=RESTARTED)
+    assert rounds(again, 3) == []
+    # Real progress - the log seen growing across polls - then a new stall: reported.
+    script.progress[A] = quiet_progress(False, quiet="2026-11-25T03:00:00Z", quiet_held=False)
+    assert rounds(again) == []
+    script.progress[A] = quiet_progress(True, LATER, quiet=LATER)
+    (anew,) = rounds(again)
+    assert anew["modelarts"]["progress"]["since"] == LATER
+    assert anew["modelarts"]["event_id"] != events[-1]["modelarts"]["event_id"]
+
+
+def test_not_stalled_yet_or_not_enough_data_is_no_progress_only_evidence_is():
+    script = Script()
+    script.phases[A] = "Running"
+    script.progress[A] = quiet_progress(True, SINCE, quiet=SINCE)
+    w = built(script, stall=QUIET_STALL)
+    assert [e["modelarts"].get("stalled") for e in rounds(w)] == [False, True]
+    # Not stalled and no problem, but no evidence: accelerators still idle, quiet not measured or still held.
+    script.progress[A] = quiet_progress(False, quiet=SINCE, quiet_held=True)
+    assert rounds(w) == []
+    script.progress[A] = quiet_progress(True, LATER, quiet=LATER)
+    assert rounds(w) == [], "the same stall: nothing showed the job make progress"
+    # A busy newest average is evidence: the next stall is new.
+    script.progress[A] = quiet_progress(False, quiet=SINCE, quiet_held=True, last=88.0)
+    assert rounds(w) == []
+    script.progress[A] = quiet_progress(True, "2026-11-25T05:00:00Z", quiet="2026-11-25T05:00:00Z")
+    (anew,) = rounds(w)
+    assert anew["modelarts"]["progress"]["since"] == "2026-11-25T05:00:00Z"
+
+
+def test_what_counts_as_progress_after_a_stall():
+    def running(start=None, now=None):
+        status = {"phase": "Running"}
+        if start is not None:
+            status.update(start_time=int(start * 1000), duration=int((now - start) * 1000))
+        return {"id": A, "phase": "Running", "details": {"status": status}}
+
+    since = event_seconds(SINCE)
+    idle = quiet_progress(False, quiet=None)
+    assert not shows_progress(idle, running(), SINCE) and not shows_progress(None, running(), SINCE)
+    # The log seen growing after the stall's start; not with a quiet problems line, nor a growth before the start.
+    grew = quiet_progress(False, quiet=LATER, quiet_held=False)
+    assert shows_progress(grew, running(), SINCE)
+    assert not shows_progress(dict(grew, problems=["quiet: task worker-0: its log could not be read (HTTP 403: no)"]), running(), SINCE)
+    assert not shows_progress(dict(grew, problems=["the job's start time is not known: no signal can count until it is"]), running(), SINCE)
+    assert not shows_progress(quiet_progress(False, quiet="2026-11-25T01:00:00Z", quiet_held=False), running(), SINCE)
+    # A busy peak counts only when the window of averages began after the stall's start.
+    peaked = quiet_progress(False, quiet=None, last=0.2)
+    peaked["signals"]["idle"]["tasks"]["worker-0"]["peak"] = 70.0
+    assert not shows_progress(peaked, running(since - 3 * 3600, since + 10 * 60), SINCE)
+    assert shows_progress(peaked, running(since - 3 * 3600, since + 40 * 60), SINCE)
+    assert not shows_progress(peaked, running(), SINCE), "no clock of the service: the peak proves nothing"
+    # A new start of the job (the service restarted it) after the stall's start.
+    assert shows_progress(idle, running(since + 600, since + 700), SINCE)
+    assert not shows_progress(idle, running(since - 600, since + 700), SINCE)
