@@ -14,9 +14,13 @@ as well (a wait's phase source answers, then the same ``Progress.read`` over the
 in one run, each round in a shuffled order, at each size:
 
 * ``none``: no ``stall`` (the poll every other figure is paired with);
-* ``stall``: ``{idle_minutes: 5, quiet_minutes: 5}`` - per task its metrics and one line of its log (the AOM call), and
-  per job its events (``service`` is true by default);
-* ``stall_no_service``: the same with ``service: false`` - per task its metrics and its log, no events.
+* ``stall``: ``{idle_minutes: 5, quiet_minutes: 5}`` - per task and poll ONE read, by need: its metrics (the first
+  poll), one line of its log (the AOM call: the next polls, the log growing), and per job its events every other poll
+  in a task's place (``service`` is true by default);
+* ``stall_no_service``: the same with ``service: false`` - no events.
+
+The polls of one size and variant share one ``Progress``, as the polls of a wait do (the warm-up poll is their first:
+the metrics), so the rounds measure the polls that follow.
 
 Requests are counted from the emulator's request log, by kind. Writes ``benchmarks/results/<stamp>-stall-cost.json``
 (every sample, the machine's load sampled during the run) and ``.md`` (the table of docs/performance.md).
@@ -72,10 +76,35 @@ def requests_by_kind(emu):
         last = entries[-1]["seq"]
 
 
+ROOMS = {}  # (size, variant) -> the Progress its polls share, as a wait's polls do
+CURRENT = [None]
+
+
+def keep_progress_between_polls():
+    """Make every poll of one (size, variant) use the same ``Progress``, as the polls of one wait (or one event source)
+    do: its per-task choice of read and its events' turn depend on the polls before (issue 59: at most one request per
+    task per poll).  Without it each ``Query.run()`` would measure a first poll only."""
+    # pylint: disable=import-outside-toplevel
+    from ansible_collections.modelarts.training.plugins.module_utils.waiting import progress
+
+    real = progress.Progress
+
+    def shared(client, settings, max_concurrency, clock):
+        room = ROOMS.get(CURRENT[0])
+        if room is None:
+            room = ROOMS[CURRENT[0]] = real(client, settings, max_concurrency, clock)
+        room.client, room.clock = client, clock
+        return room
+
+    progress.Progress = shared
+
+
 def one_poll(emu, ids, variant):
     """One ``Query.run()`` over ``ids`` without ``wait``: (seconds, requests by kind, result)."""
     # pylint: disable=import-outside-toplevel
     from ansible_collections.modelarts.training.plugins.module_utils.query import Query, Selection
+
+    CURRENT[0] = (len(ids), variant)
 
     options = dict(emu.connection("aksk"), backoff_retries=0, **VARIANTS[variant])
     emu.clear_requests()
@@ -96,7 +125,9 @@ def check(result, variant, size):
             assert item.get("progress") is None, item.get("progress")
         else:
             progress = item["progress"]
-            assert progress is not None and progress["stalled"] is False and progress["problems"] == [], progress
+            # A job's log seen once (its second poll) is not silence measured yet: said, not a failure of the read.
+            problems = [line for line in progress["problems"] if not line.startswith("quiet: the log was seen across 0 ")]
+            assert progress is not None and progress["stalled"] is False and problems == [], progress
 
 
 def main():
@@ -111,6 +142,7 @@ def main():
     with tempfile.TemporaryDirectory() as scratch, LoadSampler(every=5.0) as load:
         base = stage_collection(os.path.join(scratch, "collections"))
         import_staged(base)
+        keep_progress_between_polls()
         with start_emulator() as emu:
             add_jobs(emu)
             for size in SIZES:  # a warm-up poll of each kind (imports, first TLS handshakes), not counted

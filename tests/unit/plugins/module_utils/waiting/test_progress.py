@@ -72,18 +72,25 @@ def test_a_poll_reads_one_request_per_task_and_signal_and_the_events_once_only_f
     done = running(30, "job-2", phase="Completed")
     items = [running(30), done, ValueError("not a job")]
     progress.read(items, deadline=100.0)
-    assert sorted(call[0] for call in client.calls) == ["events", "log", "log", "metrics", "metrics"]
+    # Issue 59 item 3: at most one request per task per poll - both signals asked, a task reads its metrics first (the
+    # whole window in one call), then its log; the events take one task's turn on the job's second poll.
+    assert sorted(call[0] for call in client.calls) == ["metrics", "metrics"]
     assert all(call[1] == "job-1" for call in client.calls), "a Completed job is never read"
     assert done["progress"] is None
     assert items[0]["progress"]["signals"]["idle"]["held"] is True
+    progress.read([running(31), done], deadline=100.0)
+    assert sorted(call[0] for call in client.calls[2:]) == ["log", "log"], "the logs' first sizes are urgent: no events yet"
+    progress.read([running(32)], deadline=100.0)
+    assert sorted(call[0] for call in client.calls[4:]) == ["events", "log"]
     assert items[0]["progress"]["signals"]["service"]["held"] is False
     assert items[0]["progress"]["stalled"] is False, "the log was seen once: no silence measured yet"
 
 
 def test_the_log_history_is_kept_between_polls_and_a_silent_log_stalls_the_job():
     client = FakeClient(size=100)
-    progress = Progress(client, check_stall({"idle_minutes": 5, "quiet_minutes": 5}), clock=lambda: 0.0)
-    for minutes in (20, 23, 26):
+    # service off: three polls of two tasks are six reads, all the log and idle need (the events would take one).
+    progress = Progress(client, check_stall({"idle_minutes": 5, "quiet_minutes": 5, "service": False}), clock=lambda: 0.0)
+    for minutes in (17, 20, 23, 26):  # 17: the metrics first; 20: the logs; 23: the metrics again, as quiet is due at 26
         item = running(minutes)
         progress.read([item], deadline=100.0)
     assert item["progress"]["stalled"] is True, item["progress"]
@@ -117,6 +124,8 @@ def test_the_services_verdict_newer_than_the_last_start_stalls_on_its_own():
     hang = {"time": int((START + 20 * 60) * 1000), "level": "Warning", "message": "[JobHanged] The system detects that your training job may be suspended."}
     client = FakeClient(util=90.0, events=[hang])
     progress = Progress(client, check_stall({"idle_minutes": 5, "quiet_minutes": 5}), clock=lambda: 0.0)
+    for minutes in (23, 24):  # the first sizes of each signal are urgent: the events take a task's turn on the third poll
+        progress.read([running(minutes)], deadline=100.0)
     item = running(25)
     progress.read([item], deadline=100.0)
     assert item["progress"]["stalled"] is True and item["progress"]["signals"]["service"]["held"] is True
@@ -150,8 +159,8 @@ def test_without_stall_every_item_gets_progress_null():
 
 def test_a_stall_ends_the_wait_like_a_fail_on_phase_and_a_completed_job_is_never_delayed():
     client = FakeClient()
-    progress = Progress(client, check_stall({"idle_minutes": 5, "quiet_minutes": 5}), clock=lambda: 0.0)
-    rounds = iter([[running(20), running(20, "job-2")], [running(23), running(23, "job-2", "Completed")], [running(26), None]])
+    progress = Progress(client, check_stall({"idle_minutes": 5, "quiet_minutes": 5, "service": False}), clock=lambda: 0.0)
+    rounds = iter([[running(17), running(17, "job-2")], [running(20), running(20, "job-2", "Completed")], [running(23), None], [running(26), None]])
 
     def poll(keys, deadline):
         found = next(rounds)
@@ -174,7 +183,107 @@ def test_a_stall_ends_the_wait_like_a_fail_on_phase_and_a_completed_job_is_never
     assert result.verdicts["job-2"] == waiter.JOB_DONE and result.items["job-2"]["progress"] is None
     assert "job-1" in result.failures and result.failures["job-1"].startswith("stopped making progress: ")
     assert "training job job-1 (resnet) stopped making progress" in result.message()
-    assert len([call for call in client.calls if call[1] == "job-2"]) == 5, "read while Running (one round), never once Completed"
+    assert len([call for call in client.calls if call[1] == "job-2"]) == 2, "read while Running (one round), never once Completed"
+
+
+# -- the cost: at most one request per task per poll (issue 59 item 3) ------------------------------------------
+
+
+def _per_poll(stall, polls=6, tasks=2):
+    """The requests of each of ``polls`` polls of one Running job of ``tasks`` tasks: ``[{task or "events": kind}]``
+    (a task read twice in a poll would show as a collision)."""
+    names = ["worker-%d" % number for number in range(tasks)]
+    client = FakeClient(util=0.0)
+    progress = Progress(client, check_stall(stall), clock=lambda: 0.0)
+    seen = []
+    for poll in range(polls):
+        item = running(30 + poll)
+        item["details"]["status"]["tasks"] = list(names)
+        before = len(client.calls)
+        progress.read([item], deadline=100.0)
+        calls = client.calls[before:]
+        per_task = {}
+        for call in calls:
+            target = "events" if call[0] == "events" else call[2]
+            assert target not in per_task, "two requests for %s on poll %d: %s" % (target, poll, calls)
+            per_task[target] = call[0]
+        assert len(calls) <= tasks, "poll %d of a job of %d tasks made %d requests: %s" % (poll, tasks, len(calls), calls)
+        seen.append(per_task)
+    return seen
+
+
+@pytest.mark.parametrize("service", [True, False])
+@pytest.mark.parametrize(
+    "asked, kinds",
+    [
+        ({"idle_minutes": 5}, {"metrics"}),
+        ({"quiet_minutes": 5}, {"log"}),
+        ({"idle_minutes": 5, "quiet_minutes": 5, "require": "all"}, {"log", "metrics"}),
+        ({"idle_minutes": 5, "quiet_minutes": 5, "require": "any"}, {"log", "metrics"}),
+    ],
+)
+@pytest.mark.parametrize("tasks", [1, 2, 3])
+def test_each_poll_makes_at_most_one_request_per_task_the_events_included(asked, kinds, service, tasks):
+    polls = _per_poll(dict(asked, service=service), polls=8, tasks=tasks)
+    names = ["worker-%d" % number for number in range(tasks)]
+    for number, per_task in enumerate(polls):
+        events = "events" in per_task
+        assert not events or service, (number, per_task)
+        # every task reads on every poll but one task on a poll that reads the events
+        assert len([name for name in names if name in per_task]) == tasks - (1 if events else 0), (number, per_task)
+        assert set(kind for name, kind in per_task.items() if name != "events") <= kinds
+    if service:
+        assert 3 <= len([per_task for per_task in polls if "events" in per_task]) <= 4, "the events about every other poll: %s" % polls
+    for name in names:
+        read = [per_task[name] for per_task in polls if name in per_task]
+        if len(kinds) == 2:
+            assert read[0] == "metrics", "the metrics first: the whole window in one call"
+            assert set(read) == kinds, read
+            if asked["require"] == "any":
+                assert all(a != b for a, b in zip(read, read[1:])), "either signal stalls alone: the two in turn: %s" % read
+        else:
+            assert set(read) == kinds
+        assert len(read) >= (4 if service and tasks == 1 else 6), "a task still reads its signals (a job of one task every other poll): %s" % read
+
+
+def test_both_signals_asked_still_stall_a_silent_idle_job_within_one_quiet_window_plus_one_poll():
+    client = FakeClient(util=0.0, size=100)
+    progress = Progress(client, check_stall({"idle_minutes": 5, "quiet_minutes": 5}), clock=lambda: 0.0)
+    stalled_at = None
+    for minutes in range(20, 40):
+        item = running(minutes)
+        progress.read([item], deadline=100.0)
+        if item["progress"]["stalled"]:
+            stalled_at = minutes
+            break
+    # The metrics first (20), the logs' first sizes next (21): quiet holds one window after it, no later.
+    assert stalled_at is not None and stalled_at <= 21 + 5, stalled_at
+    assert item["progress"]["signals"]["quiet"]["since"] == "2027-01-15T08:21:00Z"
+
+
+def test_a_metrics_answer_from_before_the_last_start_is_never_judged_again():
+    client = FakeClient(util=0.0)
+    progress = Progress(client, check_stall({"idle_minutes": 5, "quiet_minutes": 5, "service": False}), clock=lambda: 0.0)
+    progress.read([running(30)], deadline=100.0)  # logs
+    progress.read([running(31)], deadline=100.0)  # metrics, read at minute 31
+    restarted = running(33)
+    restarted["details"]["status"]["running_records"] = [{"start_at": int(START + 32 * 60)}]
+    progress.read([restarted], deadline=100.0)  # logs; the kept metrics were read before the restart at 32
+    assert restarted["progress"]["signals"]["idle"]["held"] is False
+    assert any("metrics were not read" in line for line in restarted["progress"]["problems"]), restarted["progress"]["problems"]
+
+
+def test_a_failed_log_read_stays_a_problem_until_the_log_is_read_again():
+    client = FakeClient(util=90.0, forbidden=("log",))
+    progress = Progress(client, check_stall({"idle_minutes": 5, "quiet_minutes": 5, "service": False, "require": "any"}), clock=lambda: 0.0)
+    progress.read([running(29)], deadline=100.0)  # metrics
+    first, second = running(30), running(31)
+    progress.read([first], deadline=100.0)  # the logs: refused
+    progress.read([second], deadline=100.0)  # metrics this poll (any: in turn): the log's failure is still the evidence
+    assert [call[0] for call in client.calls] == ["metrics", "metrics", "log", "log", "metrics", "metrics"]
+    for item in (first, second):
+        assert any("log could not be read" in line for line in item["progress"]["problems"]), item["progress"]["problems"]
+        assert item["progress"]["stalled"] is False
 
 
 # -- the option at the door: resolved once into settings.stall, checked before any request ------------------------
