@@ -559,7 +559,10 @@ def capture_items(emu, base, ids, path):
     """
     import_staged(base)
     # pylint: disable=import-outside-toplevel
-    from ansible_collections.modelarts.training.plugins.module_utils.text import LEVEL_OPTION
+    try:  # the level names live in text.py since issue 58; a revision before it (whole_run.py --rev) has them in options.py
+        from ansible_collections.modelarts.training.plugins.module_utils.text import LEVEL_OPTION
+    except ImportError:
+        from ansible_collections.modelarts.training.plugins.module_utils.options import LEVEL_OPTION
     from ansible_collections.modelarts.training.plugins.module_utils.query import Query, select
     from ansible_collections.modelarts.training.plugins.module_utils.job_info import argument_spec
 
