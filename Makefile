@@ -183,12 +183,15 @@ parity-2.19: venv
 # role's imports in a way 2.19 does not (issue 56, item 14), and hand a vaulted variable to the role's argument spec and
 # to filters still encrypted (the vaulted record key). Part of `make test`.
 ROLE_PATHS := tests/system/test_review_56_role.py tests/system/test_issue_57_role.py tests/system/test_issue_57_shapes.py
+# The role with training_job_gate_stall (issue 59): its closing, never-closing and refusing paths.
+STALL_ROLE_PATHS := tests/system/test_issue_59_stall.py tests/system/test_issue_59_shapes.py
 ifeq ($(strip $(CORE_INTERPRETER_$(OLDEST))),)
 role-paths-oldest:
 	@$(call absent,$@,$(CORE_ABSENT_$(OLDEST)))
 else
 role-paths-oldest: $(CURDIR)/.venv-core-$(OLDEST)/.installed
 	$(CURDIR)/.venv-core-$(OLDEST)/bin/python -m pytest -q -p no:cacheprovider -k "every_path or shipped or nobody or promote or vault or production_path" $(ROLE_PATHS)
+	$(CURDIR)/.venv-core-$(OLDEST)/bin/python -m pytest -q -p no:cacheprovider -k "role" $(STALL_ROLE_PATHS)
 endif
 
 sanity-oldest: sanity-$(OLDEST)
