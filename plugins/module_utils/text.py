@@ -435,3 +435,27 @@ def unknown_text(found, what):
     """``unknown keyword auth_tokn (did you mean auth_token?)``: the names :func:`unknown_names` found, as one phrase."""
     names = ", ".join("%s (%s)" % (name, hint) if hint else name for name, hint in found)
     return "unknown %s%s %s" % (what, "s" if len(found) > 1 else "", names)
+
+
+# -- booleans as Ansible writes them -------------------------------------------------------------------------
+
+BOOLEAN_TRUE = frozenset(("yes", "on", "t", "1", "y", "true"))
+BOOLEAN_FALSE = frozenset(("false", "f", "off", "no", "0", "n"))
+
+
+def boolean_word(value):
+    """``True`` or ``False`` for a boolean, one of Ansible's boolean words (any case, spaces around) or 1/0; ``None`` for
+    anything else - the caller's message says which option it was."""
+    if isinstance(value, bool):
+        return value
+    key = value.strip().lower() if isinstance(value, str) else value
+    if isinstance(key, (dict, list)):
+        return None
+    try:
+        if key in BOOLEAN_TRUE or key == 1:
+            return True
+        if key in BOOLEAN_FALSE or key == 0:
+            return False
+    except TypeError:  # an unhashable value
+        pass
+    return None

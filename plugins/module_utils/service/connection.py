@@ -17,7 +17,7 @@ import os
 import re
 
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ConnectionConfigError
-from ansible_collections.modelarts.training.plugins.module_utils.text import LEVEL_ENVIRONMENT, LEVEL_VARIABLE, level_text
+from ansible_collections.modelarts.training.plugins.module_utils.text import LEVEL_ENVIRONMENT, LEVEL_VARIABLE, boolean_word, level_text
 
 DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_REQUEST_TIMEOUT = 30.0
@@ -100,9 +100,6 @@ CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 # The lookup reads modelarts_<option> inventory variables.
 VARIABLE_PREFIX = "modelarts_"
-
-_TRUE = frozenset(("yes", "on", "t", "1", "y", "true"))
-_FALSE = frozenset(("false", "f", "off", "no", "0", "n"))
 
 
 def describe(name):
@@ -313,17 +310,9 @@ def blank(value):
 
 def to_bool(value, name, level):
     """A strict boolean: ``True``/``False`` or one of Ansible's boolean words; anything else is an error."""
-    if isinstance(value, bool):
-        return value
-    key = value.strip().lower() if isinstance(value, str) else value
-    if not isinstance(key, (bool, dict, list)):
-        try:
-            if key in _TRUE or key == 1:
-                return True
-            if key in _FALSE or key == 0:
-                return False
-        except TypeError:
-            pass
+    found = boolean_word(value)
+    if found is not None:
+        return found
     shown = repr(value) if isinstance(value, (str, int, float)) and name not in SECRET_OPTIONS else "a %s" % type(value).__name__
     raise ConnectionConfigError("%s must be a boolean (true or false), got %s" % (where(name, level), shown))
 

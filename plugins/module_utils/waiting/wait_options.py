@@ -10,7 +10,7 @@ from collections import namedtuple
 
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ConnectionConfigError
 from ansible_collections.modelarts.training.plugins.module_utils.job.phases import DEFAULT_FAIL_ON, DEFAULT_WAIT_FOR, PHASES, TERMINAL_PHASES
-from ansible_collections.modelarts.training.plugins.module_utils.text import describe_value, unknown_names, unknown_text
+from ansible_collections.modelarts.training.plugins.module_utils.text import boolean_word, describe_value, unknown_names, unknown_text
 
 PHASE_CHOICES = list(PHASES)
 # The phases a job never leaves, in the vocabulary's order.
@@ -71,9 +71,6 @@ STALL_OPTIONS = {
     "grace_minutes": {"type": "int", "default": DEFAULT_STALL_GRACE_MINUTES},
     "require": {"type": "str", "choices": STALL_REQUIRE, "default": "all"},
 }
-# Ansible's boolean words (as the connection options and baseline.required take them).
-_TRUE_WORDS = frozenset(("yes", "on", "t", "1", "y", "true"))
-_FALSE_WORDS = frozenset(("false", "f", "off", "no", "0", "n"))
 
 
 class StallSettings(namedtuple("StallSettings", ("idle_minutes", "idle_below", "quiet_minutes", "service", "grace_minutes", "require"))):
@@ -107,14 +104,10 @@ def _stall_percent(value, where):
 
 
 def _stall_bool(value, where):
-    if isinstance(value, bool):
-        return value
-    key = value.strip().lower() if isinstance(value, str) else value
-    if isinstance(key, str) and key in _TRUE_WORDS or (isinstance(key, (int, float)) and key == 1):
-        return True
-    if isinstance(key, str) and key in _FALSE_WORDS or (isinstance(key, (int, float)) and key == 0):
-        return False
-    raise ConnectionConfigError("%s must be a boolean (true or false), got %s" % (where, describe_value(value)))
+    found = boolean_word(value)
+    if found is None:
+        raise ConnectionConfigError("%s must be a boolean (true or false), got %s" % (where, describe_value(value)))
+    return found
 
 
 def check_stall(value, name="stall"):
