@@ -9,47 +9,13 @@ during the wait and ends ``Completed``; and, on the module, a ``403`` on the met
 one emulator minute per poll of the job (as the per-poll ``ClockMover`` of test_issue_59_stall.py), so the minutes hold
 however slowly the machine runs the playbook."""
 
-import threading
-
 import pytest
 
-from plays import info, new_id, play, rescued_gate, run, save
+from plays import ClockMover, info, new_id, play, rescued_gate, run, save
 
 STALL = {"idle_minutes": 5, "quiet_minutes": 5}
 # The hung job: busy for 13 minutes, then idle and silent, still Running for hours; the wait starts at 12 minutes.
 HANG_AT, HUNG_FROM = 13, 12
-
-
-class MinutePerPoll(object):
-    """While the wait runs: the emulator's clock moves one minute for each GET of ``job`` (a poll).  A loaded machine
-    can run two polls before this thread sees the first: the clock then moves two minutes at once, a poll of two
-    minutes - ``longest`` is the longest poll so moved, in minutes (1 when the clock kept up)."""
-
-    def __init__(self, emulator, job):
-        self.emulator, self.path = emulator, "/training-jobs/%s" % job
-        self.longest = 1
-        self.stopped = threading.Event()
-        self.thread = threading.Thread(target=self._move, daemon=True)
-
-    def _polls(self):
-        return len([entry for entry in self.emulator.requests(path=self.path) if entry.get("method") == "GET" and entry.get("path", "").endswith(self.path)])
-
-    def _move(self):
-        seen = self._polls()
-        while not self.stopped.wait(0.05):
-            now = self._polls()
-            if now > seen:
-                self.emulator.advance_clock(60 * (now - seen))
-                self.longest = max(self.longest, now - seen)
-                seen = now
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *_exc):
-        self.stopped.set()
-        self.thread.join(10)
 
 
 def hours():
@@ -153,7 +119,7 @@ def test_the_lookup_fails_a_hung_job_within_one_quiet_window_plus_one_poll(model
     emulator = modelarts_emulator
     job = add_hung(emulator, "stall-lookup-hung")
     task = lookup_task("looked", job, wait_timeout=3600)
-    with MinutePerPoll(emulator, job) as mover:
+    with ClockMover(emulator, job, per_poll=True, wait_first=False) as mover:
         results, _output = run(run_playbook, tmp_path, play(emulator, [task, save(tmp_path, "looked")]), env=emulator.env("aksk"))
     looked = results["looked"]
     assert looked["failed"], looked
@@ -166,7 +132,7 @@ def test_the_lookup_never_stalls_these_jobs_and_they_end_completed(modelarts_emu
     emulator = modelarts_emulator
     job = add_shape(emulator, shape)
     task = lookup_task("looked", job, wait_timeout=120)
-    with MinutePerPoll(emulator, job):
+    with ClockMover(emulator, job, per_poll=True, wait_first=False):
         results, _output = run(run_playbook, tmp_path, play(emulator, [task, save(tmp_path, "looked")]), env=emulator.env("aksk"))
     looked = results["looked"]
     assert not looked.get("failed"), looked.get("msg")
@@ -191,7 +157,7 @@ def test_the_lookup_stalls_the_same_job_once_its_guard_is_lifted(modelarts_emula
     emulator = modelarts_emulator
     job = add_shape(emulator, shape)
     task = lookup_task("looked", job, wait_timeout=120, stall=dict(STALL, **LIFTED[shape]))
-    with MinutePerPoll(emulator, job):
+    with ClockMover(emulator, job, per_poll=True, wait_first=False):
         results, _output = run(run_playbook, tmp_path, play(emulator, [task, save(tmp_path, "looked")]), env=emulator.env("aksk"))
     looked = results["looked"]
     assert looked.get("failed") and "stopped making progress" in looked["msg"], looked.get("msg")
@@ -203,7 +169,7 @@ def test_the_lookup_stalls_the_same_job_once_its_guard_is_lifted(modelarts_emula
 def test_the_role_closes_the_gate_on_a_hung_job_within_one_quiet_window_plus_one_poll(modelarts_emulator, run_playbook, tmp_path):
     emulator = modelarts_emulator
     job = add_hung(emulator, "stall-gate-hung")
-    with MinutePerPoll(emulator, job) as mover:
+    with ClockMover(emulator, job, per_poll=True, wait_first=False) as mover:
         results, _output = run(run_playbook, tmp_path, gate_play(emulator, tmp_path, job, 3600))
     closed = results["gate"]
     assert closed["opened"] is False, closed
@@ -219,7 +185,7 @@ def test_the_role_closes_the_gate_on_a_hung_job_within_one_quiet_window_plus_one
 def test_the_role_never_closes_the_gate_on_a_stall_for_these_jobs_and_opens_when_they_complete(modelarts_emulator, run_playbook, tmp_path, shape):
     emulator = modelarts_emulator
     job = add_shape(emulator, shape)
-    with MinutePerPoll(emulator, job):
+    with ClockMover(emulator, job, per_poll=True, wait_first=False):
         results, _output = run(run_playbook, tmp_path, gate_play(emulator, tmp_path, job, 120))
     assert results["gate"] == {"opened": True}, results["gate"]
     (item,) = results["gated"]
@@ -245,7 +211,7 @@ def test_an_unreadable_metric_is_a_problems_line_and_never_a_stall(modelarts_emu
     # Two-minute windows: the quiet signal holds after a few polls, however slowly the machine polls in 8 seconds.
     stall = {"idle_minutes": 2, "quiet_minutes": 2}
     task = info("wait", "waited", training_job_id=job, wait=True, wait_timeout=8, wait_sleep=0.5, wait_sleep_max=0.5, stall=stall)
-    with MinutePerPoll(emulator, job):
+    with ClockMover(emulator, job, per_poll=True, wait_first=False):
         results, _output = run(run_playbook, tmp_path, play(emulator, [task, save(tmp_path, "waited")]))
     waited = results["waited"]
     assert waited["failed"] and "timed out" in waited["msg"] and "stopped making progress" not in waited["msg"], waited["msg"]

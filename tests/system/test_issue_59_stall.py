@@ -4,48 +4,9 @@
 ``activity`` jobs.  The jobs live on the emulator's clock; a thread moves it while a wait runs (the
 ``modelarts_emulator`` fixture sets it back after each test)."""
 
-import threading
-
-from plays import info, new_id, play, run, save
+from plays import ClockMover, info, new_id, play, run, save
 
 # While a wait runs: one emulator minute every quarter of a second.
-STEP, EVERY = 60, 0.25
-
-
-class ClockMover(object):
-    """Moves the emulator's clock by ``STEP`` every ``EVERY`` seconds once the module has read ``job`` (so that the
-    playbook's start-up takes no emulator time), until stopped.  ``per_poll``: by ``STEP`` after each GET of the job
-    instead (one emulator minute a poll, however slowly the machine runs the playbook)."""
-
-    def __init__(self, emulator, job, per_poll=False):
-        self.emulator, self.job, self.per_poll = emulator, job, per_poll
-        self.stopped = threading.Event()
-        self.thread = threading.Thread(target=self._move, daemon=True)
-
-    def _gets(self):
-        path = "/training-jobs/%s" % self.job
-        return len([entry for entry in self.emulator.requests(path=path) if entry.get("method") == "GET" and entry.get("path", "").endswith(path)])
-
-    def _move(self):
-        while not self.stopped.is_set() and not self._gets():
-            self.stopped.wait(0.05)
-        seen = self._gets()
-        while not self.stopped.wait(0.05 if self.per_poll else EVERY):
-            if not self.per_poll:
-                self.emulator.advance_clock(STEP)
-                continue
-            now = self._gets()
-            if now > seen:
-                self.emulator.advance_clock(STEP * (now - seen))
-                seen = now
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *_exc):
-        self.stopped.set()
-        self.thread.join(10)
 
 
 def hours(phase="Running"):
