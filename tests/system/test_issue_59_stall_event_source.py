@@ -42,6 +42,29 @@ def watched(src, args, quiet=4.0):
     return run(source_events(src, args, lambda events: False, wait=quiet))
 
 
+class AfterTheFirstLogRead(object):
+    """Moves the emulator's clock by ``seconds`` once the source has read ``job``'s log (its first observation of the log's
+    size comes before the move however slowly a loaded machine starts the source), then stops; ``cancel`` stops it early."""
+
+    def __init__(self, emulator, job, seconds):
+        self.emulator, self.path, self.seconds = emulator, "/training-jobs/%s/logs/" % job, seconds
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._move, daemon=True)
+
+    def _move(self):
+        while not self.stopped.wait(0.05):
+            if self.emulator.requests(path=self.path):
+                self.emulator.advance_clock(self.seconds)
+                return
+
+    def start(self):
+        self.thread.start()
+
+    def cancel(self):
+        self.stopped.set()
+        self.thread.join(10)
+
+
 def described(events):
     return [(e["modelarts"]["training_job"]["id"], e["modelarts"]["previous_phase"], e["modelarts"]["phase"], e["modelarts"].get("stalled")) for e in events]
 
@@ -201,7 +224,7 @@ def test_a_silent_log_counts_across_rounds_and_a_preprocessing_job_whose_log_gro
     )
     stall = {"idle_minutes": 5, "quiet_minutes": 2, "service": False, "require": "all"}
     args = dict(connection_args(emulator), training_job_ids=[hung, prep], interval=0.3, stall=stall)
-    mover = threading.Timer(3.0, emulator.advance_clock, (180,))
+    mover = AfterTheFirstLogRead(emulator, hung, 180)
     mover.start()
     try:
         events = watched(src, args, quiet=6.0)
@@ -228,7 +251,7 @@ def test_a_restart_does_not_report_a_quiet_and_idle_stall_again(src, modelarts_e
     args = dict(connection_args(emulator), training_job_ids=[hung], interval=0.3, stall=stall, state_file=state_file)
 
     def moving(quiet=6.0):
-        mover = threading.Timer(3.0, emulator.advance_clock, (180,))
+        mover = AfterTheFirstLogRead(emulator, hung, 180)
         mover.start()
         try:
             return watched(src, args, quiet=quiet)
