@@ -177,7 +177,7 @@ class Watcher(object):
         self.query = query
         self.clock = clock
         self.state = state
-        self.schedule = Schedule(arguments.interval, float(query.settings.connection["backoff_max_delay"]), clock, lambda: query.client.throttled, query.redact)
+        self.schedule = Schedule(arguments.interval, float(query.settings.service.backoff_max_delay), clock, lambda: query.client.throttled, query.redact)
         self.ledger = Ledger(arguments.startup, arguments.search is not None, state, clock)
         self.judge = Judge(query, self.ledger, self.schedule, query.settings.validate, clock)
         if arguments.stall is not None:
