@@ -215,6 +215,33 @@ def test_the_house_checks_see_an_upward_import_a_pair_a_params_argument_and_the_
     assert may_import("What lives here.\n\nMay import: ground, `service`.\n") == ["ground", "service"]
 
 
+def hidden_imports(tree):
+    """Imports of ``tree`` the floor checks cannot read: relative ones (``from .. import query``) and
+    ``importlib.import_module``/``__import__`` calls; ``["line N: ...", ...]``."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            found.append("line %d: a relative import (from %s%s)" % (node.lineno, "." * node.level, node.module or ""))
+        elif isinstance(node, ast.Call):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+            if name in ("import_module", "__import__"):
+                found.append("line %d: %s()" % (node.lineno, name))
+    return found
+
+
+def test_the_floor_checks_see_every_import_no_relative_or_dynamic_one():
+    """The floors are checked on absolute imports (test_structure's parser); a relative or dynamic import would pass
+    them unseen, so module_utils has none."""
+    assert hidden_imports(ast.parse("from .. import query\nimport importlib\nimportlib.import_module('x')\n")) == [
+        "line 1: a relative import (from ..)",
+        "line 3: import_module()",
+    ]
+    found = []
+    for name, path in sorted(_house_modules().items()):
+        found += ["%s: %s" % (name, each) for each in hidden_imports(_parse(path)[1])]
+    assert not found, "imports the floor checks cannot see: %s" % "; ".join(found)
+
+
 def test_module_utils_packages_import_only_the_floors_below_them():
     graph = _house_graph()
     assert set(_floor(name) for name in graph) == set(FLOORS), sorted(graph)
