@@ -298,7 +298,7 @@ def test_credential_type_is_what_awx_accepts_and_the_collection_reads():
     injectors = credential_type["injectors"]
     assert sorted(injectors) == ["env", "file"] and all(label.startswith("template.") for label in injectors["file"])
     # Every variable injected is one the collection reads, and every field reaches one.
-    with open(os.path.join(ROOT, "plugins", "module_utils", "options.py")) as handle:
+    with open(os.path.join(ROOT, "plugins", "module_utils", "service", "connection.py")) as handle:
         read_by_collection = set(re.findall(r'"(HUAWEICLOUD_[A-Z_]+)"', handle.read()))
     assert set(injectors["env"]) <= read_by_collection, set(injectors["env"]) - read_by_collection
     templates = " ".join(list(injectors["env"].values()) + list(injectors["file"].values()))
