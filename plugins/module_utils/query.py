@@ -324,8 +324,8 @@ class Query(object):
         client_kwargs.setdefault("origins", self.settings.origins)
         # What a job produced: checked here, before any request, and only when asked for (metrics.py is imported then).
         self.metrics = None
-        if self.settings.metrics or self.settings.baseline not in (None, {}):
-            self.metrics = _metrics().plan(self.settings.metrics, self.settings.baseline, selection.keys if selection is not None else ())
+        if self.settings.results.metrics or self.settings.results.baseline not in (None, {}):
+            self.metrics = _metrics().plan(self.settings.results.metrics, self.settings.results.baseline, selection.keys if selection is not None else ())
         self.client = ModelArtsClient(self.settings.service, self.settings.credentials, clock=clock, environ=environ, **client_kwargs)
         self.warnings = []
         # Warnings a wait gives while it goes on (a name that matches nothing yet): added to the result's, and handed at once
@@ -364,7 +364,7 @@ class Query(object):
         values = list(self.client.secrets())
         values.append(proxy_secret(self.settings.service.proxy))
         # The production record's key (baseline.record_key) is as secret as a no_log option, in the lookup and the event source too.
-        values.append(_record_key(self.settings.baseline))
+        values.append(_record_key(self.settings.results.baseline))
         return [value for value in values if value]
 
     def redact(self, text):
@@ -391,7 +391,7 @@ class Query(object):
         """How this query builds items, whichever way a document was read: ``validate``, ``fail_on``, and its endpoint
         tokens masked (or kept) and collected into :attr:`endpoint_tokens`."""
         settings = self.settings
-        return dict(validate=settings.validate, fail_on=settings.fail_on, include_tokens=settings.include_endpoint_tokens, tokens=self.endpoint_tokens)
+        return dict(validate=settings.validate, fail_on=settings.waiting.fail_on, include_tokens=settings.include_endpoint_tokens, tokens=self.endpoint_tokens)
 
     def read_production(self, path, key=None, name=None):
         """A production record read as a baseline (``production.read_production``: found, missing or failed, naming the
@@ -440,7 +440,7 @@ class Query(object):
         ``deadline`` (a reading of this query's clock) bounds the calls, at most one ``request_timeout`` from now.
         """
         settings = self.settings
-        failed = [item for item in items if isinstance(item, dict) and item.get("api_version") == "v2" and item.get("phase") in settings.fail_on]
+        failed = [item for item in items if isinstance(item, dict) and item.get("api_version") == "v2" and item.get("phase") in settings.waiting.fail_on]
         for item in items:
             if isinstance(item, dict):
                 item["diagnostics"] = None
@@ -452,7 +452,7 @@ class Query(object):
         diagnostics.diagnose(
             self.client,
             failed,
-            settings.fail_on,
+            settings.waiting.fail_on,
             log_lines=settings.log_lines,
             secrets=secrets,
             max_concurrency=settings.max_concurrency,
@@ -476,7 +476,7 @@ class Query(object):
         """The phases a job is judged in on its own GET only, never on a search's word: this query's ``wait_for`` and
         ``fail_on`` phases and every final phase (the event source's ``wait_for`` is the final phases outside ``fail_on``)."""
         settings = self.settings
-        return set(settings.wait_for) | set(settings.fail_on) | set(TERMINAL_PHASES)
+        return set(settings.waiting.wait_for) | set(settings.waiting.fail_on) | set(TERMINAL_PHASES)
 
     def phase_source(self, keys, acted=None, workspace_id=None):
         """The phase source (``observer``) for watching ``keys``: ``observe(keys)`` once a round, answered as one GET per job would be.
@@ -513,7 +513,7 @@ class Query(object):
         waiter = _waiter()
         if not_found_tolerance is None:
             not_found_tolerance = waiter.DEFAULT_NOT_FOUND_TOLERANCE
-        return waiter.judge(observation, poll_number, self.settings.wait_for, self.settings.fail_on, TERMINAL_PHASES, not_found_tolerance)
+        return waiter.judge(observation, poll_number, self.settings.waiting.wait_for, self.settings.waiting.fail_on, TERMINAL_PHASES, not_found_tolerance)
 
     # -- what the module and the lookup call ----------------------------------------------------
 
@@ -531,13 +531,13 @@ class Query(object):
         reports what the search before it found.
         """
         settings = self.settings
-        if not settings.wait:
+        if not settings.waiting.wait:
             return self.search(name, None, pages)
         waiter = _waiter()
-        deadline = start + settings.wait_timeout
+        deadline = start + settings.waiting.timeout
         grace = float(self.client.service.request_timeout)
-        interval, cap = settings.wait_sleep, max(settings.wait_sleep, settings.wait_sleep_max)
-        last = settings.wait_timeout <= 0
+        interval, cap = settings.waiting.sleep, max(settings.waiting.sleep, settings.waiting.sleep_max)
+        last = settings.waiting.timeout <= 0
         searches, failure = 0, None
         nearby = None  # the look for the names closest to a name that matches nothing (:class:`_Nearby`: once, at the first empty answer)
         while True:
@@ -570,7 +570,7 @@ class Query(object):
                 text = "no training job %s was found after waiting %.1fs (wait_timeout %s, %d search%s)" % (
                     name.describe(window=True) if isinstance(name, Search) else "named '%s'" % label(name),
                     now - start,
-                    settings.wait_timeout,
+                    settings.waiting.timeout,
                     searches,
                     "" if searches == 1 else "es",
                 )
@@ -619,11 +619,11 @@ class Query(object):
         result = query_jobs(
             self.client,
             keys,
-            wait=settings.wait,
-            wait_for=settings.wait_for,
-            wait_timeout=settings.wait_timeout,
-            wait_sleep=settings.wait_sleep,
-            wait_sleep_max=settings.wait_sleep_max,
+            wait=settings.waiting.wait,
+            wait_for=settings.waiting.wait_for,
+            wait_timeout=settings.waiting.timeout,
+            wait_sleep=settings.waiting.sleep,
+            wait_sleep_max=settings.waiting.sleep_max,
             max_concurrency=settings.max_concurrency,
             initial=initial,
             clock=self.clock,
@@ -638,7 +638,7 @@ class Query(object):
         )
         result.single = selection.single
         grace = float(self.client.service.request_timeout)
-        notes = self.diagnose(result.items, start + settings.wait_timeout + grace if settings.wait else None)
+        notes = self.diagnose(result.items, start + settings.waiting.timeout + grace if settings.waiting.wait else None)
         if notes and result.wait is not None and not result.ok:
             by_key = dict((key, notes[id(item)]) for key, item in zip(keys, result.items) if notes.get(id(item)))
             result.msg = result.wait.message(limit=MESSAGE_JOBS_SHOWN, notes=by_key)
@@ -647,16 +647,16 @@ class Query(object):
             # Once the wait has ended: the metrics of the Completed jobs and the baseline's, within the call's deadline (the
             # wait's, with the same grace as diagnostics; without wait one request_timeout).  With wait, a Completed job
             # whose bounds fail fails the call as a fail_on phase does; without, the items only report.
-            measured = self.read_metrics(result.items, start + settings.wait_timeout + grace if settings.wait else None, candidates=keys)
+            measured = self.read_metrics(result.items, start + settings.waiting.timeout + grace if settings.waiting.wait else None, candidates=keys)
             result.measured = measured
             warnings.extend(measured.warnings)
-            if settings.wait and measured.unfit:
+            if settings.waiting.wait and measured.unfit:
                 text = measured.message(limit=MESSAGE_JOBS_SHOWN)
                 result.msg = text if result.ok or not result.msg else "%s; %s" % (result.msg, text)
                 result.ok = False
                 result.job_messages = list(result.job_messages) + measured.job_messages()
         search = selection.search
-        if search is not None and not search.latest and len(keys) > 1 and settings.wait and not result.ok and result.msg:
+        if search is not None and not search.latest and len(keys) > 1 and settings.waiting.wait and not result.ok and result.msg:
             # A reused name (or tags every run carries): every match was waited on, an older failed run included.
             result.msg += "; the search %s matched %d jobs and each was waited on: set latest: true to wait on the newest only" % (
                 search.describe(),

@@ -58,6 +58,6 @@ METRICS_OPTIONS = {
 
 class MetricSettings(namedtuple("MetricSettings", ("metrics", "baseline"))):
     """``metrics`` (the entries as written, checked by ``metrics.plan``) and ``baseline`` (a dict or None), resolved at the
-    door from the highest level that gives them (immutable: a list given becomes a tuple)."""
+    door from the highest level that gives them (the part is immutable; its values are as given)."""
 
     __slots__ = ()

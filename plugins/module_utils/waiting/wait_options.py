@@ -29,7 +29,7 @@ WAIT_OPTIONS = {
 
 
 class WaitSettings(namedtuple("WaitSettings", ("wait", "wait_for", "fail_on", "timeout", "sleep", "sleep_max"))):
-    """The wait of one call, as resolved at the door (immutable): whether to wait, the phases that end it well
+    """The wait of one call, as resolved at the door (the part is immutable): whether to wait, the phases that end it well
     (``wait_for``) and badly (``fail_on``), its timeout and its polling interval and cap, in seconds."""
 
     __slots__ = ()
