@@ -87,11 +87,35 @@ def test_a_request_held_across_a_reset_is_not_recorded_in_the_new_log(emu, clien
         client.search({}, timeout=(10, 0.3))  # held too, arrived after the reset: it ends after the first one
     assert wait_until(lambda: any("searches" in e["path"] for e in emu.requests()), timeout=30)
     assert [e["path"].rsplit("/", 1)[-1] for e in emu.requests()] == ["training-job-searches"], "only the request that arrived after the reset"
+
+
+def test_a_request_held_across_a_clear_of_the_log_is_not_recorded(emu, client):
+    """``clear_requests``: the log then holds only the requests that arrive after it - not one an earlier test (or
+    a client killed mid-request) still had held, which would otherwise land in the next test's count."""
     emu.add_fault(type="delay", seconds=1.0)
     with pytest.raises(requests.exceptions.ReadTimeout):
-        client.job(JOB, timeout=(10, 0.3))
-    emu.clear_requests()  # not a reset: a request held across it is recorded when it ends
+        client.job(JOB, timeout=(10, 0.3))  # held until after the clear
+    emu.clear_requests()
+    emu.add_fault(type="delay", seconds=1.0)
+    with pytest.raises(requests.exceptions.ReadTimeout):
+        client.search({}, timeout=(10, 0.3))  # arrived after the clear, ends after the first one
+    assert wait_until(lambda: any("searches" in e["path"] for e in emu.requests()), timeout=30)
+    assert [e["path"].rsplit("/", 1)[-1] for e in emu.requests()] == ["training-job-searches"]
+
+
+def test_a_mark_counts_the_requests_sent_after_it_and_none_held_across_it(emu, client):
+    """``requests(since=emu.mark())``: a record's ``seq`` is its request's number when it arrived, so a request held
+    across the mark (it ends after it) is not counted, and every request sent after the mark is."""
+    emu.add_fault(type="delay", seconds=1.0)
+    with pytest.raises(requests.exceptions.ReadTimeout):
+        client.job(JOB, timeout=(10, 0.3))  # arrived before the mark, ends after it
+    mark = emu.mark()
+    assert client.search({}).status_code == 200
     assert wait_until(lambda: any(e["fault"] == "delay" for e in emu.requests()), timeout=30)
+    held = [e for e in emu.requests() if e["fault"] == "delay"][0]
+    assert held["seq"] < mark
+    assert [e["path"].rsplit("/", 1)[-1] for e in emu.requests(since=mark)] == ["training-job-searches"]
+    assert emu.mark() > max(e["seq"] for e in emu.requests())
 
 
 def test_truncated_json(emu, client):

@@ -321,7 +321,7 @@ def run_soak(emu, modules, queries=1200, workers=8, fault_rate=0.45, seed=202605
             if plan.fault and plan.fault["type"] == "delay":
                 plan.fault["seconds"] = request_timeout * 2
         pool.append(Worker(emu, modules, client_params(emu, kinds[index % len(kinds)], request_timeout, retries), truth, plans))
-    since = emu.requests()[-1]["seq"] if emu.requests() else 0
+    since = emu.mark()
     started = time.perf_counter()
     threads = [threading.Thread(target=worker.run, daemon=True) for worker in pool]
     for thread in threads:

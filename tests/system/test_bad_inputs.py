@@ -88,7 +88,7 @@ HOSTILE_IDS = [
 @pytest.mark.parametrize("job_id", HOSTILE_IDS, ids=lambda v: repr(v)[:24])
 def test_hostile_id_reaches_only_its_own_url(emu, mt, job_id):
     """Each id is one escaped path segment: a clean not-found (or 414 for 70,000 characters), never another job or API."""
-    since = emu.requests()[-1]["seq"] if emu.requests() else 0
+    since = emu.mark()
     result = fetch(mt, params(emu), job_id)
     if not job_id.strip("."):
         # "%2E%2E" would be decoded back into a parent path on the way: the client refuses dot segments outright.
@@ -199,7 +199,7 @@ def test_tls_ca_bundle_fixes_it_and_wins_over_requests_ca_bundle(emu, mt, monkey
 
 def test_tls_missing_ca_bundle_file(emu, mt):
     """A ca_bundle path that does not exist: a configuration error naming the option and the file, before any request."""
-    since = emu.requests()[-1]["seq"] if emu.requests() else 0
+    since = emu.mark()
     with pytest.raises(Exception) as info:
         fetch(mt, params(emu, ca_bundle="/nonexistent/ca.pem", backoff_retries=3), COMPLETED)
     assert type(info.value).__name__ == "ConnectionConfigError"

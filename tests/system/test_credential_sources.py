@@ -310,7 +310,7 @@ def test_huaweicloud_metadata_disabled_switches_the_probe_off(emulator, repo, tm
     """``HUAWEICLOUD_METADATA_DISABLED=true``: the default chain never asks the instance metadata, even one that would serve."""
     metadata = emulator.http_listener()
     env = {"HOME": str(tmp_path / "empty-home"), "HUAWEICLOUD_METADATA_ENDPOINT": metadata, "HUAWEICLOUD_METADATA_DISABLED": value}
-    before = emulator.requests()[-1]["seq"] if emulator.requests() else 0
+    before = emulator.mark()
     result = repo.play(phase_play(**dict(endpoints(emulator), project_id=emulator.project_id)), env=env)
     out = result.stdout + result.stderr
     probes = [entry for entry in emulator.requests(since=before) if entry["path"].startswith(("/meta-data/", "/openstack/"))]

@@ -47,8 +47,7 @@ def test_startup_changes_reports_no_finished_job_and_lists_none_of_them(src, emu
     emulator.add_jobs(
         [{"id": job, "name": "changes-live", "created_ago": "1h", "tags": tag, "timeline": [{"phase": "Running", "polls": 2}, "Completed"]} for job in running]
     )
-    seen = emulator.requests()
-    mark = seen[-1]["seq"] if seen else 0
+    mark = emulator.mark()
     args = dict(connection_args(emulator), tags=tag, interval=0.3, startup="changes")
 
     def all_done(events):

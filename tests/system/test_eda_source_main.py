@@ -111,7 +111,7 @@ def test_main_reads_connection_from_environment(src, emulator, monkeypatch):
         monkeypatch.setenv(name, value)
     # Without a project id the source looks it up in IAM (from the region) before the first poll.
     monkeypatch.delenv("HUAWEICLOUD_SDK_PROJECT_ID")
-    since = emulator.requests()[-1]["seq"] if emulator.requests() else 0
+    since = emulator.mark()
     job = unique_id("logic-env")
     emulator.add_jobs([{"id": job, "name": "logic-env", "phase": "Completed"}])
     events = run(collect(src, {"training_job_ids": job, "interval": 0.2, "stop_when_done": True}))

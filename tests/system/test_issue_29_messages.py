@@ -74,7 +74,7 @@ def test_a_seen_job_whose_endpoint_goes_away_keeps_waiting(emulator, run_playboo
     host, port = urllib.parse.urlsplit(emulator.url).netloc.split(":")
     with tcp_relay(host, int(port)) as relay:
         task = dict(emulator.connection("aksk"), endpoint=relay.url, iam_endpoint=relay.url, training_job_id=job_id, wait=True, wait_sleep=1, wait_timeout=90)
-        since = emulator.requests()[-1]["seq"] if emulator.requests() else 0
+        since = emulator.mark()
         outcome = {}
         thread = threading.Thread(target=lambda: outcome.update(result=run_playbook(wait_play(task), timeout=GUARD)))
         thread.start()
@@ -179,7 +179,7 @@ def test_expired_temporary_credentials_get_one_hint(emulator, run_playbook):
     job = emulator.add_job(name="expiring-temporary-29", timeline=[{"phase": "Running", "seconds": 120}, "Completed"])
     job_id = job if isinstance(job, str) else job["added"][0]["id"]
     task = dict(emulator.connection("temporary"), training_job_id=job_id, wait=True, wait_timeout=60, wait_sleep=1, wait_sleep_max=1)
-    since = emulator.requests()[-1]["seq"] if emulator.requests() else 0
+    since = emulator.mark()
     outcome = {}
     thread = threading.Thread(target=lambda: outcome.update(result=run_playbook(read_play(task), timeout=GUARD)))
     thread.start()

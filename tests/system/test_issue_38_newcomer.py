@@ -214,7 +214,7 @@ def test_a_wrong_key_from_a_credentials_file_names_the_file(emulator, run_playbo
 
 def test_a_typo_in_the_roles_connection_is_refused_by_its_name_before_any_request(emulator, run_playbook, completed_job):
     connection = dict(emulator_connection(emulator), regoin=emulator.region)
-    before = emulator.requests()[-1]["seq"] if emulator.requests() else 0
+    before = emulator.mark()
     result = run_playbook(gate_play(emulator, connection=connection, training_job_gate_ids=[completed_job]))
     text = output(result)
     assert result.returncode != 0

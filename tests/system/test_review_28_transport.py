@@ -73,7 +73,7 @@ def read_through(repo, proxy, emulator, options, env, direct):
 
 def test_instance_metadata_is_reached_directly_whatever_proxy_is_set(emulator, repo, tmp_path):
     metadata = emulator.http_listener()
-    since = emulator.requests()[-1]["seq"] if emulator.requests() else 0
+    since = emulator.mark()
     with connect_proxy() as proxy:
         # The proxy option and every proxy variable name the loopback proxy; nothing is exempt by NO_PROXY.
         env = dict(proxy_variables(proxy.url), HUAWEICLOUD_METADATA_ENDPOINT=metadata, HOME=str(tmp_path / "empty-home"), **NO_PROXY_ANYWHERE)
@@ -88,7 +88,7 @@ def test_pod_identity_is_reached_directly_and_no_proxy_exempts_other_hosts(emula
     pod_token = tmp_path / "pod-token"
     pod_token.write_text("emulator-pod-identity-token\n")
     pod = {"HC_CONTAINER_CREDENTIALS_FULL_URI": listener + "/pod-identity/credentials", "HC_CONTAINER_AUTHORIZATION_TOKEN_FILE": str(pod_token)}
-    since = emulator.requests()[-1]["seq"] if emulator.requests() else 0
+    since = emulator.mark()
     with connect_proxy() as proxy:
         # The runner's proxy variables only (the way a pod gets them), nothing exempt.
         env = dict(proxy_variables(proxy.url), HOME=str(tmp_path / "empty-home"), **dict(pod, **NO_PROXY_ANYWHERE))

@@ -330,7 +330,7 @@ def test_a_state_directory_that_cannot_be_written_stops_the_source_before_any_re
     options = "size=16k,mode=0700" + (",ro" if how == "read-only" else "")
     fill = "dd if=/dev/zero of=%s/fill bs=1k count=64 2>/dev/null; " % mount_point if how == "full" else ""
     script = 'mount -t tmpfs -o %s tmpfs %s && %sexec "$@"' % (options, mount_point, fill)
-    mark = (emulator.requests() or [{"seq": 0}])[-1]["seq"]
+    mark = emulator.mark()
     env = dict(ansible_env, PYTHONUNBUFFERED="1", **emulator.env())
     result = subprocess.run(
         ["unshare", "-m", "sh", "-c", script, "sh"] + rulebook, env=env, cwd=str(tmp_path), capture_output=True, text=True, timeout=600, check=False
@@ -390,7 +390,7 @@ def test_an_odd_state_file_stops_the_source_with_the_documented_message(src, emu
     state = state_dir(tmp_path) / "watch.json"
     state.write_text(content.replace("JOB", job))
     before = state.read_bytes()
-    mark = (emulator.requests() or [{"seq": 0}])[-1]["seq"]
+    mark = emulator.mark()
     args = dict(connection_args(emulator), training_job_ids=[job], interval=0.3, startup="changes", state_file=str(state))
     with pytest.raises(src["SourceConfigError"]) as caught:
         run(src["main"](asyncio.Queue(), args))

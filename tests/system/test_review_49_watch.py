@@ -44,7 +44,7 @@ def test_startup_changes_over_20000_finished_jobs_reports_a_completion_after_a_f
         emulator.add_job(name="live-1", created_ago="10m", tags=tag, timeline=[{"phase": "Running", "seconds": 86400}, "Completed"]),
         emulator.add_job(name="live-2", created_ago="10m", tags=tag, timeline=[{"phase": "Running", "seconds": 86400}, "Completed"]),
     ]
-    mark = (emulator.requests() or [{"seq": 0}])[-1]["seq"]
+    mark = emulator.mark()
     args = dict(connection_args(emulator), tags=tag, interval=0.5, startup="changes")
     stop = threading.Event()
 

@@ -368,7 +368,7 @@ def test_a_netrc_file_does_not_touch_modelarts_requests(emulator, repo, tmp_path
     aksk = {"name": "aksk", module: dict(emulator.connection("aksk"), training_job_id=COMPLETED), "register": "s"}
     lookup = "lookup('modelarts.training.training_job', '%s', field='phase')" % COMPLETED
     show = {"name": "show", "ansible.builtin.debug": {"msg": "RESULT={{ t.training_job.phase }} {{ s.training_job.phase }} {{ %s }}" % lookup}}
-    since = emulator.requests()[-1]["seq"] if emulator.requests() else 0
+    since = emulator.mark()
     result = repo.play([{"hosts": "localhost", "gather_facts": False, "tasks": [token, aksk, show]}], env={"NETRC": str(netrc)})
     assert result.returncode == 0, result.stdout + result.stderr
     assert "RESULT=Completed Completed Completed" in result.stdout

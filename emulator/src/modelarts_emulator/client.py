@@ -250,8 +250,13 @@ class ControlClient(EmulatorCredentials):
         return self.control("GET", "/requests?" + urllib.parse.urlencode(query))["requests"]
 
     def clear_requests(self):
-        """Empty the request log."""
+        """Empty the request log; a request in flight now is not recorded when it ends."""
         return self.control("DELETE", "/requests")
+
+    def mark(self):
+        """A sequence number for ``requests(since=...)``: the requests sent after this call, and none sent before it
+        (also none held past it: a record's ``seq`` is its request's number when it arrived)."""
+        return self.control("POST", "/requests/mark")["seq"]
 
     def settings(self, **values):
         """Change settings (token_lifetime, clock_skew_tolerance, signature_check, ...); return them all."""

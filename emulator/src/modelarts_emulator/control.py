@@ -81,10 +81,12 @@ def handle_control(server, method, raw_path, raw_query, body, request_id):
         if route == "faults":
             return _faults(state, method, rest, payload)
         if route == "requests":
-            if method == "GET":
+            if not rest and method == "GET":
                 limit = int(query["limit"]) if "limit" in query else None
                 entries = state.log.entries(int(query.get("since", 0)), limit, query.get("path"))
                 return 200, {"requests": entries, "count": len(entries)}
+            if rest == ["mark"] and method == "POST":
+                return 200, {"seq": state.log.mark()}
             if method == "DELETE":
                 state.log.clear()
                 return 200, {"cleared": True}

@@ -155,7 +155,8 @@ class EmulatorRequestHandler(BaseHTTPRequestHandler):
     def _dispatch(self):
         state = self.server.state
         started = time.perf_counter()
-        generation = state.log.generation  # a reset while this request is held drops its record (requestlog.RequestLog)
+        # Numbered when it arrives; a clear of the log while this request is held drops its record (requestlog.RequestLog).
+        arrival = state.log.arrive()
         path, _sep, query = self.path.partition("?")
         headers = {name.lower(): value for name, value in self.headers.items()}
         host = headers.get("host") or "%s:%d" % self.server.server_address[:2]
@@ -179,10 +180,10 @@ class EmulatorRequestHandler(BaseHTTPRequestHandler):
             # IAM names its request id differently; the SDK quotes it in project lookup errors.
             response.headers.setdefault("X-IAM-Trace-Id", "token_" + exchange.request_id)
         # Log before writing: a client that reads the log right after its response must find the entry.
-        self._log(exchange, response, started, generation)
+        self._log(exchange, response, started, arrival)
         self._send(response, exchange.request_id, exchange.fault)
 
-    def _log(self, exchange, response, started, generation=None):
+    def _log(self, exchange, response, started, arrival=(None, None)):
         fault = exchange.fault
         self.server.state.log.add(
             {
@@ -201,7 +202,8 @@ class EmulatorRequestHandler(BaseHTTPRequestHandler):
                 "body": redact_body(exchange.body) if exchange.path.startswith("/v3/") or exchange.method != "GET" else None,
                 "duration_ms": round((time.perf_counter() - started) * 1000, 3),
             },
-            generation,
+            generation=arrival[1],
+            seq=arrival[0],
         )
 
     def _send(self, response, request_id, fault):

@@ -61,10 +61,15 @@ def redact_body(body):
 
 
 class RequestLog:
-    """A bounded, thread-safe list of request records with increasing sequence numbers.
+    """A bounded, thread-safe list of request records, kept in the order the requests ended.
 
-    A request that arrived before the last reset (``clear(in_flight=True)``) is not recorded when it ends: one held by a
-    ``delay`` fault past the end of its test would otherwise land in the next test's log."""
+    A record's ``seq`` is the request's number when it *arrived* (:meth:`arrive`), from one counter that :meth:`mark`
+    also draws from: every request that arrives after a mark has a larger ``seq`` than the mark, every one that arrived
+    before it a smaller one - also one held (by a ``delay`` fault, a slow job, a client killed mid-request) that ends
+    after the mark.  So ``entries(since=mark)`` holds exactly the requests sent after the mark was taken.
+
+    A request that arrived before the last clear (:meth:`clear`) is not recorded when it ends: one held past the end of
+    its test would otherwise land in the next test's log."""
 
     def __init__(self, capacity=20000):
         self._lock = threading.Lock()
@@ -72,13 +77,24 @@ class RequestLog:
         self._seq = itertools.count(1)
         self.generation = 0  # how many resets forgot the requests in flight: read when a request arrives
 
-    def add(self, entry, generation=None):
-        """Append a record (a dict); return its sequence number, or None when the request arrived before the last reset
-        (``generation``: :attr:`generation` when it arrived; None: record it whenever it arrived)."""
+    def arrive(self):
+        """A request arrived: ``(its sequence number, the current generation)``, both handed back to :meth:`add`."""
+        with self._lock:
+            return next(self._seq), self.generation
+
+    def mark(self):
+        """A sequence number between every request that arrived before this call and every one that arrives after."""
+        with self._lock:
+            return next(self._seq)
+
+    def add(self, entry, generation=None, seq=None):
+        """Append a record (a dict) of a request that ended; return its sequence number, or None when the request
+        arrived before the last clear (``generation`` and ``seq``: what :meth:`arrive` gave when it arrived; None:
+        record it whenever it arrived, numbered now)."""
         with self._lock:
             if generation is not None and generation != self.generation:
                 return None
-            entry["seq"] = next(self._seq)
+            entry["seq"] = next(self._seq) if seq is None else seq
             self._entries.append(entry)
             return entry["seq"]
 
@@ -92,10 +108,9 @@ class RequestLog:
             items = items[:limit]
         return items
 
-    def clear(self, in_flight=False):
-        """Forget all records (sequence numbers keep increasing); ``in_flight``: and the requests in flight now (a
-        reset), which are then not recorded when they end."""
+    def clear(self):
+        """Forget all records and the requests in flight now, which are then not recorded when they end (sequence
+        numbers keep increasing)."""
         with self._lock:
             self._entries.clear()
-            if in_flight:
-                self.generation += 1
+            self.generation += 1

@@ -200,7 +200,7 @@ class EmulatorState:
             self._added = 0  # jobs added since the load (add_jobs): with len(jobs), ordinals never repeat
             self.faults.clear()
             self.tokens.clear()
-            self.log.clear(in_flight=True)
+            self.log.clear()
             for job in jobs:
                 self._add(job)
             for fault in scenario.get("faults") or []:
