@@ -38,7 +38,7 @@ import time
 
 from modelarts_emulator.launcher import running_emulator
 
-from common import RESULTS_DIR, ROOT, emu_mark, import_staged, machine_facts, stage_collection
+from common import door_module, RESULTS_DIR, ROOT, emu_mark, import_staged, machine_facts, stage_collection
 
 
 SOURCE = os.path.join(ROOT, "extensions", "eda", "plugins", "event_source", "training_job_phase.py")
@@ -106,8 +106,9 @@ def run_wait(emu, mode, count, throttled, tag, by_name=False):
     """One 200-job wait (selected by ids, or ``by_name``); returns its numbers."""
     # pylint: disable=import-outside-toplevel
     from ansible_collections.modelarts.training.plugins.module_utils.text import LEVEL_OPTION
-    from ansible_collections.modelarts.training.plugins.module_utils.query import Query, select
-    from ansible_collections.modelarts.training.plugins.module_utils.job_info import argument_spec
+
+    Query, select = door_module("query").Query, door_module("query").select
+    argument_spec = door_module("job_info").argument_spec
 
     set_mode(mode)
     prefix = ("n%s" if by_name else "w%s") % tag

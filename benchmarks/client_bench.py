@@ -30,7 +30,7 @@ import time
 
 import requests
 
-from common import iam_token, ratio_summary, summarize
+from common import door_module, iam_token, ratio_summary, summarize
 
 CONTENDERS = ("floor_token", "floor_signed", "collection_token", "collection_aksk", "collection_aksk_novalidate", "sdk_aksk")
 GOAL_VS_FLOOR = 0.8
@@ -47,7 +47,8 @@ def build_contenders(emu, token):
     # pylint: disable=import-outside-toplevel
     from ansible_collections.modelarts.training.plugins.module_utils.service import auth
     from ansible_collections.modelarts.training.plugins.module_utils.service.client import ModelArtsClient
-    from ansible_collections.modelarts.training.plugins.module_utils.options import connection_parts
+
+    connection_parts = door_module("options").connection_parts
     from ansible_collections.modelarts.training.plugins.module_utils.job.jobs import build_item
     from huaweicloudsdkcore.auth.credentials import BasicCredentials
     from huaweicloudsdkcore.http.http_config import HttpConfig
@@ -114,8 +115,9 @@ def _check(name, result):
 def _collection_fanout(emu, job_ids):
     # pylint: disable=import-outside-toplevel
     from ansible_collections.modelarts.training.plugins.module_utils.service.client import ModelArtsClient
-    from ansible_collections.modelarts.training.plugins.module_utils.options import connection_parts
-    from ansible_collections.modelarts.training.plugins.module_utils.query import query_jobs
+
+    connection_parts = door_module("options").connection_parts
+    query_jobs = door_module("query").query_jobs
 
     started = time.perf_counter()
     client = ModelArtsClient(*connection_parts(_connection(emu, access_key=emu.ak, secret_key=emu.sk)), pool_size=16)

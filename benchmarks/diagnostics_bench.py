@@ -32,6 +32,7 @@ import tempfile
 import time
 
 from common import (
+    door_module,
     RESULTS_DIR,
     fmt_spread,
     import_staged,
@@ -59,7 +60,7 @@ def _levels(emu, **options):
 def run_query(emu, job_id, **options):
     """One ``Query.run()`` of one job: (seconds, ModelArts requests made, ok)."""
     # pylint: disable=import-outside-toplevel
-    from ansible_collections.modelarts.training.plugins.module_utils.query import Query, Selection
+    Query, Selection = door_module("query").Query, door_module("query").Selection
 
     emu.clear_requests()
     started = time.perf_counter()

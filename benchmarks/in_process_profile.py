@@ -55,6 +55,7 @@ import threading
 import time
 
 from common import (
+    door_module,
     DOCSETS,
     RESULTS_DIR,
     add_full_jobs,
@@ -172,7 +173,8 @@ def _single_wrappers(stages):
     from ansible_collections.modelarts.training.plugins.action import modelarts_training_job_info as action
     from ansible_collections.modelarts.training.plugins.module_utils.service import client, transport, watchdog
     from ansible_collections.modelarts.training.plugins.module_utils.job import items, jobs, validation
-    from ansible_collections.modelarts.training.plugins.module_utils import query
+
+    query = door_module("query")
 
     targets = [
         (query, "resolve", "setup.options"),
@@ -203,7 +205,8 @@ def _single_task(connection, job_id, strip):
     from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
     from ansible.vars.clean import module_response_deepcopy
     from ansible_collections.modelarts.training.plugins.action import modelarts_training_job_info as action
-    from ansible_collections.modelarts.training.plugins.module_utils import job_info
+
+    job_info = door_module("job_info")
 
     timings = {}
     started = time.perf_counter()
@@ -507,7 +510,8 @@ def main(argv=None):
         # pylint: disable=import-outside-toplevel
         from ansible.vars.clean import module_response_deepcopy, strip_internal_keys
         from ansible_collections.modelarts.training.plugins.action import modelarts_training_job_info as action
-        from ansible_collections.modelarts.training.plugins.module_utils import job_info
+
+        job_info = door_module("job_info")
         from ansible_collections.modelarts.training.plugins.module_utils.job import jobs, items
         from ansible_collections.modelarts.training.plugins.module_utils.service import transport
 

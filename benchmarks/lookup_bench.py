@@ -17,7 +17,7 @@ answers in tens of milliseconds, where the requests overlap.
 import random
 import time
 
-from common import V2_IDS, simulated_latency, summarize, ratio_summary
+from common import door_module, V2_IDS, simulated_latency, summarize, ratio_summary
 
 CONCURRENCIES = (16, 4, 1)
 SIZES = (1, 50)
@@ -27,8 +27,9 @@ LATENCY_SECONDS = 0.05
 def _one(emu, size, concurrency, ids):
     # pylint: disable=import-outside-toplevel
     from ansible_collections.modelarts.training.plugins.module_utils.service.client import ModelArtsClient
-    from ansible_collections.modelarts.training.plugins.module_utils.options import connection_parts
-    from ansible_collections.modelarts.training.plugins.module_utils.query import query_jobs
+
+    connection_parts = door_module("options").connection_parts
+    query_jobs = door_module("query").query_jobs
 
     params = emu.connection("aksk")
     started = time.perf_counter()

@@ -32,7 +32,18 @@ import sys
 import tempfile
 import time
 
-from common import RESULTS_DIR, fmt_spread, import_staged, machine_facts, ratio_summary, stage_collection, start_emulator, summarize, timed_playbook
+from common import (
+    door_module,
+    RESULTS_DIR,
+    fmt_spread,
+    import_staged,
+    machine_facts,
+    ratio_summary,
+    stage_collection,
+    start_emulator,
+    summarize,
+    timed_playbook,
+)
 
 JOBS = 200
 IDS = ["4b000000-0000-4000-8000-%012d" % number for number in range(1, JOBS + 1)]
@@ -76,7 +87,7 @@ def modelarts_calls(emu):
 def run_query(emu, ids, variant):
     """One ``Query.run()`` with ``wait``: (seconds, ModelArts requests, result)."""
     # pylint: disable=import-outside-toplevel
-    from ansible_collections.modelarts.training.plugins.module_utils.query import Query, Selection
+    Query, Selection = door_module("query").Query, door_module("query").Selection
 
     options = dict(emu.connection("aksk"), wait=True, wait_timeout=300, wait_sleep=1, backoff_retries=0, **VARIANTS[variant])
     emu.clear_requests()

@@ -29,7 +29,7 @@ import sys
 import tempfile
 import time
 
-from common import DOCSETS, add_full_jobs, fmt_spread, import_staged, stage_collection, start_emulator, summarize
+from common import door_module, DOCSETS, add_full_jobs, fmt_spread, import_staged, stage_collection, start_emulator, summarize
 
 
 def _timed(function, *args):
@@ -50,8 +50,9 @@ def main(argv=None):
         # pylint: disable=import-outside-toplevel
         from ansible.module_utils.common import json as _json
         from ansible.module_utils.common.parameters import remove_values
-        from ansible_collections.modelarts.training.plugins.module_utils.query import Query, select
-        from ansible_collections.modelarts.training.plugins.module_utils.job_info import argument_spec
+
+        Query, select = door_module("query").Query, door_module("query").select
+        argument_spec = door_module("job_info").argument_spec
 
         encoder = _json.get_module_encoder("legacy", _json.Direction.MODULE_TO_CONTROLLER)
         stages = {}

@@ -110,7 +110,7 @@ def measure(modules, kind, mode, ca_file, context, wait_timeout, request_timeout
     )
     if proxy is not None:
         params["proxy"] = "http://127.0.0.1:%d" % proxy.port
-    from ansible_collections.modelarts.training.plugins.module_utils.options import connection_parts  # pylint: disable=import-outside-toplevel
+    from ansible_collections.modelarts.training.plugins.module_utils.door.options import connection_parts  # pylint: disable=import-outside-toplevel
 
     client = client_mod.ModelArtsClient(*connection_parts(params))
     started = time.monotonic()

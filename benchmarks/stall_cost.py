@@ -35,7 +35,19 @@ import sys
 import tempfile
 import time
 
-from common import RESULTS_DIR, LoadSampler, fmt_spread, import_staged, machine_facts, ratio_summary, stage_collection, start_emulator, summarize, write_results
+from common import (
+    door_module,
+    RESULTS_DIR,
+    LoadSampler,
+    fmt_spread,
+    import_staged,
+    machine_facts,
+    ratio_summary,
+    stage_collection,
+    start_emulator,
+    summarize,
+    write_results,
+)
 
 JOBS = 200
 TASKS = 2
@@ -102,7 +114,7 @@ def keep_progress_between_polls():
 def one_poll(emu, ids, variant):
     """One ``Query.run()`` over ``ids`` without ``wait``: (seconds, requests by kind, result)."""
     # pylint: disable=import-outside-toplevel
-    from ansible_collections.modelarts.training.plugins.module_utils.query import Query, Selection
+    Query, Selection = door_module("query").Query, door_module("query").Selection
 
     CURRENT[0] = (len(ids), variant)
 

@@ -4,7 +4,7 @@
 
 When the task's connection is ``local`` (``hosts: localhost``, ``delegate_to: localhost``, the gate role, AWX and
 EDA controller jobs) the collection's code is already installed on this machine with its bytecode, and nothing needs
-to be built, shipped and started: the worker runs ``module_utils.job_info.run`` itself, with the module's argument
+to be built, shipped and started: the worker runs ``module_utils.door.job_info.run`` itself, with the module's argument
 spec and rules (``ArgumentSpecValidator``), the environment the module would have seen (the controller's with the
 task's ``environment:`` on top, handed to the door as a mapping; ``os.environ`` is never changed) and the result
 formatted as ``AnsibleModule`` formats it (``invocation``, ``warnings``, no_log values and secrets masked).
@@ -33,8 +33,8 @@ from ansible.release import __version__ as ANSIBLE_CORE_VERSION
 from ansible.utils.display import Display
 from ansible.utils.vars import merge_hash
 
-from ansible_collections.modelarts.training.plugins.module_utils import job_info
-from ansible_collections.modelarts.training.plugins.module_utils.query import MissingLibraryError
+from ansible_collections.modelarts.training.plugins.module_utils.door import job_info
+from ansible_collections.modelarts.training.plugins.module_utils.door.query import MissingLibraryError
 
 try:
     # ansible-core 2.19+: a module's arguments travel in a serialization profile.

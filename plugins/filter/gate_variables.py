@@ -27,7 +27,7 @@ from ansible.parsing.yaml.loader import AnsibleLoader
 
 from ansible_collections.modelarts.training.plugins.module_utils.results.metrics import check_baseline, check_metric
 from ansible_collections.modelarts.training.plugins.module_utils.waiting.wait_options import check_stall
-from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError, unknown_names
+from ansible_collections.modelarts.training.plugins.module_utils.door.options import ConnectionConfigError, unknown_names
 from ansible_collections.modelarts.training.plugins.module_utils.text import describe_typed
 
 OMIT_PREFIX = "__omit_place_holder__"  # ansible-core up to 2.18 templates omit to this prefix and a hash

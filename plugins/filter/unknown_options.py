@@ -4,7 +4,7 @@
 
 The role ``training_job_gate`` hands the module ``training_job_gate_connection`` as ``module_defaults``, where ansible-core
 would report a misspelt key as an unsupported parameter of the module, after the role had started.  The role asks this
-filter first and refuses the key by its own name, with the closest option: the rule of ``module_utils.options.unknown_names``,
+filter first and refuses the key by its own name, with the closest option: the rule of ``module_utils.door.options.unknown_names``,
 the one the module's own unknown options, the lookup's keywords and the role's variables are checked with.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.modelarts.training.plugins.module_utils.job_info import unknown_options as unknown_text
+from ansible_collections.modelarts.training.plugins.module_utils.door.job_info import unknown_options as unknown_text
 
 
 def unknown_options(value, taken=None):

@@ -5,7 +5,7 @@
 Ansible passes any variable to a role, so a misspelt ``training_job_gate_timout`` is silently ignored
 and the gate waits the default hour.  The role hands this filter the names in scope with its prefix and
 the names it defines (its argument spec and its own facts); the rule - which names are unknown and
-which known name is closest - is ``module_utils.options.unknown_names``, the one the lookup's keywords
+which known name is closest - is ``module_utils.door.options.unknown_names``, the one the lookup's keywords
 and the event source's arguments are checked with.
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 from ansible.errors import AnsibleFilterError
 from ansible.utils.display import Display
 
-from ansible_collections.modelarts.training.plugins.module_utils.options import unknown_names, unknown_text
+from ansible_collections.modelarts.training.plugins.module_utils.door.options import unknown_names, unknown_text
 
 display = Display()
 

@@ -114,8 +114,8 @@ from ansible.plugins.lookup import LookupBase
 from ansible.utils.display import Display
 
 from ansible_collections.modelarts.training.plugins.module_utils.text import LEVEL_KEYWORD, LEVEL_VARIABLE
-from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError, check_known, variable_names
-from ansible_collections.modelarts.training.plugins.module_utils.query import Query, Selection, check_job_id, v1_selection_key, v2_key
+from ansible_collections.modelarts.training.plugins.module_utils.door.options import ConnectionConfigError, check_known, variable_names
+from ansible_collections.modelarts.training.plugins.module_utils.door.query import Query, Selection, check_job_id, v1_selection_key, v2_key
 
 display = Display()
 
@@ -167,7 +167,7 @@ def pick(item, path):
 
 
 class LookupModule(LookupBase):
-    """Look up training jobs through the collection's one door, ``module_utils.query.Query``."""
+    """Look up training jobs through the collection's one door, ``module_utils.door.query.Query``."""
 
     def run(self, terms, variables=None, **kwargs):
         # Inventory values are templates: render the modelarts_* variables (only those) before use.

@@ -455,8 +455,8 @@ request_id:
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
-from ansible_collections.modelarts.training.plugins.module_utils import job_info
-from ansible_collections.modelarts.training.plugins.module_utils.query import MissingLibraryError
+from ansible_collections.modelarts.training.plugins.module_utils.door import job_info
+from ansible_collections.modelarts.training.plugins.module_utils.door.query import MissingLibraryError
 
 
 class _Module(AnsibleModule):

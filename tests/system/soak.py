@@ -83,7 +83,7 @@ def import_collection(collections_root=None):
         sys.path.insert(0, collections_root)
     # pylint: disable=import-outside-toplevel,import-error
     from ansible_collections.modelarts.training.plugins.module_utils.service import client as client_mod
-    from ansible_collections.modelarts.training.plugins.module_utils import query as query_mod
+    from ansible_collections.modelarts.training.plugins.module_utils.door import query as query_mod
     from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 
     return client_mod, query_mod, ModelArtsError
@@ -179,7 +179,7 @@ class Worker:
         self.emu = emu
         self.client_mod, self.query_mod, self.error_type = modules
         self.attempts = 0
-        from ansible_collections.modelarts.training.plugins.module_utils.options import connection_parts  # pylint: disable=import-outside-toplevel,import-error
+        from ansible_collections.modelarts.training.plugins.module_utils.door.options import connection_parts  # pylint: disable=import-outside-toplevel,import-error
 
         self.client = self.client_mod.ModelArtsClient(*connection_parts(params), trace=self._count, pool_size=1)
         self.truth = truth

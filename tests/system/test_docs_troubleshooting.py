@@ -352,7 +352,7 @@ def _selection(collection_root):
     if collection_root not in sys.path:
         sys.path.insert(0, collection_root)
     # pylint: disable=import-outside-toplevel,import-error
-    from ansible_collections.modelarts.training.plugins.module_utils import options
+    from ansible_collections.modelarts.training.plugins.module_utils.door import options
     from ansible_collections.modelarts.training.plugins.module_utils.job import selection
 
     return selection, options

@@ -105,7 +105,7 @@ def test_tarball_holds_the_collection_and_no_build_debris(installed):
         "meta/runtime.yml",
         "plugins/modules/modelarts_training_job_info.py",
         "plugins/action/modelarts_training_job_info.py",
-        "plugins/module_utils/job_info.py",
+        "plugins/module_utils/door/job_info.py",
         "plugins/lookup/training_job.py",
         "roles/training_job_gate/meta/argument_specs.yml",
         "extensions/eda/plugins/event_source/training_job_phase.py",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 
-from ansible_collections.modelarts.training.plugins.module_utils.query import SchemaValidationError, UnidentifiedJobError, describe, unseen_item
+from ansible_collections.modelarts.training.plugins.module_utils.door.query import SchemaValidationError, UnidentifiedJobError, describe, unseen_item
 from ansible_collections.modelarts.training.plugins.module_utils.text import label
 from ansible_collections.modelarts.training.plugins.module_utils.waiting.waiter import (
     DEFAULT_NOT_FOUND_TOLERANCE,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 
-from ansible_collections.modelarts.training.plugins.module_utils.options import (
+from ansible_collections.modelarts.training.plugins.module_utils.door.options import (
     CONNECTION_OPTIONS,
     METRICS_OPTIONS,
     QUERY_OPTIONS,
@@ -29,7 +29,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.options import 
 from ansible_collections.modelarts.training.plugins.module_utils.text import LEVEL_ARGUMENT
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ConnectionConfigError
 from ansible_collections.modelarts.training.plugins.module_utils.job.phases import TERMINAL_PHASES
-from ansible_collections.modelarts.training.plugins.module_utils.query import ModelArtsError, Query, check_job_id, describe, v2_key
+from ansible_collections.modelarts.training.plugins.module_utils.door.query import ModelArtsError, Query, check_job_id, describe, v2_key
 from ansible_collections.modelarts.training.plugins.module_utils.job.selection import Search, check_workspace_id, parse_tags
 from ansible_collections.modelarts.training.plugins.module_utils.watch.events import (  # noqa: F401  # pylint: disable=unused-import
     CREATED_SINCE_MARGIN_MS,
@@ -165,7 +165,7 @@ class Arguments(object):
 class Watcher(object):
     """One watch: the rooms that call each other, and its rounds.
 
-    ``query`` is the door (``module_utils.query.Query``); ``state`` the ``watch_state.StateFile`` or None; ``clock``
+    ``query`` is the door (``module_utils.door.query.Query``); ``state`` the ``watch_state.StateFile`` or None; ``clock``
     monotonic seconds.  A round with ``training_job_ids`` polls the jobs due (a search per 10 jobs, or a GET each: the
     door's phase source); with ``name``/``tags`` the first rounds take the lister's first round a page at a time (the
     unfinished jobs first; the jobs already listed are polled by id while it goes on) and each later round what is new,

@@ -24,7 +24,7 @@ recorded one is a new stall: the job's accelerators left the idle run (or the jo
 
 from __future__ import annotations
 
-from ansible_collections.modelarts.training.plugins.module_utils.query import describe
+from ansible_collections.modelarts.training.plugins.module_utils.door.query import describe
 from ansible_collections.modelarts.training.plugins.module_utils.text import label
 from ansible_collections.modelarts.training.plugins.module_utils.waiting.progress import service_now
 from ansible_collections.modelarts.training.plugins.module_utils.waiting.stall import RUNNING, event_seconds, last_start, stall_identity

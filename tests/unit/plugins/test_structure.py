@@ -114,18 +114,17 @@ def test_no_import_cycle_between_module_utils_files():
 # -- the house (issue 58): packages that show the architecture, imports one way ----------------------------------
 
 # The floors of plugins/module_utils, lowest first: a file imports files of its own floor and of floors below it,
-# never one above (waiting and results stand side by side: neither imports the other).  The shared ground and the
-# door are files at the top; every other floor is a package whose __init__.py says what it holds and, on a line
-# "May import: ...", the floors below it - the test reads that line, so the docstring and this table cannot drift.
+# never one above (waiting and results stand side by side: neither imports the other).  The shared ground is two files
+# at the top; every other floor - the door included - is a package whose section of README.md says what it holds and,
+# on a line "May import: ...", the floors below it - the test reads that line, so the text and this table cannot drift.
 GROUND = ("errors", "text")
-DOOR = ("job_info", "options", "query")
 FLOORS = {"ground": 0, "service": 1, "job": 2, "waiting": 3, "results": 3, "door": 4, "watch": 5}
 MAX_FOLDER_FILES = 12
 
 
 def _floor(module):
     top = module.split(".")[0]
-    return "ground" if top in GROUND else "door" if top in DOOR else top
+    return "ground" if top in GROUND else top
 
 
 def _house_modules(folder=MODULE_UTILS):
@@ -204,14 +203,14 @@ def may_import(docstring):
 
 
 def test_the_house_checks_see_an_upward_import_a_pair_a_params_argument_and_the_may_import_line():
-    assert upward_imports({"service.client": {"options"}, "job.jobs": {"service.transport", "text"}}) == ["service.client (service) imports options (door)"]
+    assert upward_imports({"service.client": {"door.options"}, "job.jobs": {"service.transport", "text"}}) == ["service.client (service) imports door.options (door)"]
     assert upward_imports({"results.metrics": {"waiting.waiter"}}) == ["results.metrics (results) imports waiting.waiter (waiting)"]
     assert mutual_imports({"job.a": {"job.b"}, "job.b": {"job.a"}, "job.c": {"job.a"}}) == ["job.a <-> job.b"]
     tree = ast.parse("def f(connection):\n    pass\n\n\nclass C:\n    def g(self, *, params=None):\n        pass\n")
     assert params_below_the_door(tree) == ["g(line 6)"]
-    modules = {"service": "", "service.client": "", "options": ""}
-    lazy = ast.parse("def f():\n    from %s.service import client\n    from %s.service.client import X\n    import %s.options\n" % ((PACKAGE,) * 3))
-    assert _house_imports(lazy, modules) == {"service.client", "options"}
+    modules = {"service": "", "service.client": "", "door": "", "door.options": ""}
+    lazy = ast.parse("def f():\n    from %s.service import client\n    from %s.service.client import X\n    import %s.door.options\n" % ((PACKAGE,) * 3))
+    assert _house_imports(lazy, modules) == {"service.client", "door.options"}
     assert may_import("What lives here.\n\nMay import: ground, `service`.\n") == ["ground", "service"]
 
 
@@ -285,8 +284,8 @@ def test_each_package_says_what_it_holds_and_may_import_the_floors_below_it():
     ``May import:`` line, the floors below it."""
     assert package_sections("# t\n\n## job/\n\nWhat a job is.\n\nMay import: ground.\n## x\nno\n") == {"job": "\nWhat a job is.\n\nMay import: ground.\n"}
     modules = _house_modules()
-    packages = sorted(name for name in modules if "." not in name and _floor(name) not in ("ground", "door"))
-    assert packages == sorted(floor for floor in FLOORS if floor not in ("ground", "door"))
+    packages = sorted(name for name in modules if "." not in name and _floor(name) != "ground")
+    assert packages == sorted(floor for floor in FLOORS if floor != "ground")
     with open(HOUSE_README, encoding="utf-8") as handle:
         sections = package_sections(handle.read())
     assert sorted(sections) == packages, "plugins/module_utils/README.md must have a section for each package and no other"
@@ -300,12 +299,12 @@ def test_each_package_says_what_it_holds_and_may_import_the_floors_below_it():
         assert may_import(text) == below, "the README's section of %s/: its 'May import:' line must name %s" % (package, ", ".join(below))
 
 
-def test_no_module_utils_folder_over_12_files_and_only_the_door_and_ground_at_the_top():
+def test_no_module_utils_folder_over_12_files_and_only_the_ground_and_the_packages_at_the_top():
     for folder, dirs, files in os.walk(MODULE_UTILS):
         dirs[:] = [name for name in dirs if name != "__pycache__"]
         assert len(files) <= MAX_FOLDER_FILES, "%s holds %d files" % (os.path.relpath(folder, ROOT), len(files))
     top = sorted(name[:-3] for name in os.listdir(MODULE_UTILS) if name.endswith(".py"))
-    assert top == sorted(GROUND + DOOR), top
+    assert top == sorted(GROUND), top
 
 
 @pytest.mark.skipif(not os.path.isdir(EMULATOR), reason="the emulator package is not in this copy")

@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Event source ``modelarts.training.training_job_phase``: one event per observed phase change of ModelArts training jobs.
 
-A thin shell over the collection's one door (``module_utils.query.Query``): the source checks its own
+A thin shell over the collection's one door (``module_utils.door.query.Query``): the source checks its own
 arguments, hands every other one to the door, polls on its own schedule in a worker thread (so the
 event loop never blocks), and turns what the door and the waiter's ``judge`` say into events, retries
 and log lines.  See DOCUMENTATION below and docs/event_source.md.

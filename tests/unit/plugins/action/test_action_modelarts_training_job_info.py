@@ -16,8 +16,8 @@ import pytest
 from ansible.errors import AnsibleActionFail
 
 from ansible_collections.modelarts.training.plugins.action import modelarts_training_job_info as action
-from ansible_collections.modelarts.training.plugins.module_utils import job_info
-from ansible_collections.modelarts.training.plugins.module_utils.query import MissingLibraryError
+from ansible_collections.modelarts.training.plugins.module_utils.door import job_info
+from ansible_collections.modelarts.training.plugins.module_utils.door.query import MissingLibraryError
 
 # ansible-core 2.21+ shows a result's invocation only when asked (ansible_inject_invocation); before, always.
 SHOW_INVOCATION = {"ansible_inject_invocation": True}
@@ -262,6 +262,10 @@ PLAIN_GET_MODULES = [
     "ansible_collections.modelarts.training.plugins.action",
     "ansible_collections.modelarts.training.plugins.action.modelarts_training_job_info",
     "ansible_collections.modelarts.training.plugins.module_utils",
+    "ansible_collections.modelarts.training.plugins.module_utils.door",
+    "ansible_collections.modelarts.training.plugins.module_utils.door.job_info",
+    "ansible_collections.modelarts.training.plugins.module_utils.door.options",
+    "ansible_collections.modelarts.training.plugins.module_utils.door.query",
     "ansible_collections.modelarts.training.plugins.module_utils.errors",
     "ansible_collections.modelarts.training.plugins.module_utils.job",
     "ansible_collections.modelarts.training.plugins.module_utils.job.items",
@@ -270,9 +274,6 @@ PLAIN_GET_MODULES = [
     "ansible_collections.modelarts.training.plugins.module_utils.job.schema_data",
     "ansible_collections.modelarts.training.plugins.module_utils.job.selection",
     "ansible_collections.modelarts.training.plugins.module_utils.job.validation",
-    "ansible_collections.modelarts.training.plugins.module_utils.job_info",
-    "ansible_collections.modelarts.training.plugins.module_utils.options",
-    "ansible_collections.modelarts.training.plugins.module_utils.query",
     "ansible_collections.modelarts.training.plugins.module_utils.results",
     "ansible_collections.modelarts.training.plugins.module_utils.results.metric_options",
     "ansible_collections.modelarts.training.plugins.module_utils.service",

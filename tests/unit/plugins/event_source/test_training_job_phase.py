@@ -21,7 +21,7 @@ from ansible_collections.modelarts.training.plugins.doc_fragments.connection imp
 from ansible_collections.modelarts.training.plugins.doc_fragments.metrics import ModuleDocFragment as MetricsFragment
 from ansible_collections.modelarts.training.plugins.doc_fragments.query import ModuleDocFragment as QueryFragment
 from ansible_collections.modelarts.training.plugins.doc_fragments.search import ModuleDocFragment as SearchFragment
-from ansible_collections.modelarts.training.plugins.module_utils.options import CONNECTION_OPTIONS, QUERY_OPTIONS, WAIT_OPTIONS
+from ansible_collections.modelarts.training.plugins.module_utils.door.options import CONNECTION_OPTIONS, QUERY_OPTIONS, WAIT_OPTIONS
 from ansible_collections.modelarts.training.plugins.module_utils.job.validation import SchemaValidationError
 from ansible_collections.modelarts.training.plugins.module_utils.watch.state import event_id
 

@@ -80,7 +80,7 @@ class FakeClock(object):
 def client_parts(values):
     """The two parts a client is built from, out of a plain dict of connection option values, the credential rules
     checked as the door checks them (``options.connection_parts``): ``ModelArtsClient(*client_parts({...}), ...)``."""
-    from ansible_collections.modelarts.training.plugins.module_utils.options import connection_parts
+    from ansible_collections.modelarts.training.plugins.module_utils.door.options import connection_parts
 
     return connection_parts(values)
 

@@ -14,7 +14,7 @@ import pytest
 
 from ansible_collections.modelarts.training.plugins.module_utils.service.client import ModelArtsClient
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
-from ansible_collections.modelarts.training.plugins.module_utils.query import query_jobs
+from ansible_collections.modelarts.training.plugins.module_utils.door.query import query_jobs
 from ansible_collections.modelarts.training.tests.unit.plugins.module_utils.fakes import FakeClock, FakeResponse, FakeSession, client_parts
 
 PROJECT = "0" * 32

@@ -26,8 +26,8 @@ except ImportError:  # ansible-core 2.16 to 2.18: AnsibleModule reads its argume
             basic._ANSIBLE_ARGS = saved
 
 
-from ansible_collections.modelarts.training.plugins.module_utils import job_info
-from ansible_collections.modelarts.training.plugins.module_utils.query import QueryResult
+from ansible_collections.modelarts.training.plugins.module_utils.door import job_info
+from ansible_collections.modelarts.training.plugins.module_utils.door.query import QueryResult
 from ansible_collections.modelarts.training.plugins.modules import modelarts_training_job_info as module
 
 ITEM = {"id": "job-1", "phase": "Failed", "details": {}}

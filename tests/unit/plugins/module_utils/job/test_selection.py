@@ -10,7 +10,7 @@ import json
 import pytest
 
 from ansible_collections.modelarts.training.plugins.module_utils.service.client import ModelArtsClient
-from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError
+from ansible_collections.modelarts.training.plugins.module_utils.door.options import ConnectionConfigError
 from ansible_collections.modelarts.training.plugins.module_utils.service.search import jobs_matching
 from ansible_collections.modelarts.training.plugins.module_utils.job.selection import Search, check_workspace_id, parse_tags, select
 from ansible_collections.modelarts.training.tests.unit.plugins.module_utils.fakes import FakeClock, FakeResponse, FakeSession, client_parts

@@ -12,7 +12,7 @@ import pytest
 from ansible_collections.modelarts.training.plugins.module_utils.results import metrics as metrics_mod
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.results.metric_reads import Reading
-from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError
+from ansible_collections.modelarts.training.plugins.module_utils.door.options import ConnectionConfigError
 from ansible_collections.modelarts.training.plugins.module_utils.service.transport import Response
 from ansible_collections.modelarts.training.plugins.module_utils.service.connection import Connection
 

@@ -15,7 +15,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.results import 
 from ansible_collections.modelarts.training.plugins.module_utils.job import selection
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.results.metric_reads import Reading
-from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError
+from ansible_collections.modelarts.training.plugins.module_utils.door.options import ConnectionConfigError
 
 DAY = 86400000
 NOW = 1767225600000  # the service's clock (2026-01-01 00:00:00 UTC)

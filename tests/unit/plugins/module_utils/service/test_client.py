@@ -17,7 +17,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.service.client 
 from ansible_collections.modelarts.training.plugins.module_utils.service.endpoints import escape, iam_endpoint, modelarts_endpoint
 from ansible_collections.modelarts.training.plugins.module_utils.service.transport import parse_retry_after
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
-from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError
+from ansible_collections.modelarts.training.plugins.module_utils.door.options import ConnectionConfigError
 from ansible_collections.modelarts.training.tests.unit.plugins.module_utils.fakes import FakeClock, FakeResponse, FakeSession, client_parts
 
 PROJECT = "0123456789abcdef0123456789abcdef"

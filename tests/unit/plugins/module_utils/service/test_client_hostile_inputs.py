@@ -11,8 +11,8 @@ from ansible_collections.modelarts.training.plugins.module_utils.service.client 
 from ansible_collections.modelarts.training.plugins.module_utils.service.transport import proxy_problem
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.text import label
-from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError
-from ansible_collections.modelarts.training.plugins.module_utils.query import query_jobs
+from ansible_collections.modelarts.training.plugins.module_utils.door.options import ConnectionConfigError
+from ansible_collections.modelarts.training.plugins.module_utils.door.query import query_jobs
 from ansible_collections.modelarts.training.plugins.module_utils.waiting.waiter import describe_job
 from ansible_collections.modelarts.training.tests.unit.plugins.module_utils.fakes import FakeClock, FakeResponse, FakeSession, client_parts
 

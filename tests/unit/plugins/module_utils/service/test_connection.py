@@ -12,7 +12,7 @@ import pickle
 import pytest
 
 from ansible_collections.modelarts.training.plugins.module_utils.text import LEVEL_OPTION
-from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError, connection_parts, resolve
+from ansible_collections.modelarts.training.plugins.module_utils.door.options import ConnectionConfigError, connection_parts, resolve
 from ansible_collections.modelarts.training.plugins.module_utils.service.connection import (
     CONNECTION_OPTIONS,
     DEFAULT_REQUEST_TIMEOUT,

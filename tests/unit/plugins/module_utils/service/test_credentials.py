@@ -52,7 +52,7 @@ from ansible_collections.modelarts.training.tests.unit.plugins.module_utils.fake
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError, error_from_response
 
 from ansible_collections.modelarts.training.plugins.module_utils.text import LEVEL_OPTION
-from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError, resolve
+from ansible_collections.modelarts.training.plugins.module_utils.door.options import ConnectionConfigError, resolve
 
 UTC = datetime.timezone.utc
 START = datetime.datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)

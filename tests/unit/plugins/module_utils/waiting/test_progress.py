@@ -10,8 +10,8 @@ import threading
 import pytest
 
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
-from ansible_collections.modelarts.training.plugins.module_utils.job_info import argument_spec
-from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError, resolve
+from ansible_collections.modelarts.training.plugins.module_utils.door.job_info import argument_spec
+from ansible_collections.modelarts.training.plugins.module_utils.door.options import ConnectionConfigError, resolve
 from ansible_collections.modelarts.training.plugins.module_utils.waiting import waiter
 from ansible_collections.modelarts.training.plugins.module_utils.waiting.progress import Progress, service_now
 from ansible_collections.modelarts.training.plugins.module_utils.waiting.wait_options import STALL_OPTIONS, StallSettings, check_stall

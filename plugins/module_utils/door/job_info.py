@@ -16,7 +16,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.job import jobs
 from ansible_collections.modelarts.training.plugins.module_utils.service import transport
 from ansible_collections.modelarts.training.plugins.module_utils.service.credentials import MODULE_SOURCES_NOTE, NoCredentialsError
 from ansible_collections.modelarts.training.plugins.module_utils.text import LEVEL_OPTION, expand_path
-from ansible_collections.modelarts.training.plugins.module_utils.options import (
+from ansible_collections.modelarts.training.plugins.module_utils.door.options import (
     ConnectionConfigError,
     connection_argument_spec,
     metrics_argument_spec,
@@ -27,7 +27,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.options import 
     stall_argument_spec,
 )
 from ansible_collections.modelarts.training.plugins.module_utils.service.connection import proxy_secrets
-from ansible_collections.modelarts.training.plugins.module_utils.query import MissingLibraryError, Query, select
+from ansible_collections.modelarts.training.plugins.module_utils.door.query import MissingLibraryError, Query, select
 
 MUTUALLY_EXCLUSIVE = [("training_job_id", "training_job_ids", "name", "job_id"), ("training_job_id", "name", "job_id", "v1_jobs")]
 REQUIRED_ONE_OF = [("training_job_id", "training_job_ids", "name", "tags", "job_id", "v1_jobs")]

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from ansible_collections.modelarts.training.plugins.module_utils.options import (
+from ansible_collections.modelarts.training.plugins.module_utils.door.options import (
     CONNECTION_OPTIONS,
     ConnectionConfigError,
     check_credentials,

@@ -34,7 +34,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.job.items impor
     schema_warnings,
     unseen_item,
 )
-from ansible_collections.modelarts.training.plugins.module_utils.options import LEVEL_ENVIRONMENT, ConnectionConfigError, environment_level, resolve
+from ansible_collections.modelarts.training.plugins.module_utils.door.options import LEVEL_ENVIRONMENT, ConnectionConfigError, environment_level, resolve
 from ansible_collections.modelarts.training.plugins.module_utils.service.connection import proxy_secret
 from ansible_collections.modelarts.training.plugins.module_utils.job.phases import DEFAULT_FAIL_ON, DEFAULT_WAIT_FOR, PHASES, TERMINAL_PHASES
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.modelarts.training.plugins.module_utils.text import LEVEL_ARGUMENT, LEVEL_KEYWORD, LEVEL_OPTION, LEVEL_VARIABLE
-from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError, resolve
+from ansible_collections.modelarts.training.plugins.module_utils.door.options import ConnectionConfigError, resolve
 from ansible_collections.modelarts.training.plugins.module_utils.service.connection import proxy_secret
 
 CI_ENV = {"HUAWEICLOUD_SDK_AK": "env-ak", "HUAWEICLOUD_SDK_SK": "env-sk-SECRET", "HUAWEICLOUD_SDK_REGION": "env-region"}

@@ -10,9 +10,9 @@ import pytest
 
 from ansible_collections.modelarts.training.plugins.module_utils.text import MASK
 from ansible_collections.modelarts.training.plugins.module_utils.text import LEVEL_KEYWORD, LEVEL_OPTION
-from ansible_collections.modelarts.training.plugins.module_utils.options import ConnectionConfigError
+from ansible_collections.modelarts.training.plugins.module_utils.door.options import ConnectionConfigError
 from ansible_collections.modelarts.training.plugins.module_utils.job.items import mask_endpoint_tokens
-from ansible_collections.modelarts.training.plugins.module_utils.query import (
+from ansible_collections.modelarts.training.plugins.module_utils.door.query import (
     MissingLibraryError,
     Query,
     Selection,
@@ -249,7 +249,7 @@ def test_settings_come_from_the_levels():
 
 
 def test_missing_jsonschema_is_named(monkeypatch):
-    from ansible_collections.modelarts.training.plugins.module_utils import query as query_module
+    from ansible_collections.modelarts.training.plugins.module_utils.door import query as query_module
 
     monkeypatch.setattr(query_module, "HAS_JSONSCHEMA", False)
     with pytest.raises(MissingLibraryError) as info:
