@@ -203,7 +203,8 @@ def may_import(docstring):
 
 
 def test_the_house_checks_see_an_upward_import_a_pair_a_params_argument_and_the_may_import_line():
-    assert upward_imports({"service.client": {"door.options"}, "job.jobs": {"service.transport", "text"}}) == ["service.client (service) imports door.options (door)"]
+    upward = upward_imports({"service.client": {"door.options"}, "job.jobs": {"service.transport", "text"}})
+    assert upward == ["service.client (service) imports door.options (door)"]
     assert upward_imports({"results.metrics": {"waiting.waiter"}}) == ["results.metrics (results) imports waiting.waiter (waiting)"]
     assert mutual_imports({"job.a": {"job.b"}, "job.b": {"job.a"}, "job.c": {"job.a"}}) == ["job.a <-> job.b"]
     tree = ast.parse("def f(connection):\n    pass\n\n\nclass C:\n    def g(self, *, params=None):\n        pass\n")
