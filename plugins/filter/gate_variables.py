@@ -25,8 +25,8 @@ from ansible.errors import AnsibleFilterError
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.parsing.yaml.loader import AnsibleLoader
 
-from ansible_collections.modelarts.training.plugins.module_utils.results.metrics import check_baseline, check_metric
-from ansible_collections.modelarts.training.plugins.module_utils.waiting.wait_options import check_stall
+from ansible_collections.modelarts.training.plugins.module_utils.door.metric_checks import check_baseline, check_metric
+from ansible_collections.modelarts.training.plugins.module_utils.door.stall_checks import check_stall
 from ansible_collections.modelarts.training.plugins.module_utils.door.options import ConnectionConfigError, unknown_names
 from ansible_collections.modelarts.training.plugins.module_utils.text import describe_typed
 

@@ -59,9 +59,9 @@ from ansible_collections.modelarts.training.plugins.module_utils.waiting.wait_op
     STALL_OPTIONS,
     WAIT_OPTIONS,
     WaitSettings,
-    check_stall,
     wait_option_problems,
 )
+from ansible_collections.modelarts.training.plugins.module_utils.door.stall_checks import check_stall
 
 
 DEFAULT_MAX_CONCURRENCY = 16

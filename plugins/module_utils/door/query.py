@@ -46,11 +46,10 @@ from ansible_collections.modelarts.training.plugins.module_utils.job.selection i
     Selection,
     check_job_id,
     closest_text,
-    select,
     v1_key,
-    v1_selection_key,
     v2_key,
 )
+from ansible_collections.modelarts.training.plugins.module_utils.door.selection_checks import select, v1_selection_key  # noqa: F401  # pylint: disable=unused-import
 from ansible_collections.modelarts.training.plugins.module_utils.text import Secrets, label, name_key, redact_value
 from ansible_collections.modelarts.training.plugins.module_utils.job.validation import HAS_JSONSCHEMA, JSONSCHEMA_IMPORT_ERROR, SchemaValidationError
 
@@ -73,12 +72,12 @@ def _diagnostics():
     return diagnostics
 
 
-def _metrics():
-    """What a job produced (``metrics.py``: metrics, baseline, bounds), imported only when ``metrics`` or ``baseline`` is
-    given (see :func:`_waiter`): it brings ``metric_reads.py`` and ``matching.py`` with it."""
-    from ansible_collections.modelarts.training.plugins.module_utils.results import metrics
+def _metric_checks():
+    """The door's check of ``metrics`` and ``baseline`` into a ``results.metrics.Plan``, imported only when one of them is
+    given (see :func:`_waiter`): it brings ``metrics.py``, ``metric_reads.py`` and ``matching.py`` with it."""
+    from ansible_collections.modelarts.training.plugins.module_utils.door import metric_checks
 
-    return metrics
+    return metric_checks
 
 
 def _observer():
@@ -325,7 +324,7 @@ class Query(object):
         # What a job produced: checked here, before any request, and only when asked for (metrics.py is imported then).
         self.metrics = None
         if self.settings.results.metrics or self.settings.results.baseline not in (None, {}):
-            self.metrics = _metrics().plan(self.settings.results.metrics, self.settings.results.baseline, selection.keys if selection is not None else ())
+            self.metrics = _metric_checks().plan(self.settings.results.metrics, self.settings.results.baseline, selection.keys if selection is not None else ())
         self.client = ModelArtsClient(self.settings.service, self.settings.credentials, clock=clock, environ=environ, **client_kwargs)
         self.warnings = []
         # Warnings a wait gives while it goes on (a name that matches nothing yet): added to the result's, and handed at once

@@ -354,68 +354,22 @@ class Selection(object):
         return self.search.name if self.search is not None else None
 
 
-_ID_SELECTORS = ("training_job_id", "training_job_ids", "job_id", "v1_jobs")
-
-
-def select(values):
-    """The :class:`Selection` of ``values`` (``training_job_id``, ``training_job_ids``, ``name``, ``tags``, ``job_id`` with
-    ``version_id``, ``v1_jobs``; ``latest`` and ``workspace_id`` refine a search); :class:`ConnectionConfigError`, naming
-    the option, for an empty, contradictory or malformed one."""
-    tags = parse_tags(values.get("tags"))
-    workspace_id = check_workspace_id(values.get("workspace_id"))
-    latest = values.get("latest")
-    if latest is not None and not isinstance(latest, bool):
-        raise ConnectionConfigError("latest must be a boolean, got %s" % describe_value(latest, 40))
-    given = [name for name in _ID_SELECTORS + ("name",) if values.get(name) not in (None, [])] + (["tags"] if tags else [])
-    if values.get("version_id") is not None and values.get("job_id") is None:
-        raise ConnectionConfigError("version_id needs job_id")
-    if values.get("job_id") is not None and values.get("version_id") is None:
-        raise ConnectionConfigError("job_id needs version_id")
-    searched = [name for name in given if name in ("name", "tags")]
-    if latest and not searched:
-        raise ConnectionConfigError("latest needs name or tags: it keeps the newest of the jobs they match")
-    if not given:
-        raise ConnectionConfigError("one of training_job_id, training_job_ids, name, tags, job_id with version_id, or v1_jobs is required")
-    ids = [name for name in given if name not in ("name", "tags")]
-    if searched and ids:
-        raise ConnectionConfigError("%s are mutually exclusive (name and tags may be combined)" % ", ".join(given))
-    if len(ids) > 1 and set(ids) != {"training_job_ids", "v1_jobs"}:
-        raise ConnectionConfigError("%s are mutually exclusive (only training_job_ids and v1_jobs may be combined)" % ", ".join(given))
-    if searched:
-        name = values.get("name")
-        if name is not None and not str(name).strip():
-            raise ConnectionConfigError("name must not be empty")
-        search = Search(name=name, tags=tags, latest=latest, workspace_id=workspace_id)
-        return Selection(search=search, single=bool(latest))
-    text = values.get("training_job_id")
-    if text is not None:
-        return Selection([v2_key(check_job_id(text, "training_job_id"))], single=True, workspace_id=workspace_id)
-    if values.get("job_id") is not None:
-        return Selection([v1_selection_key(values, "")], single=True, workspace_id=workspace_id)
-    keys = []
-    for index, job_id in enumerate(values.get("training_job_ids") or []):
-        keys.append(v2_key(check_job_id(job_id, "training_job_ids[%d]" % index)))
-    for index, job in enumerate(values.get("v1_jobs") or []):
-        keys.append(v1_selection_key(job, "v1_jobs[%d]." % index))
-    return Selection(keys, workspace_id=workspace_id)
-
-
 # A v1 id given as text (a templated value is text): decimal digits, an optional minus sign so that "-3" is
 # refused as negative rather than as not a number.  ASCII only: str.isdigit() takes superscripts int() refuses.
 _V1_ID_TEXT = re.compile(r"-?[0-9]+")
 
 
-def v1_selection_key(values, prefix):
-    """The v1 key of ``values['job_id']`` and ``values['version_id']``: the one rule of the module's options and the lookup's terms.
+def v1_ids_key(job_id, version_id, prefix):
+    """The v1 key of ``job_id`` and ``version_id``: the one rule of the module's options, the lookup's terms, a baseline
+    and a production record's jobs (each names its values: ``prefix`` and ``job_id`` / ``version_id``).
 
     Each id is an int (never a bool) or a string of decimal digits (templated values are text), and not
     negative.  Anything else - a float, even ``10.0``, ``true``, ``-3``, any other string - is refused with
-    a ``ConnectionConfigError`` naming ``prefix`` and the option (``term 0: job_id must be an integer, got 10.9``),
+    a ``ConnectionConfigError`` naming ``prefix`` and the id (``term 0: job_id must be an integer, got 10.9``),
     never coerced: ``int(10.9)`` is 10, another job.
     """
     key = []
-    for option in ("job_id", "version_id"):
-        value = values.get(option) if isinstance(values, dict) else None
+    for named, value in (("job_id", job_id), ("version_id", version_id)):
         number = value
         if isinstance(value, str) and _V1_ID_TEXT.fullmatch(value):
             try:
@@ -423,8 +377,8 @@ def v1_selection_key(values, prefix):
             except ValueError:  # over Python's limit on digits: not an id either
                 pass
         if isinstance(number, bool) or not isinstance(number, int):
-            raise ConnectionConfigError("%s%s must be an integer, got %s" % (prefix, option, describe_value(value, 40)))
+            raise ConnectionConfigError("%s%s must be an integer, got %s" % (prefix, named, describe_value(value, 40)))
         if number < 0:
-            raise ConnectionConfigError("%s%s must not be negative, got %s" % (prefix, option, describe_value(value, 40)))
+            raise ConnectionConfigError("%s%s must not be negative, got %s" % (prefix, named, describe_value(value, 40)))
         key.append(number)
     return v1_key(*key)

@@ -20,7 +20,7 @@ import stat
 
 from ansible_collections.modelarts.training.plugins.module_utils.results import record as record_mod
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ConnectionConfigError
-from ansible_collections.modelarts.training.plugins.module_utils.job.selection import check_job_id, v1_selection_key, v2_key
+from ansible_collections.modelarts.training.plugins.module_utils.job.selection import check_job_id, v1_ids_key, v2_key
 from ansible_collections.modelarts.training.plugins.module_utils.text import describe_value, label
 
 FOUND = "found"
@@ -135,7 +135,7 @@ def _job_key(job, where):
     api = job.get("api_version")
     try:
         if api == "v1":
-            return v1_selection_key({"job_id": job.get("id"), "version_id": job.get("version_id")}, where + ".")
+            return v1_ids_key(job.get("id"), job.get("version_id"), where + ".")
         if api == "v2":
             return v2_key(check_job_id(job.get("id"), where + ".id"))
     except ConnectionConfigError as error:

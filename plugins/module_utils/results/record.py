@@ -199,19 +199,6 @@ def _kept(item, keys):
     return kept
 
 
-def _bounds(metrics, baseline):
-    """The bounds as checked (``metrics.Plan.bounds``), or as given when they cannot be checked (the gate closed on them)."""
-    if not metrics:
-        return []
-    from ansible_collections.modelarts.training.plugins.module_utils.results import metrics as metrics_mod
-    from ansible_collections.modelarts.training.plugins.module_utils.errors import ConnectionConfigError
-
-    try:
-        return metrics_mod.plan(metrics, baseline).bounds()
-    except ConnectionConfigError:
-        return metrics
-
-
 def _given_baseline(baseline):
     """The ``baseline`` as given, for the record: never its ``record_key``."""
     if baseline in (None, {}):
@@ -225,10 +212,11 @@ def _utc(moment):
     return (moment or datetime.datetime.now(datetime.timezone.utc)).astimezone(datetime.timezone.utc).strftime(TIME_FORMAT)
 
 
-def decision_record(result, decision, messages, selection, metrics=None, baseline=None, now=None, key=None):
+def decision_record(result, decision, messages, selection, bounds=None, baseline=None, now=None, key=None):
     """The decision record of a gate: ``result`` (the module's registered result, or ``{}`` when the gate closed before
     calling it), ``decision`` (``open``/``closed``), ``messages`` (the lines the gate printed), ``selection`` (which jobs it
-    gated on), ``metrics`` and ``baseline`` (as given, without a ``record_key``); ``sha256`` over the rest, and
+    gated on), ``bounds`` (the metrics' bounds as the door checked them: ``door.metric_checks.bounds``) and ``baseline``
+    (as given, without a ``record_key``); ``sha256`` over the rest, and
     ``hmac_sha256`` with ``key``.  ``now`` is an aware ``datetime``."""
     if decision not in ("open", "closed"):
         raise RecordError("decision must be open or closed, got %r" % (decision,))
@@ -242,7 +230,7 @@ def decision_record(result, decision, messages, selection, metrics=None, baselin
         "collection_version": COLLECTION_VERSION,
         "selection": dict(selection or {}, baseline=given),
         "jobs": [_kept(item, JOB_KEYS) for item in jobs],
-        "bounds": _bounds(metrics, given),
+        "bounds": list(bounds or []),
         "baseline_job": _kept(result.get("baseline_job"), BASELINE_KEYS),
         "messages": [str(line) for line in (messages or [])],
     }

@@ -53,7 +53,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.watch.schedule 
 from ansible_collections.modelarts.training.plugins.module_utils.watch.stalls import Stalls, progress_reader
 from ansible_collections.modelarts.training.plugins.module_utils.watch.state import StateFile, StateFileError, event_id  # noqa: F401  # pylint: disable=unused-import
 from ansible_collections.modelarts.training.plugins.module_utils.waiting.waiter import JOB_TOLERATED
-from ansible_collections.modelarts.training.plugins.module_utils.waiting.wait_options import check_stall
+from ansible_collections.modelarts.training.plugins.module_utils.door.stall_checks import check_stall
 
 DEFAULT_INTERVAL = 10.0
 # The source's own arguments; everything else it accepts is the door's.

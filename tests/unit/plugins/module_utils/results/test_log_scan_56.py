@@ -11,7 +11,7 @@ import pytest
 
 from ansible_collections.modelarts.training.plugins.module_utils.results import metric_reads
 from ansible_collections.modelarts.training.plugins.module_utils.results.matching import LINE_CHARS, Matcher
-from ansible_collections.modelarts.training.plugins.module_utils.results.metrics import plan
+from ansible_collections.modelarts.training.plugins.module_utils.door.metric_checks import plan
 from ansible_collections.modelarts.training.plugins.module_utils.text import MASK, redact_part
 from ansible_collections.modelarts.training.plugins.module_utils.service.transport import Response
 

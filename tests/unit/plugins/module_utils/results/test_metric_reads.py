@@ -13,7 +13,7 @@ import pytest
 from ansible_collections.modelarts.training.plugins.module_utils.results import metric_reads
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.results.matching import Matcher
-from ansible_collections.modelarts.training.plugins.module_utils.results.metrics import plan
+from ansible_collections.modelarts.training.plugins.module_utils.door.metric_checks import plan
 from ansible_collections.modelarts.training.plugins.module_utils.service.transport import Response
 
 JOB = "3f7a1c2e-9b4d-4e8a-a1b2-c3d4e5f60718"

@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from ansible_collections.modelarts.training.plugins.module_utils.door import metric_checks
 from ansible_collections.modelarts.training.plugins.module_utils.results import metrics as metrics_mod
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.results.metric_reads import Reading
@@ -23,7 +24,7 @@ PROD = "4c8e2a10-7b3d-4f5e-9a1c-2d3e4f5a6b02"
 
 def refused(metrics, baseline=None, candidates=()):
     with pytest.raises(ConnectionConfigError) as raised:
-        metrics_mod.plan(metrics, baseline, candidates)
+        metric_checks.plan(metrics, baseline, candidates)
     return str(raised.value)
 
 
@@ -124,7 +125,7 @@ def test_what_the_module_fills_in_and_what_a_template_gives_is_read_as_given():
         "min_relative_improvement": None,
     }
     base = {"training_job_id": None, "job_id": None, "version_id": None, "name": "resnet-prod", "tags": None, "workspace_id": None, "required": "no"}
-    checked = metrics_mod.plan([entry], base)
+    checked = metric_checks.plan([entry], base)
     metric = checked.metrics[0]
     assert (metric.bounds["min"], metric.lines, metric.source_for("v2"), metric.source_for("v1")) == (0.9, 1000, "ft_metrics", "v1")
     assert checked.baseline.required is False and checked.baseline.search.name == "resnet-prod" and checked.baseline.search.phases == ("Completed",)
@@ -132,7 +133,7 @@ def test_what_the_module_fills_in_and_what_a_template_gives_is_read_as_given():
 
 
 def test_a_regex_shared_by_two_metrics_is_one_pattern_and_auto_reads_the_log_of_a_v2_job():
-    checked = metrics_mod.plan(
+    checked = metric_checks.plan(
         [
             {"name": "last_acc", "regex": r"acc=([\d.]+)"},
             {"name": "best_acc", "regex": r"acc=([\d.]+)", "pick": "max"},
@@ -149,7 +150,7 @@ def test_a_regex_shared_by_two_metrics_is_one_pattern_and_auto_reads_the_log_of_
 
 def metric(**entry):
     entry.setdefault("name", "acc")
-    return metrics_mod.check_metric(entry, 0, True)
+    return metric_checks.check_metric(entry, 0, True)
 
 
 def reading(value=None, problem=None, source="log"):
@@ -327,7 +328,7 @@ def test_only_completed_jobs_are_read_each_once_and_the_baseline_by_search_is_th
     running = job(OTHER, phase="Running")
     candidate = job(JOB)
     query = FakeQuery(client, jobs={PROD: job(PROD, name="resnet-prod")}, search=[JOB, PROD])
-    checked = metrics_mod.plan([{"name": "acc", "min": 0.9, "min_improvement": 0.01}, {"name": "loss", "goal": "min", "max": 0.5}], {"name": "resnet"})
+    checked = metric_checks.plan([{"name": "acc", "min": 0.9, "min_improvement": 0.01}, {"name": "loss", "goal": "min", "max": 0.5}], {"name": "resnet"})
     measured = checked.measure(query, [candidate, running])
     assert sorted(client.calls) == [("ft", JOB), ("ft", PROD)]
     assert running["metrics"] is None and running["metrics_ok"] is None
@@ -344,7 +345,7 @@ def test_an_unfit_job_gets_one_line_per_broken_bound_and_the_message_names_value
     client = FakeClient(ft={JOB: ft_answer(series("acc", [0.81]), series("f1", [0.7])), PROD: ft_answer(series("acc", [0.86]), series("f1", [0.8]))})
     candidate = job(JOB)
     query = FakeQuery(client, jobs={PROD: job(PROD, name="resnet-prod")})
-    checked = metrics_mod.plan([{"name": "acc", "min": 0.9, "min_improvement": 0.0}, {"name": "f1", "min": 0.5}], {"training_job_id": PROD})
+    checked = metric_checks.plan([{"name": "acc", "min": 0.9, "min_improvement": 0.0}, {"name": "f1", "min": 0.5}], {"training_job_id": PROD})
     measured = checked.measure(query, [candidate])
     assert candidate["metrics_ok"] is False and candidate["metrics"]["f1"]["ok"] is True
     assert measured.job_messages() == [
@@ -369,7 +370,7 @@ def test_an_unfit_job_gets_one_line_per_broken_bound_and_the_message_names_value
 def test_a_baseline_that_cannot_be_read_fails_closed_unless_not_required(jobs, required, expected_ok, warning):
     client = FakeClient(ft={JOB: ft_answer(series("acc", [0.95]))})
     candidate = job(JOB)
-    checked = metrics_mod.plan([{"name": "acc", "min_improvement": 0}], {"training_job_id": PROD, "required": required})
+    checked = metric_checks.plan([{"name": "acc", "min_improvement": 0}], {"training_job_id": PROD, "required": required})
     measured = checked.measure(FakeQuery(client, jobs=jobs), [candidate])
     assert candidate["metrics_ok"] is expected_ok
     assert measured.baseline is None
@@ -381,7 +382,7 @@ def test_a_baseline_that_cannot_be_read_fails_closed_unless_not_required(jobs, r
 def test_a_baseline_search_that_finds_no_completed_job_says_what_it_searched():
     client = FakeClient(ft={JOB: ft_answer(series("acc", [0.95]))})
     candidate = job(JOB)
-    checked = metrics_mod.plan([{"name": "acc", "min_improvement": 0}], {"name": "resnet-prod", "tags": {"stage": "production"}})
+    checked = metric_checks.plan([{"name": "acc", "min_improvement": 0}], {"name": "resnet-prod", "tags": {"stage": "production"}})
     checked.measure(FakeQuery(client, search=[JOB]), [candidate])
     assert candidate["metrics"]["acc"]["problems"] == [
         "acc is 0.95, but there is no baseline to compare with for min_improvement: no Completed training job named 'resnet-prod' tagged stage=production"
@@ -393,6 +394,6 @@ def test_a_baseline_search_that_finds_no_completed_job_says_what_it_searched():
 def test_a_read_that_raises_unexpectedly_fails_closed_for_that_job_only():
     client = FakeClient(ft={JOB: ft_answer(series("acc", [0.95])), OTHER: RuntimeError("boom")})
     first, second = job(JOB), job(OTHER)
-    metrics_mod.plan([{"name": "acc", "min": 0.5}]).measure(FakeQuery(client), [first, second])
+    metric_checks.plan([{"name": "acc", "min": 0.5}]).measure(FakeQuery(client), [first, second])
     assert first["metrics_ok"] is True
     assert second["metrics_ok"] is False and "boom" in second["metrics"]["acc"]["problems"][0]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from ansible_collections.modelarts.training.plugins.module_utils.door import metric_checks
 from ansible_collections.modelarts.training.plugins.module_utils.results import metrics as metrics_mod
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.results.metric_reads import Reading
@@ -48,7 +49,7 @@ class Query(object):
 
 
 def baseline(**given):
-    return metrics_mod.check_baseline(given)
+    return metric_checks.check_baseline(given)
 
 
 def find(query, chosen, judged, keys=None, workspace_id=None):
@@ -108,7 +109,7 @@ def test_the_search_looks_in_the_calls_workspace_unless_the_baseline_names_its_o
 
 def metric(**bounds):
     given = dict(name="acc", **bounds)
-    return metrics_mod.check_metric(given, 0, True)
+    return metric_checks.check_metric(given, 0, True)
 
 
 def reading(value):

@@ -12,7 +12,7 @@ import pytest
 
 from ansible_collections.modelarts.training.plugins.module_utils.results import metric_reads
 from ansible_collections.modelarts.training.plugins.module_utils.job.jobs import normalise_v1
-from ansible_collections.modelarts.training.plugins.module_utils.results.metrics import plan
+from ansible_collections.modelarts.training.plugins.module_utils.door.metric_checks import plan
 from ansible_collections.modelarts.training.plugins.module_utils.service.transport import KeyedTwice, pairs_marking_duplicates
 
 BIG = 10**400

@@ -10,6 +10,7 @@ import json
 
 import pytest
 
+from ansible_collections.modelarts.training.plugins.module_utils.door import metric_checks
 from ansible_collections.modelarts.training.plugins.module_utils.results import record as record_mod
 from ansible_collections.modelarts.training.plugins.module_utils.service.transport import COLLECTION_VERSION
 
@@ -31,7 +32,8 @@ RESULT = {"training_jobs": [ITEM], "baseline_job": dict(ITEM, id="prod", metrics
 
 
 def test_a_record_holds_what_an_audit_asks_and_its_digest_is_over_the_canonical_json():
-    made = record_mod.decision_record(RESULT, "open", ["open"], {"ids": ["job-1"]}, [{"name": "acc", "min": 0.9}], {"name": "prod"}, now=NOW)
+    checked = metric_checks.bounds([{"name": "acc", "min": 0.9}], {"name": "prod"})
+    made = record_mod.decision_record(RESULT, "open", ["open"], {"ids": ["job-1"]}, checked, {"name": "prod"}, now=NOW)
     assert made["decided_at"] == "2026-07-18T10:30:00Z" and made["collection_version"] == COLLECTION_VERSION
     kept = dict((key, ITEM[key]) for key in ("id", "name", "api_version", "phase", "phase_history", "create_time", "metrics", "metrics_ok"))
     assert made["jobs"] == [dict(kept, end_time="2026-07-18T10:26:40Z")]

@@ -16,6 +16,7 @@ import subprocess
 import pytest
 
 from ansible_collections.modelarts.training.plugins.module_utils.results import production
+from ansible_collections.modelarts.training.plugins.module_utils.door import metric_checks
 from ansible_collections.modelarts.training.plugins.module_utils.results import record as record_mod
 
 NOW = datetime.datetime(2026, 7, 18, 10, 30, 0, tzinfo=datetime.timezone.utc)
@@ -164,9 +165,8 @@ def test_a_record_written_before_the_number_rules_still_verifies_and_one_with_on
 
 
 def test_a_record_holds_integral_numbers_as_integers_so_that_pythons_own_json_dumps_verifies_it_too():
-    made = record_mod.decision_record(
-        {"training_jobs": [ITEM]}, "open", [], {}, [{"name": "acc", "regex": "acc=([0-9.]+)", "min_improvement": 0.0}], {"name": "p"}, now=NOW
-    )
+    checked = metric_checks.bounds([{"name": "acc", "regex": "acc=([0-9.]+)", "min_improvement": 0.0}], {"name": "p"})
+    made = record_mod.decision_record({"training_jobs": [ITEM]}, "open", [], {}, checked, {"name": "p"}, now=NOW)
     assert made["bounds"][0]["min_improvement"] == 0 and isinstance(made["bounds"][0]["min_improvement"], int)
     read = json.loads(json.dumps(made, indent=2))
     digest = read.pop("sha256")

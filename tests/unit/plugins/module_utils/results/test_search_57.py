@@ -11,6 +11,7 @@ import pytest
 
 from ansible_collections.modelarts.training.plugins.module_utils.service.connection import Connection
 
+from ansible_collections.modelarts.training.plugins.module_utils.door import metric_checks
 from ansible_collections.modelarts.training.plugins.module_utils.results import metrics as metrics_mod
 from ansible_collections.modelarts.training.plugins.module_utils.job import selection
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
@@ -65,7 +66,7 @@ class Service(object):
 
 
 def find(service, given, judged):
-    chosen = metrics_mod.check_baseline(given)
+    chosen = metric_checks.check_baseline(given)
     keys = [item["id"] for item in judged]
     return metrics_mod.find_baseline(service, chosen, metrics_mod.Candidates(keys, judged), None, judged=judged)
 
@@ -96,16 +97,16 @@ def test_a_window_is_a_create_time_filter_kept_through_in_phases():
 @pytest.mark.parametrize("value", [0, -1, 3651, True, 1.5, "abc", "40.0", [40]])
 def test_max_age_days_out_of_range_names_the_option_before_any_request(value):
     with pytest.raises(ConnectionConfigError, match=r"^baseline\.max_age_days must be a whole number of days from 1 to 3650 .*, got "):
-        metrics_mod.check_baseline({"tags": PRODUCTION, "max_age_days": value})
+        metric_checks.check_baseline({"tags": PRODUCTION, "max_age_days": value})
     # Whatever the baseline selects: the module gives its default to every baseline.
     with pytest.raises(ConnectionConfigError, match=r"^baseline\.max_age_days"):
-        metrics_mod.check_baseline({"training_job_id": PROD, "max_age_days": value})
+        metric_checks.check_baseline({"training_job_id": PROD, "max_age_days": value})
 
 
 def test_max_age_days_defaults_to_400_and_takes_templated_text():
-    assert metrics_mod.check_baseline({"tags": PRODUCTION}).max_age_days == 400
-    assert metrics_mod.check_baseline({"tags": PRODUCTION, "max_age_days": "40"}).max_age_days == 40
-    assert metrics_mod.check_baseline({"tags": PRODUCTION, "max_age_days": 3650}).max_age_days == 3650
+    assert metric_checks.check_baseline({"tags": PRODUCTION}).max_age_days == 400
+    assert metric_checks.check_baseline({"tags": PRODUCTION, "max_age_days": "40"}).max_age_days == 40
+    assert metric_checks.check_baseline({"tags": PRODUCTION, "max_age_days": 3650}).max_age_days == 3650
 
 
 # -- the walk -----------------------------------------------------------------------------------------
@@ -215,7 +216,7 @@ def test_a_search_by_a_candidates_own_name_is_warned_about_once(monkeypatch):
     first, second = v2(JOB, name="churn-model", created=NOW - 2 * 3600000), v2(OTHER, name="churn-model", created=NOW - 3600000)
     service = MeasuredService([first, second, v2(PROD, name="churn-model", created=NOW - DAY)])
     monkeypatch.setattr(metrics_mod, "read_job", lambda *args: {"acc": reading(0.9)})
-    plan = metrics_mod.plan([{"name": "acc", "regex": "acc=([0-9.]+)", "min_improvement": 0}], {"name": "churn-model"})
+    plan = metric_checks.plan([{"name": "acc", "regex": "acc=([0-9.]+)", "min_improvement": 0}], {"name": "churn-model"})
     assert plan.measure(service, [first, second]).warnings == [OWN]
     # The plan lives as long as the event source: the next round does not say it again.
     assert plan.measure(service, [dict(second)]).warnings == []

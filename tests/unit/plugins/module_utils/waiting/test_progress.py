@@ -14,7 +14,8 @@ from ansible_collections.modelarts.training.plugins.module_utils.door.job_info i
 from ansible_collections.modelarts.training.plugins.module_utils.door.options import ConnectionConfigError, resolve
 from ansible_collections.modelarts.training.plugins.module_utils.waiting import waiter
 from ansible_collections.modelarts.training.plugins.module_utils.waiting.progress import Progress, service_now
-from ansible_collections.modelarts.training.plugins.module_utils.waiting.wait_options import STALL_OPTIONS, StallSettings, check_stall
+from ansible_collections.modelarts.training.plugins.module_utils.waiting.wait_options import STALL_OPTIONS, StallSettings
+from ansible_collections.modelarts.training.plugins.module_utils.door.stall_checks import check_stall
 
 START = 1800000000.0
 TASKS = ["worker-0", "worker-1"]

@@ -18,7 +18,8 @@ from ansible_collections.modelarts.training.plugins.module_utils.waiting.stall i
     stall_message,
     stall_words,
 )
-from ansible_collections.modelarts.training.plugins.module_utils.waiting.wait_options import STALL_OPTIONS, StallSettings, check_stall
+from ansible_collections.modelarts.training.plugins.module_utils.waiting.wait_options import STALL_OPTIONS, StallSettings
+from ansible_collections.modelarts.training.plugins.module_utils.door.stall_checks import check_stall
 
 NOW = 1800000000.0  # 2027-01-15T08:00:00Z
 HOUR = 3600
