@@ -47,12 +47,10 @@ from ansible_collections.modelarts.training.plugins.module_utils.service.connect
     CredentialSource,
     blank as _blank,
     ca_bundle_problem,
-    check_credentials,
-    check_text,
-    option_named as _named,
     to_bool,
     where,
 )
+from ansible_collections.modelarts.training.plugins.module_utils.door.connection_checks import check_credentials, check_text, option_named as _named
 from ansible_collections.modelarts.training.plugins.module_utils.waiting.wait_options import (
     FINAL_PHASES,
     PHASE_CHOICES,

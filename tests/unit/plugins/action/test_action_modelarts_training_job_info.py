@@ -254,8 +254,8 @@ def test_an_item_without_secrets_is_not_copied_but_training_job_is():
 # The collection's modules in sys.modules after the action plugin ran one task reading one job by id in process: the
 # rooms such a task takes and no other (issue 58: with the packages' __init__ modules, the connection's typed parts,
 # service/connection.py, the two light option tables waiting/wait_options.py and results/metric_options.py that
-# the door's argument specs read on every call, and the door's checks of the selectors and of stall, which it runs
-# on every call).  A file added here must be one a plain GET needs: every other room
+# the door's argument specs read on every call, and the door's checks of the connection, the selectors and stall, which
+# it runs on every call).  A file added here must be one a plain GET needs: every other room
 # (searching, waiting, diagnostics, metrics, credential sources, the watch...) is imported by the calls that take it.
 PLAIN_GET_MODULES = [
     "ansible_collections.modelarts.training",
@@ -264,6 +264,7 @@ PLAIN_GET_MODULES = [
     "ansible_collections.modelarts.training.plugins.action.modelarts_training_job_info",
     "ansible_collections.modelarts.training.plugins.module_utils",
     "ansible_collections.modelarts.training.plugins.module_utils.door",
+    "ansible_collections.modelarts.training.plugins.module_utils.door.connection_checks",
     "ansible_collections.modelarts.training.plugins.module_utils.door.job_info",
     "ansible_collections.modelarts.training.plugins.module_utils.door.options",
     "ansible_collections.modelarts.training.plugins.module_utils.door.query",
