@@ -3,7 +3,7 @@
 """Which jobs a call is about: the selectors parsed into keys and searches, before any request.
 
 * ids: ``training_job_id``, ``training_job_ids`` (v2 keys: the id), ``job_id`` + ``version_id`` and ``v1_jobs``
-  (v1 keys ``('v1', job_id, version_id)``), each checked (:func:`check_job_id`, :func:`v1_selection_key`);
+  (v1 keys ``('v1', job_id, version_id)``), each checked (:func:`check_job_id`, :func:`v1_ids_key`; the door's ``selection_checks`` reads the options by name);
 * searches: ``name`` and/or ``tags``, refined by ``latest`` (the newest match only) and ``workspace_id`` (the
   workspace searched; ``0`` is the default one), as a :class:`Search`: the filters, tags and workspace of the
   request body, the exact-name rule applied to the answers, and how messages name it.

@@ -47,7 +47,7 @@ BASELINE_OPTIONS = {
     "record_key": {"type": "str", "no_log": True},
     "max_age_days": {"type": "int", "default": 400},
 }
-# As resolve() reads them: taken from the highest level that gives them, as written (metrics.plan checks them).
+# As resolve() reads them: taken from the highest level that gives them, as written (the door's metric_checks.plan checks them).
 METRICS_OPTIONS = {
     "metrics": {"type": "raw", "default": []},
     "baseline": {"type": "raw"},
@@ -57,7 +57,7 @@ METRICS_OPTIONS = {
 
 
 class MetricSettings(namedtuple("MetricSettings", ("metrics", "baseline"))):
-    """``metrics`` (the entries as written, checked by ``metrics.plan``) and ``baseline`` (a dict or None), resolved at the
+    """``metrics`` (the entries as written, checked by the door's ``metric_checks.plan``) and ``baseline`` (a dict or None), resolved at the
     door from the highest level that gives them (the part is immutable; its values are as given)."""
 
     __slots__ = ()

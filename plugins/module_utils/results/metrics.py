@@ -4,9 +4,9 @@
 and the verdict on their bounds.  The door (``query.py``) imports this file only when ``metrics`` or ``baseline`` is
 given: a call without them loads none of it (nor ``metric_reads.py``, nor ``matching.py``).
 
-* :func:`plan` checks the options before any request - each entry's keys (an unknown one named with the closest),
-  ``name``, ``source``, the ``regex`` (it compiles, with exactly one group), ``lines``, the bounds (numbers), and that
-  ``baseline`` selects a job a search or a GET can find - and returns a :class:`Plan`.
+* :class:`Metric`, :class:`Baseline` and :class:`Plan` are the typed part the door builds before any request
+  (``door/metric_checks.py`` reads each entry's keys, the ``regex``, the bounds and what ``baseline`` selects); nothing
+  here reads an option by its name.
 * :meth:`Plan.measure` is the one call every entry point makes (the module and the lookup through ``Query.run``, the
   event source through ``Query.read_metrics`` for the items of its events): it reads the metrics of every Completed
   item (``metric_reads.py``, concurrently, once per job, within the deadline; never a job in another phase), finds and

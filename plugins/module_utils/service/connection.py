@@ -3,7 +3,7 @@
 """The connection options and the two typed parts the door resolves them into.
 
 :data:`CONNECTION_OPTIONS` (connection and credentials, documented by the ``modelarts.training.connection`` doc
-fragment), the credential kinds and their rules (:func:`check_credentials`), and how a value is named in messages
+fragment), the credential kinds (their rules are checked at the door: ``door/connection_checks.py``), and how a value is named in messages
 (:func:`describe`, :func:`where`).  ``options.resolve`` (the door) reads the option values once and builds from them
 a :class:`Connection` (how to reach the service: endpoints, project, region, TLS, proxy, timeouts, retries, body
 limits) and a :class:`CredentialSource` (the credential kind and its values); the rooms of this package receive

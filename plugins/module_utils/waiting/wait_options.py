@@ -72,7 +72,7 @@ STALL_OPTIONS = {
 
 
 class StallSettings(namedtuple("StallSettings", ("idle_minutes", "idle_below", "quiet_minutes", "service", "grace_minutes", "require"))):
-    """The stall check of one call, as checked by :func:`check_stall` (immutable): ``idle_minutes`` and
+    """The stall check of one call, as the door's ``stall_checks.check_stall`` builds it (immutable): ``idle_minutes`` and
     ``quiet_minutes`` (whole minutes, or None when that signal is not asked for), ``idle_below`` (percent), ``service``
     (whether the service's own hang verdict counts), ``grace_minutes`` and ``require`` (``all`` or ``any``)."""
 
