@@ -116,7 +116,8 @@ def measure(modules, kind, mode, ca_file, context, wait_timeout, request_timeout
     started = time.monotonic()
     slow.slow_from = started if mode == "always" else started + wait_timeout - 0.02
     try:
-        result = query_mod.query_jobs(client, [JOB_ID], validate="warn", wait=True, wait_timeout=wait_timeout, wait_sleep=1, start=started)
+        waiting = query_mod.NO_WAIT._replace(wait=True, timeout=wait_timeout, sleep=1)
+        result = query_mod.query_jobs(client, [JOB_ID], validate="warn", waiting=waiting, start=started)
         elapsed = time.monotonic() - started
     finally:
         client.close()

@@ -367,7 +367,9 @@ def resolve(levels, environ=None, has_wait_for=True):
     if not has_wait_for:
         others["wait_for"] = [phase for phase in FINAL_PHASES if phase not in others["fail_on"]]
     _check_query(others, origins, has_wait_for)
-    waiting = WaitSettings(others["wait"], others["wait_for"], others["fail_on"], others["wait_timeout"], others["wait_sleep"], others["wait_sleep_max"])
+    waiting = WaitSettings(
+        others["wait"], tuple(others["wait_for"]), tuple(others["fail_on"]), others["wait_timeout"], others["wait_sleep"], others["wait_sleep_max"]
+    )
     # The entries as given: metrics.plan checks them, entry by entry, naming each (a value that is not a list included).
     results = MetricSettings(others["metrics"], others["baseline"])
     # stall: as written at the highest level that gives it, checked here before any request (a message naming stall.<key>).

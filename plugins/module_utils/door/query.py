@@ -52,8 +52,11 @@ from ansible_collections.modelarts.training.plugins.module_utils.job.selection i
 from ansible_collections.modelarts.training.plugins.module_utils.door.selection_checks import select, v1_selection_key  # noqa: F401  # pylint: disable=unused-import
 from ansible_collections.modelarts.training.plugins.module_utils.text import Secrets, label, name_key, redact_value
 from ansible_collections.modelarts.training.plugins.module_utils.job.validation import HAS_JSONSCHEMA, JSONSCHEMA_IMPORT_ERROR, SchemaValidationError
+from ansible_collections.modelarts.training.plugins.module_utils.waiting.wait_options import DEFAULT_WAIT_TIMEOUT, WaitSettings
 
 MESSAGE_JOBS_SHOWN = 20
+# A call that does not wait (query_jobs' default): its fail_on still names the failed jobs.
+NO_WAIT = WaitSettings(False, tuple(DEFAULT_WAIT_FOR), tuple(DEFAULT_FAIL_ON), DEFAULT_WAIT_TIMEOUT, 5.0, 60.0)
 
 
 class MissingLibraryError(ConnectionConfigError):
@@ -157,12 +160,7 @@ def query_jobs(
     client,
     keys,
     validate="strict",
-    fail_on=DEFAULT_FAIL_ON,
-    wait=False,
-    wait_for=DEFAULT_WAIT_FOR,
-    wait_timeout=3600,
-    wait_sleep=5,
-    wait_sleep_max=60,
+    waiting=NO_WAIT,
     max_concurrency=DEFAULT_MAX_CONCURRENCY,
     initial=None,
     clock=time.monotonic,
@@ -179,8 +177,10 @@ def query_jobs(
 ):
     """Fetch the jobs of ``keys`` concurrently over the client's one session; wait when asked.
 
+    ``waiting`` is the wait's typed part (``WaitSettings``: ``wait``, ``wait_for``, ``fail_on``, ``timeout``, ``sleep``,
+    ``sleep_max``), handed whole to the waiter; its ``fail_on`` also names the failed jobs of a call that does not wait.
     Without ``wait`` any error fails the call, and each request is bounded by the client's request
-    budget.  With ``wait`` there is one deadline, ``wait_timeout`` seconds after ``start`` (a
+    budget.  With ``wait`` there is one deadline, ``timeout`` seconds after ``start`` (a
     ``clock`` reading, default now), for the whole call; only the last look, right at the deadline,
     may run ``grace`` seconds past it (default: one ``request_timeout``).  Transient errors and a few
     not-founds right after creation are tolerated, and any job reaching a ``fail_on`` phase ends the
@@ -195,6 +195,7 @@ def query_jobs(
     """
     keys = list(dict.fromkeys(keys))
     start = clock() if start is None else start
+    wait, wait_for, fail_on = waiting.wait, waiting.wait_for, waiting.fail_on
 
     def fetch_one(key, when):
         return fetch_item(client, key, validate=validate, fail_on=fail_on, deadline=when, include_tokens=include_tokens, tokens=tokens, name_option=name_option)
@@ -254,11 +255,7 @@ def query_jobs(
     outcome = _waiter().wait_for_jobs(
         keys,
         source.observe if progress is None else progress.watching(source.observe),
-        wait_for,
-        fail_on,
-        wait_timeout,
-        wait_sleep,
-        wait_sleep_max,
+        waiting,
         clock=clock,
         sleeper=sleeper,
         initial=initial,
@@ -270,7 +267,7 @@ def query_jobs(
         stalled=None if progress is None else progress.stalled,
     )
     # The items the search gave are made as complete as a GET's (within the same bound as the last round).
-    completed = source.complete(start + wait_timeout + grace)
+    completed = source.complete(start + waiting.timeout + grace)
     outcome.complete(completed if progress is None else progress.carry(completed))
     items = []
     for key in keys:
@@ -618,11 +615,7 @@ class Query(object):
         result = query_jobs(
             self.client,
             keys,
-            wait=settings.waiting.wait,
-            wait_for=settings.waiting.wait_for,
-            wait_timeout=settings.waiting.timeout,
-            wait_sleep=settings.waiting.sleep,
-            wait_sleep_max=settings.waiting.sleep_max,
+            waiting=settings.waiting,
             max_concurrency=settings.max_concurrency,
             initial=initial,
             clock=self.clock,
@@ -633,7 +626,7 @@ class Query(object):
             workspace_id=selection.workspace_id,
             name_option=selection.name_option,
             stall=settings.stall,
-            **self._item_options(),
+            **dict((name, value) for name, value in self._item_options().items() if name != "fail_on"),
         )
         result.single = selection.single
         grace = float(self.client.service.request_timeout)

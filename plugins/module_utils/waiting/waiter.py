@@ -335,11 +335,7 @@ def _counts_as_poll(observation):
 def wait_for_jobs(
     keys,
     poll,
-    wait_for,
-    fail_on,
-    timeout,
-    sleep,
-    sleep_max,
+    waiting,
     clock=time.monotonic,
     sleeper=time.sleep,
     now=utc_now,
@@ -353,7 +349,11 @@ def wait_for_jobs(
     unconfirmed=None,
     stalled=None,
 ):
-    """Poll jobs until all are in ``wait_for``, any fails, or the shared deadline passes.
+    """Poll jobs until all are in ``waiting.wait_for``, any fails, or the shared deadline passes.
+
+    ``waiting`` is the wait's typed part (``wait_options.WaitSettings``, as the door resolved it): the phases that end
+    the wait well (``wait_for``) and badly (``fail_on``), its ``timeout``, and the polling interval and cap (``sleep``,
+    ``sleep_max``) in seconds.
 
     ``poll(keys, deadline)`` returns a dict ``key -> item or Exception`` for the keys asked (the
     module passes a closure over ``fanout.fetch_concurrently``). ``initial``, when given, is the
@@ -375,6 +375,7 @@ def wait_for_jobs(
     Returns a ``WaitResult``; raises ``ValueError`` for unusable options (see
     ``validate_wait_options``). The rules are in this module's docstring.
     """
+    wait_for, fail_on, timeout, sleep, sleep_max = waiting.wait_for, waiting.fail_on, waiting.timeout, waiting.sleep, waiting.sleep_max
     problems = validate_wait_options(wait_for, fail_on, timeout, sleep, sleep_max, not_found_tolerance)
     if problems:
         raise ValueError("; ".join(problems))

@@ -15,6 +15,8 @@ import pytest
 from ansible_collections.modelarts.training.plugins.module_utils.service.client import ModelArtsClient
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.door.query import query_jobs
+from ansible_collections.modelarts.training.plugins.module_utils.job.phases import DEFAULT_FAIL_ON, DEFAULT_WAIT_FOR
+from ansible_collections.modelarts.training.plugins.module_utils.waiting.wait_options import WaitSettings
 from ansible_collections.modelarts.training.tests.unit.plugins.module_utils.fakes import FakeClock, FakeResponse, FakeSession, client_parts
 
 PROJECT = "0" * 32
@@ -69,7 +71,7 @@ def test_throttled_wait_ends_by_timeout_plus_one_request_timeout(retry_after):
     session = CostlySession(clock, 0.2, **{"training-jobs": throttled})
     client, _clock = make(session, {"request_timeout": 10}, clock)
     start = clock()
-    result = query_jobs(client, ["job-1"], wait=True, wait_timeout=2, wait_sleep=1, clock=clock, sleeper=clock.sleep)
+    result = query_jobs(client, ["job-1"], waiting=WaitSettings(True, DEFAULT_WAIT_FOR, DEFAULT_FAIL_ON, 2, 1, 60), clock=clock, sleeper=clock.sleep)
     assert not result.ok
     assert clock() - start <= 2 + 10
     assert "timed out" in result.msg and "APIG.0308" in result.msg, "the message says what the last attempt saw"
@@ -80,7 +82,7 @@ def test_slow_service_wait_ends_by_timeout_plus_one_request_timeout():
     session = CostlySession(clock, 1000.0, **{"training-jobs": FakeResponse(200, RUNNING)})
     client, _clock = make(session, {"request_timeout": 10, "connect_timeout": 5}, clock)
     start = clock()
-    result = query_jobs(client, ["job-1"], wait=True, wait_timeout=2, wait_sleep=1, clock=clock, sleeper=clock.sleep)
+    result = query_jobs(client, ["job-1"], waiting=WaitSettings(True, DEFAULT_WAIT_FOR, DEFAULT_FAIL_ON, 2, 1, 60), clock=clock, sleeper=clock.sleep)
     assert not result.ok
     assert clock() - start <= 2 + 10
 

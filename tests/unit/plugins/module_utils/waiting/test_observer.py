@@ -9,6 +9,7 @@ import pytest
 from ansible_collections.modelarts.training.plugins.module_utils.waiting import observer, waiter
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.job.validation import SchemaValidationError
+from ansible_collections.modelarts.training.plugins.module_utils.waiting.wait_options import WaitSettings
 
 ACTED = ("Completed", "Failed", "Abnormal", "Terminated")
 
@@ -157,7 +158,9 @@ def test_rounds_slow_down_after_the_service_throttled():
         phase = next(answers)
         return dict((key, {"phase": phase}) for key in keys)
 
-    result = waiter.wait_for_jobs(["a"], poll, ["Completed"], ["Failed"], 1000, 2, 60, clock=clock, sleeper=clock.sleep, throttled=lambda: next(throttles))
+    result = waiter.wait_for_jobs(
+        ["a"], poll, WaitSettings(True, ["Completed"], ["Failed"], 1000, 2, 60), clock=clock, sleeper=clock.sleep, throttled=lambda: next(throttles)
+    )
     assert result.ok
     # 2, then 3 (x1.5) doubled to 6 for the throttled round, then 9, 13.5: never faster after throttling.
     assert clock.naps == [2, 6, 9, 13.5]
@@ -283,7 +286,7 @@ def test_a_name_search_in_an_acted_phase_is_left_to_the_jobs_get(count):
 def run_wait(poll, unconfirmed, keys=("a", "b"), timeout=100):
     clock = Clock()
     result = waiter.wait_for_jobs(
-        list(keys), poll, ["Completed"], ["Failed"], timeout, 5, 5, clock=clock, sleeper=clock.sleep, grace=3, unconfirmed=unconfirmed
+        list(keys), poll, WaitSettings(True, ["Completed"], ["Failed"], timeout, 5, 5), clock=clock, sleeper=clock.sleep, grace=3, unconfirmed=unconfirmed
     )
     return result, clock
 

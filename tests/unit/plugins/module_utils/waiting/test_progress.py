@@ -16,6 +16,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.waiting import 
 from ansible_collections.modelarts.training.plugins.module_utils.waiting.progress import Progress, service_now
 from ansible_collections.modelarts.training.plugins.module_utils.waiting.wait_options import STALL_OPTIONS, StallSettings
 from ansible_collections.modelarts.training.plugins.module_utils.door.stall_checks import check_stall
+from ansible_collections.modelarts.training.plugins.module_utils.waiting.wait_options import WaitSettings
 
 START = 1800000000.0
 TASKS = ["worker-0", "worker-1"]
@@ -171,11 +172,7 @@ def test_a_stall_ends_the_wait_like_a_fail_on_phase_and_a_completed_job_is_never
     result = waiter.wait_for_jobs(
         ["job-1", "job-2"],
         progress.watching(poll),
-        ["Completed"],
-        ["Failed"],
-        3600,
-        1,
-        1,
+        WaitSettings(True, ["Completed"], ["Failed"], 3600, 1, 1),
         clock=lambda: float(next(ticks)),
         sleeper=lambda seconds: None,
         stalled=progress.stalled,

@@ -32,6 +32,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.waiting.waiter 
     wait_for_jobs,
     wait_outcome,
 )
+from ansible_collections.modelarts.training.plugins.module_utils.waiting.wait_options import WaitSettings
 
 START = 1000.0
 EPOCH = datetime.datetime(2026, 1, 31, 12, 0, 0, tzinfo=datetime.timezone.utc)
@@ -125,7 +126,13 @@ def run(sequences, clock=None, wait_for=("Completed",), fail_on=DEFAULT_FAIL_ON,
     clock = clock or FakeClock()
     script = Script(clock, sequences, repeat_last=repeat_last, cost=cost)
     result = wait_for_jobs(
-        list(sequences), script, list(wait_for), list(fail_on), timeout, sleep, sleep_max, clock=clock, sleeper=clock.sleep, now=clock.now, **kwargs
+        list(sequences),
+        script,
+        WaitSettings(True, list(wait_for), list(fail_on), timeout, sleep, sleep_max),
+        clock=clock,
+        sleeper=clock.sleep,
+        now=clock.now,
+        **kwargs,
     )
     return result, script, clock
 
@@ -287,7 +294,9 @@ def test_never_sleeps_past_the_deadline(timeout, sleep, sleep_max, cost):
         naps.append((clock.t, seconds))
         clock.sleep(seconds)
 
-    result = wait_for_jobs(["a"], script, ["Completed"], DEFAULT_FAIL_ON, timeout, sleep, sleep_max, clock=clock, sleeper=sleeper, now=clock.now)
+    result = wait_for_jobs(
+        ["a"], script, WaitSettings(True, ["Completed"], DEFAULT_FAIL_ON, timeout, sleep, sleep_max), clock=clock, sleeper=sleeper, now=clock.now
+    )
 
     deadline = START + timeout
     assert result.outcome == OUTCOME_TIMEOUT
@@ -439,11 +448,7 @@ def test_a_poll_the_deadline_cut_short_reports_what_the_poll_before_it_said(sequ
     result = wait_for_jobs(
         ["a"],
         poll,
-        ["Completed"],
-        list(DEFAULT_FAIL_ON),
-        12.5,
-        5,
-        60,
+        WaitSettings(True, ["Completed"], list(DEFAULT_FAIL_ON), 12.5, 5, 60),
         clock=clock,
         sleeper=clock.sleep,
         now=clock.now,
@@ -520,7 +525,7 @@ def test_a_poll_that_raises_fails_each_job_by_the_usual_rules():
             raise transient("session dropped")
         return dict((key, item(key, "Completed")) for key in keys)
 
-    result = wait_for_jobs(["a", "b"], poll, ["Completed"], [], 60, 5, 60, clock=clock, sleeper=clock.sleep, now=clock.now)
+    result = wait_for_jobs(["a", "b"], poll, WaitSettings(True, ["Completed"], [], 60, 5, 60), clock=clock, sleeper=clock.sleep, now=clock.now)
 
     assert result.outcome == OUTCOME_SATISFIED
     assert result.polls == {"a": 2, "b": 2}
@@ -532,7 +537,7 @@ def test_a_poll_that_leaves_out_a_key_is_an_error_not_a_poll():
     def poll(keys, deadline):
         return {"a": item("a", "Running")}
 
-    result = wait_for_jobs(["a", "b"], poll, ["Completed"], [], 60, 5, 60, clock=clock, sleeper=clock.sleep, now=clock.now)
+    result = wait_for_jobs(["a", "b"], poll, WaitSettings(True, ["Completed"], [], 60, 5, 60), clock=clock, sleeper=clock.sleep, now=clock.now)
 
     assert result.outcome == OUTCOME_ERROR
     assert isinstance(result.errors["b"], MissingResult)
@@ -545,7 +550,7 @@ def test_a_poll_that_gives_none_for_a_key_is_an_error_not_a_crash():
     def poll(keys, deadline):
         return {"a": None}
 
-    result = wait_for_jobs(["a"], poll, ["Completed"], [], 60, 5, 60, clock=clock, sleeper=clock.sleep, now=clock.now)
+    result = wait_for_jobs(["a"], poll, WaitSettings(True, ["Completed"], [], 60, 5, 60), clock=clock, sleeper=clock.sleep, now=clock.now)
 
     assert result.outcome == OUTCOME_ERROR
     assert "training job a: poll returned no result for this job" in result.message()
@@ -607,7 +612,7 @@ def test_two_hundred_jobs_through_the_real_fanout_one_fails_late():
     def poll(keys_to_poll, deadline):
         return fetch_concurrently(keys_to_poll, fetch_one, max_concurrency=16, deadline=deadline, clock=clock)
 
-    result = wait_for_jobs(keys, poll, ["Completed"], DEFAULT_FAIL_ON, 3600, 5, 60, clock=clock, sleeper=clock.sleep, now=clock.now)
+    result = wait_for_jobs(keys, poll, WaitSettings(True, ["Completed"], DEFAULT_FAIL_ON, 3600, 5, 60), clock=clock, sleeper=clock.sleep, now=clock.now)
 
     assert result.outcome == OUTCOME_FAILED
     assert list(result.failures) == ["job-150"]
@@ -636,7 +641,9 @@ def test_initial_fetch_is_the_first_round():
     script = Script(clock, {"b": ["Running", "Completed"]})
     initial = {"a": item("a", "Completed"), "b": item("b", "Pending")}
 
-    result = wait_for_jobs(["a", "b"], script, ["Completed"], DEFAULT_FAIL_ON, 60, 5, 60, clock=clock, sleeper=clock.sleep, now=clock.now, initial=initial)
+    result = wait_for_jobs(
+        ["a", "b"], script, WaitSettings(True, ["Completed"], DEFAULT_FAIL_ON, 60, 5, 60), clock=clock, sleeper=clock.sleep, now=clock.now, initial=initial
+    )
 
     assert result.outcome == OUTCOME_SATISFIED
     assert script.polled_keys() == [["b"], ["b"]]
@@ -649,7 +656,13 @@ def test_initial_with_timeout_zero_polls_nothing():
     script = Script(clock, {})
 
     result = wait_for_jobs(
-        ["a"], script, ["Completed"], DEFAULT_FAIL_ON, 0, 5, 60, clock=clock, sleeper=clock.sleep, now=clock.now, initial={"a": item("a", "Running")}
+        ["a"],
+        script,
+        WaitSettings(True, ["Completed"], DEFAULT_FAIL_ON, 0, 5, 60),
+        clock=clock,
+        sleeper=clock.sleep,
+        now=clock.now,
+        initial={"a": item("a", "Running")},
     )
 
     assert result.outcome == OUTCOME_TIMEOUT
@@ -661,7 +674,13 @@ def test_keys_missing_from_initial_are_polled_at_once():
     script = Script(clock, {"b": ["Completed"]})
 
     result = wait_for_jobs(
-        ["a", "b"], script, ["Completed"], DEFAULT_FAIL_ON, 60, 5, 60, clock=clock, sleeper=clock.sleep, now=clock.now, initial={"a": item("a", "Completed")}
+        ["a", "b"],
+        script,
+        WaitSettings(True, ["Completed"], DEFAULT_FAIL_ON, 60, 5, 60),
+        clock=clock,
+        sleeper=clock.sleep,
+        now=clock.now,
+        initial={"a": item("a", "Completed")},
     )
 
     assert result.outcome == OUTCOME_SATISFIED
@@ -674,7 +693,13 @@ def test_an_initial_failure_ends_without_polling():
     script = Script(clock, {})
 
     result = wait_for_jobs(
-        ["a"], script, ["Completed"], DEFAULT_FAIL_ON, 60, 5, 60, clock=clock, sleeper=clock.sleep, now=clock.now, initial={"a": item("a", "Failed", "bad")}
+        ["a"],
+        script,
+        WaitSettings(True, ["Completed"], DEFAULT_FAIL_ON, 60, 5, 60),
+        clock=clock,
+        sleeper=clock.sleep,
+        now=clock.now,
+        initial={"a": item("a", "Failed", "bad")},
     )
 
     assert result.outcome == OUTCOME_FAILED
@@ -706,7 +731,10 @@ def test_unusable_options_are_refused_before_polling(kwargs, fragment):
     assert any(fragment in problem for problem in validate_wait_options(not_found_tolerance=tolerance, **options))
     with pytest.raises(ValueError, match=fragment):
         wait_for_jobs(
-            ["a"], poll, options["wait_for"], options["fail_on"], options["timeout"], options["sleep"], options["sleep_max"], not_found_tolerance=tolerance
+            ["a"],
+            poll,
+            WaitSettings(True, options["wait_for"], options["fail_on"], options["timeout"], options["sleep"], options["sleep_max"]),
+            not_found_tolerance=tolerance,
         )
 
 
@@ -719,7 +747,7 @@ def test_no_keys_is_satisfied_without_polling():
     def poll(keys, deadline):
         raise AssertionError("polled")
 
-    result = wait_for_jobs([], poll, ["Completed"], [], 60, 5, 60)
+    result = wait_for_jobs([], poll, WaitSettings(True, ["Completed"], [], 60, 5, 60))
     assert result.outcome == OUTCOME_SATISFIED
 
 
