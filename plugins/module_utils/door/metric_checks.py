@@ -16,14 +16,8 @@ import re
 
 from ansible_collections.modelarts.training.plugins.module_utils.door.selection_checks import v1_selection_key
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ConnectionConfigError
-from ansible_collections.modelarts.training.plugins.module_utils.job.selection import (
-    Search,
-    check_job_id,
-    check_max_age_days,
-    check_workspace_id,
-    parse_tags,
-    v2_key,
-)
+from ansible_collections.modelarts.training.plugins.module_utils.job.selection import Search, check_job_id, check_max_age_days, check_workspace_id, v2_key
+from ansible_collections.modelarts.training.plugins.module_utils.door.selection_checks import parse_tags
 from ansible_collections.modelarts.training.plugins.module_utils.results import diagnostics
 from ansible_collections.modelarts.training.plugins.module_utils.results.metric_options import (
     BASELINE_OPTIONS,

@@ -160,56 +160,6 @@ def tag_windows(end_ms, max_age_days):
     return windows
 
 
-def _tag_value(value, where):
-    """One tag value as text: a string, or an integer (never a boolean or a float: ``1.10`` would be ``1.1``)."""
-    if isinstance(value, bool) or not isinstance(value, (str, int)):
-        raise ConnectionConfigError("%s: a tag value must be a string, got %s (quote numbers such as 1.10 in YAML)" % (where, describe_value(value, 40)))
-    text = str(value)
-    if not TAG_VALUE_PATTERN.fullmatch(text):
-        raise ConnectionConfigError(
-            "%s: %s is not a tag value the search takes (0-255 letters, digits, spaces and _ . : / = + - @)" % (where, repr(label(text, 60)))
-        )
-    return text
-
-
-def parse_tags(value, option="tags"):
-    """``((key, (value, ...)), ...)`` of the ``tags`` option: ``{key: value}``, ``{key: [v1, v2]}`` (any of them),
-    ``{key: []}``/``null``/``""`` (the key with any value, ``()``); ``ConnectionConfigError`` naming ``option`` and the
-    key for anything the search API refuses.  ``None`` and ``{}`` select by no tag."""
-    if value is None or value == {}:
-        return ()
-    if not isinstance(value, dict):
-        raise ConnectionConfigError(
-            "%s must be a dict of tag keys to a value, a list of values or null (any value), got %s" % (option, describe_value(value, 40))
-        )
-    if len(value) > MAX_TAG_KEYS:
-        raise ConnectionConfigError("%s: at most %d tag keys, got %d" % (option, MAX_TAG_KEYS, len(value)))
-    tags = []
-    for key, values in value.items():
-        if not isinstance(key, str):
-            raise ConnectionConfigError("%s: a tag key must be a string, got %s" % (option, describe_value(key, 40)))
-        where = "%s.%s" % (option, label(key, 60))
-        if not TAG_KEY_PATTERN.fullmatch(key) or key != key.strip():
-            raise ConnectionConfigError(
-                "%s: %s is not a tag key the search takes (1-128 letters, digits, spaces and _ . : = + - @, no leading or trailing space)"
-                % (option, repr(label(key, 60)))
-            )
-        if values is None or values == "":
-            texts = []
-        elif not isinstance(values, list):
-            texts = [_tag_value(values, where)]
-        else:
-            texts = [_tag_value(entry, "%s[%d]" % (where, index)) for index, entry in enumerate(values)]
-        if len(texts) > MAX_TAG_VALUES:
-            raise ConnectionConfigError("%s: at most %d values a tag key, got %d" % (where, MAX_TAG_VALUES, len(texts)))
-        if len(set(texts)) < len(texts):
-            raise ConnectionConfigError("%s: a value is given twice" % where)
-        if "" in texts and len(texts) > 1:
-            raise ConnectionConfigError("%s: an empty value means any value; give it alone (or null, or [])" % where)
-        tags.append((key, tuple(text for text in texts if text)))
-    return tuple(tags)
-
-
 def check_workspace_id(value, option="workspace_id"):
     """The workspace id ``value`` as text, or None when not given; ``ConnectionConfigError`` unless ``0`` or 32 letters and digits."""
     if value is None or (isinstance(value, str) and not value.strip()):

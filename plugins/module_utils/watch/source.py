@@ -30,7 +30,8 @@ from ansible_collections.modelarts.training.plugins.module_utils.text import LEV
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ConnectionConfigError
 from ansible_collections.modelarts.training.plugins.module_utils.job.phases import TERMINAL_PHASES
 from ansible_collections.modelarts.training.plugins.module_utils.door.query import ModelArtsError, Query, check_job_id, describe, v2_key
-from ansible_collections.modelarts.training.plugins.module_utils.job.selection import Search, check_workspace_id, parse_tags
+from ansible_collections.modelarts.training.plugins.module_utils.job.selection import Search, check_workspace_id
+from ansible_collections.modelarts.training.plugins.module_utils.door.selection_checks import parse_tags
 from ansible_collections.modelarts.training.plugins.module_utils.watch.events import (  # noqa: F401  # pylint: disable=unused-import
     CREATED_SINCE_MARGIN_MS,
     NAME,

@@ -12,7 +12,8 @@ import pytest
 from ansible_collections.modelarts.training.plugins.module_utils.service.client import ModelArtsClient
 from ansible_collections.modelarts.training.plugins.module_utils.door.options import ConnectionConfigError
 from ansible_collections.modelarts.training.plugins.module_utils.service.search import jobs_matching
-from ansible_collections.modelarts.training.plugins.module_utils.job.selection import Search, check_workspace_id, parse_tags
+from ansible_collections.modelarts.training.plugins.module_utils.job.selection import Search, check_workspace_id
+from ansible_collections.modelarts.training.plugins.module_utils.door.selection_checks import parse_tags
 from ansible_collections.modelarts.training.plugins.module_utils.door.selection_checks import select
 from ansible_collections.modelarts.training.tests.unit.plugins.module_utils.fakes import FakeClock, FakeResponse, FakeSession, client_parts
 
