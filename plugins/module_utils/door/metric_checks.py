@@ -20,6 +20,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.job.selection i
 from ansible_collections.modelarts.training.plugins.module_utils.door.selection_checks import parse_tags
 from ansible_collections.modelarts.training.plugins.module_utils.results import diagnostics
 from ansible_collections.modelarts.training.plugins.module_utils.results.metric_options import (
+    MetricSettings,
     BASELINE_OPTIONS,
     DEFAULT_METRIC_LINES,
     FT_METRIC_GROUPS,
@@ -214,9 +215,16 @@ def check_baseline(value, candidates=()):
             "baseline selects no job: give baseline.training_job_id, baseline.job_id with baseline.version_id, or baseline.name and/or "
             "baseline.tags (a search, of which the newest Completed job that is not a candidate is taken)"
         )
-    if key in set(candidates):
-        raise _problem("baseline", "%s is also a job this call selects: a job is never its own baseline" % name_key(key))
-    return Baseline(key=key, required=required)
+    baseline = Baseline(key=key, required=required)
+    check_candidates(baseline, candidates)
+    return baseline
+
+
+def check_candidates(baseline, candidates):
+    """A baseline given by its key must not be one of ``candidates`` (the call's job keys, when its selection names them):
+    a job is never its own baseline."""
+    if baseline is not None and baseline.key is not None and baseline.key in set(candidates):
+        raise _problem("baseline", "%s is also a job this call selects: a job is never its own baseline" % name_key(baseline.key))
 
 
 def _record_baseline(given, required):
@@ -245,6 +253,15 @@ def _record_baseline(given, required):
 def plan(metrics, baseline=None, candidates=()):
     """The checked ``metrics`` and ``baseline`` as a :class:`Plan`, before any request; ``ConnectionConfigError`` names the
     entry and the key of the first problem.  ``candidates`` are the call's job keys when the selection names them."""
+    part = metric_settings(metrics, baseline)
+    check_candidates(part.baseline, candidates)
+    return Plan(part.metrics, part.baseline)
+
+
+def metric_settings(metrics, baseline=None):
+    """The checked ``metrics`` and ``baseline`` as ``MetricSettings`` (immutable: a tuple of :class:`Metric`, each with the
+    index of its regex among the distinct ones, and a :class:`Baseline` or None); ``ConnectionConfigError`` names the entry
+    and the key of the first problem."""
     if metrics is None:
         metrics = []
     if not isinstance(metrics, list):
@@ -260,7 +277,9 @@ def plan(metrics, baseline=None, candidates=()):
                 "metrics[%d]: name %s is given twice (also metrics[%d])" % (metric.index, describe_value(metric.name, 40), seen[metric.name])
             )
         seen[metric.name] = metric.index
-    return Plan(checked, check_baseline(baseline, candidates) if has_baseline else None)
+    patterns = list(dict.fromkeys(metric.regex for metric in checked if metric.regex is not None))
+    checked = tuple(metric.with_pattern(patterns.index(metric.regex)) if metric.regex is not None else metric for metric in checked)
+    return MetricSettings(checked, check_baseline(baseline) if has_baseline else None)
 
 
 def bounds(metrics, baseline):

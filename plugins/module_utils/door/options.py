@@ -268,8 +268,10 @@ class Settings(object):
     - ``service``: how to reach the service (``service.connection.Connection``: endpoints, project, region, TLS,
       proxy, timeouts, retries, body limits) and ``credentials``: where the credentials come from
       (``service.connection.CredentialSource``: the kind and its values).  The client is built from these two.
-    - ``waiting``: the wait (``waiting.waiter.WaitSettings``); ``results``: the metrics and the baseline; ``stall``: the
-      stall check (``waiting.wait_options.StallSettings``, or None when ``stall`` is not given).
+    - ``waiting``: the wait (``waiting.wait_options.WaitSettings``: its phases as tuples); ``results``: the metrics and the
+      baseline as checked (``results.metric_options.MetricSettings`` of ``Metric`` and ``Baseline``); ``stall``: the
+      stall check (``waiting.wait_options.StallSettings``, or None when ``stall`` is not given).  Every part is immutable
+      all through; the selection (``job.selection.Selection``) is built beside them by ``door/selection_checks.select``.
     - ``kind`` (the credential kind), ``origins`` (option -> the level its value came from, for messages).
 
     The door's own view, never handed below it: ``connection`` (the resolved connection options by name, read-only)
@@ -371,11 +373,21 @@ def resolve(levels, environ=None, has_wait_for=True):
         others["wait"], tuple(others["wait_for"]), tuple(others["fail_on"]), others["wait_timeout"], others["wait_sleep"], others["wait_sleep_max"]
     )
     # The entries as given: metrics.plan checks them, entry by entry, naming each (a value that is not a list included).
-    results = MetricSettings(others["metrics"], others["baseline"])
+    results = _metric_settings(others["metrics"], others["baseline"])
     # stall: as written at the highest level that gives it, checked here before any request (a message naming stall.<key>).
     stall = check_stall(pick("stall", {"type": "raw"}))
     service, credentials = service_parts(connection_params(connection), kind)
     return Settings(connection, kind, origins, others, service=service, credentials=credentials, waiting=waiting, results=results, stall=stall)
+
+
+def _metric_settings(metrics, baseline):
+    """``metrics`` and ``baseline`` checked into ``MetricSettings`` (``door/metric_checks.py``, imported only when one of
+    them is given: it brings ``results/metrics.py``); an empty part otherwise."""
+    if not metrics and baseline in (None, {}):
+        return MetricSettings((), None)
+    from ansible_collections.modelarts.training.plugins.module_utils.door import metric_checks  # pylint: disable=import-outside-toplevel
+
+    return metric_checks.metric_settings(metrics, baseline)
 
 
 def _check_token_level(levels, source):

@@ -292,12 +292,6 @@ def _production():
     return production
 
 
-def _record_key(baseline):
-    """The production record's key (``baseline.record_key``), or None."""
-    key = baseline.get("record_key") if isinstance(baseline, dict) else None
-    return key if isinstance(key, str) else None
-
-
 class Query(object):
     """One configured query: typed options, one client, and the calls every plugin needs.
 
@@ -320,8 +314,10 @@ class Query(object):
         client_kwargs.setdefault("origins", self.settings.origins)
         # What a job produced: checked here, before any request, and only when asked for (metrics.py is imported then).
         self.metrics = None
-        if self.settings.results.metrics or self.settings.results.baseline not in (None, {}):
-            self.metrics = _metric_checks().plan(self.settings.results.metrics, self.settings.results.baseline, selection.keys if selection is not None else ())
+        if self.settings.results.metrics or self.settings.results.baseline is not None:
+            checks = _metric_checks()
+            checks.check_candidates(self.settings.results.baseline, selection.keys if selection is not None else ())
+            self.metrics = checks.Plan(self.settings.results.metrics, self.settings.results.baseline)
         self.client = ModelArtsClient(self.settings.service, self.settings.credentials, clock=clock, environ=environ, **client_kwargs)
         self.warnings = []
         # Warnings a wait gives while it goes on (a name that matches nothing yet): added to the result's, and handed at once
@@ -360,7 +356,8 @@ class Query(object):
         values = list(self.client.secrets())
         values.append(proxy_secret(self.settings.service.proxy))
         # The production record's key (baseline.record_key) is as secret as a no_log option, in the lookup and the event source too.
-        values.append(_record_key(self.settings.results.baseline))
+        baseline = self.settings.results.baseline
+        values.append(baseline.record_key if baseline is not None else None)
         return [value for value in values if value]
 
     def redact(self, text):

@@ -283,20 +283,45 @@ def workspace_fields(workspace_id):
 # -- selection ------------------------------------------------------------------------------------
 
 
+class ReadOnlyList(list):
+    """A list that cannot be changed once built (it still equals a list with the same items)."""
+
+    __slots__ = ()
+
+    def _refuse(self, *_args, **_kwargs):
+        raise TypeError("this list is immutable once built")
+
+    append = extend = insert = remove = pop = clear = sort = reverse = _refuse
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+
+
 class Selection(object):
     """Which jobs a call is about: ``keys`` (v2 ids and v1 keys, in order), or a :class:`Search` (``search``; ``name``
     alone builds one); ``single`` when one job was asked for; ``workspace_id`` the workspace its searches look in;
-    ``name_option`` the entry point's option that selects jobs by name (messages point to it)."""
+    ``name_option`` the entry point's option that selects jobs by name (messages point to it).  Immutable: ``keys`` is a
+    :class:`ReadOnlyList`."""
+
+    __slots__ = ("keys", "name_option", "search", "single", "workspace_id")
 
     def __init__(self, keys=(), name=None, single=False, search=None, workspace_id=None, name_option="name"):
-        self.keys = list(keys)
-        # How the entry point selects jobs by name, for a "not found" of a value that cannot be an id (None: it cannot).
-        self.name_option = name_option
         if search is None and name is not None:
             search = Search(name=name, workspace_id=workspace_id)
-        self.search = search
-        self.single = single
-        self.workspace_id = search.workspace_id if search is not None else workspace_id
+        # name_option: how the entry point selects jobs by name, for a "not found" of a value that cannot be an id (None: it cannot).
+        values = dict(
+            keys=ReadOnlyList(keys),
+            name_option=name_option,
+            search=search,
+            single=single,
+            workspace_id=search.workspace_id if search is not None else workspace_id,
+        )
+        for field, value in values.items():
+            object.__setattr__(self, field, value)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("a Selection is immutable once built: %s cannot be set" % name)
+
+    def __delattr__(self, name):
+        raise AttributeError("a Selection is immutable once built: %s cannot be deleted" % name)
 
     @property
     def name(self):

@@ -53,11 +53,10 @@ METRICS_OPTIONS = {
     "baseline": {"type": "raw"},
 }
 
-# How a search selects jobs besides name (selection.py parses them; the module and the event source take them).
-
 
 class MetricSettings(namedtuple("MetricSettings", ("metrics", "baseline"))):
-    """``metrics`` (the entries as written, checked by the door's ``metric_checks.plan``) and ``baseline`` (a dict or None), resolved at the
-    door from the highest level that gives them (the part is immutable; its values are as given)."""
+    """What a call reads from the jobs it selects, as the door checked it (``door/metric_checks.metric_settings``, from the
+    highest level that gives ``metrics`` and ``baseline``): ``metrics``, a tuple of ``metrics.Metric``, and ``baseline``, a
+    ``metrics.Baseline`` or None.  Immutable all through: the metrics and the baseline cannot be changed either."""
 
     __slots__ = ()

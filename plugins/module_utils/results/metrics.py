@@ -19,6 +19,8 @@ given: a call without them loads none of it (nor ``metric_reads.py``, nor ``matc
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 
 from ansible_collections.modelarts.training.plugins.module_utils.results import diagnostics
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
@@ -60,25 +62,49 @@ def _rounded(value):
 # -- the options --------------------------------------------------------------------------------------
 
 
-class Metric(object):
-    """One checked entry of ``metrics``: ``name``, ``source`` (as given: ``auto`` resolves per job, :meth:`source_for`),
-    ``regex`` and ``pattern`` (its index among the plan's patterns), ``task``, ``lines``, ``pick``, ``group``, ``goal``
-    and ``bounds`` (``{min, max, min_improvement, min_relative_improvement}``, floats or None)."""
+class _Frozen(object):
+    """Set once in ``__init__`` (through :meth:`_set`), never after: a part the door built and a room reads."""
 
-    # pylint: disable=too-many-instance-attributes
-    def __init__(self, index, name, source, regex, task, lines, pick, group, goal, bounds):
+    __slots__ = ()
+
+    def _set(self, **values):
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("%s is immutable once checked: %s cannot be set" % (type(self).__name__, name))
+
+    def __delattr__(self, name):
+        raise AttributeError("%s is immutable once checked: %s cannot be deleted" % (type(self).__name__, name))
+
+
+class Metric(_Frozen):
+    """One checked entry of ``metrics`` (immutable): ``name``, ``source`` (as given: ``auto`` resolves per job,
+    :meth:`source_for`), ``regex`` and ``pattern`` (its index among the distinct regexes of the call), ``task``,
+    ``lines``, ``pick``, ``group``, ``goal`` and ``bounds`` (``{min, max, min_improvement, min_relative_improvement}``,
+    floats or None, read-only)."""
+
+    __slots__ = ("index", "name", "source", "regex", "pattern", "task", "lines", "pick", "group", "goal", "bounds")
+
+    def __init__(self, index, name, source, regex, task, lines, pick, group, goal, bounds, pattern=None):
         # pylint: disable=too-many-arguments
-        self.index = index
-        self.name = name
-        self.source = source
-        self.regex = regex
-        self.pattern = None
-        self.task = task
-        self.lines = lines
-        self.pick = pick
-        self.group = group
-        self.goal = goal
-        self.bounds = bounds
+        self._set(
+            index=index,
+            name=name,
+            source=source,
+            regex=regex,
+            pattern=pattern,
+            task=task,
+            lines=lines,
+            pick=pick,
+            group=group,
+            goal=goal,
+            bounds=MappingProxyType(dict(bounds)),
+        )
+
+    def with_pattern(self, pattern):
+        """This metric with ``pattern``, the index of its regex among the call's distinct ones."""
+        return Metric(self.index, self.name, self.source, self.regex, self.task, self.lines, self.pick, self.group, self.goal, self.bounds, pattern)
 
     @property
     def bounded(self):
@@ -111,21 +137,25 @@ class Metric(object):
         return entry
 
 
-class Baseline(object):
-    """The checked ``baseline``: ``key`` (a v2 id or a v1 key), ``search`` (a ``selection.Search`` for Completed jobs, and
-    ``max_age_days``: how far back a tag search walks) or ``record`` (the path of a production record, with
-    ``record_name`` picking one of its jobs and ``record_key`` verifying its ``hmac_sha256``: ``production.py``), and
+class Baseline(_Frozen):
+    """The checked ``baseline`` (immutable): ``key`` (a v2 id or a v1 key), ``search`` (a ``selection.Search`` for
+    Completed jobs, and ``max_age_days``: how far back a tag search walks) or ``record`` (the path of a production record,
+    with ``record_name`` picking one of its jobs and ``record_key`` verifying its ``hmac_sha256``: ``production.py``), and
     ``required``."""
+
+    __slots__ = ("key", "search", "required", "record", "record_name", "record_key", "max_age_days")
 
     def __init__(self, key=None, search=None, required=True, record=None, record_name=None, record_key=None, max_age_days=None):
         # pylint: disable=too-many-arguments
-        self.key = key
-        self.search = search
-        self.required = required
-        self.record = record
-        self.record_name = record_name
-        self.record_key = record_key
-        self.max_age_days = check_max_age_days(max_age_days)
+        self._set(
+            key=key,
+            search=search,
+            required=required,
+            record=record,
+            record_name=record_name,
+            record_key=record_key,
+            max_age_days=check_max_age_days(max_age_days),
+        )
 
     def __repr__(self):
         # Never the record_key.
@@ -269,17 +299,15 @@ class Plan(object):
     its own (default: the call's selection's)."""
 
     def __init__(self, metrics, baseline=None):
-        self.metrics = metrics
+        self.patterns = list(dict.fromkeys(metric.regex for metric in metrics if metric.regex is not None))
+        # Each metric with the index of its regex among the distinct ones (as the door's metric_settings gives them).
+        self.metrics = tuple(
+            metric.with_pattern(self.patterns.index(metric.regex)) if metric.regex is not None and metric.pattern is None else metric for metric in metrics
+        )
         self.baseline = baseline
         self.workspace_id = None
-        self.patterns = []
         # The warnings given once for the plan's life (the event source's rounds share it): a search by a candidate's name.
         self.told = set()
-        for metric in metrics:
-            if metric.regex is not None:
-                if metric.regex not in self.patterns:
-                    self.patterns.append(metric.regex)
-                metric.pattern = self.patterns.index(metric.regex)
 
     def bounds(self):
         """The entries as checked (each key that is set), for the decision record."""
