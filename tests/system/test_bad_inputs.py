@@ -40,7 +40,8 @@ def mt(collection_root):
         sys.path.insert(0, collection_root)
     # pylint: disable=import-outside-toplevel,import-error
     from ansible_collections.modelarts.training.plugins.module_utils.service import client
-    from ansible_collections.modelarts.training.plugins.module_utils import errors, options, query
+    from ansible_collections.modelarts.training.plugins.module_utils import errors
+    from ansible_collections.modelarts.training.plugins.module_utils.door import options, query
 
     return type("MT", (), {"client": client, "errors": errors, "options": options, "query": query})
 

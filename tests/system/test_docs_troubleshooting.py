@@ -353,7 +353,7 @@ def _selection(collection_root):
         sys.path.insert(0, collection_root)
     # pylint: disable=import-outside-toplevel,import-error
     from ansible_collections.modelarts.training.plugins.module_utils.door import options
-    from ansible_collections.modelarts.training.plugins.module_utils.job import selection
+    from ansible_collections.modelarts.training.plugins.module_utils.door import selection_checks as selection
 
     return selection, options
 
