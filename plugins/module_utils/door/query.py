@@ -297,7 +297,8 @@ class Query(object):
 
     ``levels`` are the entry point's option values, highest precedence first (see
     ``options.resolve``); the environment comes last; ``has_wait_for`` is false for an entry point without a
-    ``wait_for`` option (see ``resolve``).  Raises ``ConnectionConfigError`` (a
+    ``wait_for`` option (see ``resolve``); ``baseline_workspace_id`` (a keyword) is the workspace a baseline search looks in
+    unless the baseline names its own (the event source's; default: the selection's).  Raises ``ConnectionConfigError`` (a
     :class:`MissingLibraryError` for a missing library) before any request.
     """
 
@@ -308,6 +309,8 @@ class Query(object):
         if self.settings.validate != "off" and not HAS_JSONSCHEMA:
             raise MissingLibraryError("jsonschema", JSONSCHEMA_IMPORT_ERROR, " (or set validate to off)")
         self.selection = selection
+        # The workspace a baseline search looks in unless the baseline names its own: the watch's (baseline_workspace_id), or the selection's.
+        self.baseline_workspace_id = client_kwargs.pop("baseline_workspace_id", None) or (selection.workspace_id if selection is not None else None)
         self.clock = clock
         self.sleeper = sleeper
         client_kwargs.setdefault("pool_size", self.settings.max_concurrency)
@@ -463,7 +466,9 @@ class Query(object):
         every read; ``candidates`` are the keys a baseline search leaves out (default: the items')."""
         if self.metrics is None:
             return None
-        return self.metrics.measure(self, items, deadline=deadline, candidates=candidates)
+        return self.metrics.measure(
+            self, items, deadline=deadline, candidates=candidates, max_concurrency=self.settings.max_concurrency, workspace_id=self.baseline_workspace_id
+        )
 
     def acted(self):
         """The phases a job is judged in on its own GET only, never on a search's word: this query's ``wait_for`` and

@@ -24,7 +24,7 @@ from types import MappingProxyType
 
 from ansible_collections.modelarts.training.plugins.module_utils.results import diagnostics
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
-from ansible_collections.modelarts.training.plugins.module_utils.service.fanout import fetch_concurrently
+from ansible_collections.modelarts.training.plugins.module_utils.service.fanout import DEFAULT_MAX_CONCURRENCY, fetch_concurrently
 from ansible_collections.modelarts.training.plugins.module_utils.results.matching import Matcher
 from ansible_collections.modelarts.training.plugins.module_utils.results.metric_reads import Reading, read_job
 from ansible_collections.modelarts.training.plugins.module_utils.results.metric_options import (
@@ -294,9 +294,10 @@ class Measured(object):
 
 
 class Plan(object):
-    """The checked ``metrics`` (:class:`Metric` list) and ``baseline`` (:class:`Baseline` or None) of a call;
-    ``workspace_id``, when an entry point sets it, is the workspace a baseline search looks in unless the baseline names
-    its own (default: the call's selection's)."""
+    """How a call reads what its jobs produced, built by the door from the checked part (``MetricSettings``): the
+    ``metrics`` (a tuple of :class:`Metric`), the ``baseline`` (:class:`Baseline` or None) and the distinct
+    ``patterns``.  Its one state is :attr:`told`: the warnings already given in its life (the event source's rounds
+    share one plan)."""
 
     def __init__(self, metrics, baseline=None):
         self.patterns = list(dict.fromkeys(metric.regex for metric in metrics if metric.regex is not None))
@@ -305,7 +306,6 @@ class Plan(object):
             metric.with_pattern(self.patterns.index(metric.regex)) if metric.regex is not None and metric.pattern is None else metric for metric in metrics
         )
         self.baseline = baseline
-        self.workspace_id = None
         # The warnings given once for the plan's life (the event source's rounds share it): a search by a candidate's name.
         self.told = set()
 
@@ -313,15 +313,17 @@ class Plan(object):
         """The entries as checked (each key that is set), for the decision record."""
         return [metric.given() for metric in self.metrics]
 
-    def measure(self, query, items, deadline=None, candidates=None):
+    def measure(self, query, items, deadline=None, candidates=None, max_concurrency=DEFAULT_MAX_CONCURRENCY, workspace_id=None):
         """Read the metrics of every Completed item of ``items`` and of the baseline, and set each item's ``metrics`` and
         ``metrics_ok`` in place (null for an item in another phase); return a :class:`Measured`.  Never raises for the
         service's answers.
 
-        ``query`` is the door (``query.Query``: its client, clock, settings, ``fetch``, ``search`` and secrets);
+        ``query`` is the door (``query.Query``: its client, clock, ``fetch``, ``search`` and secrets; never its options);
         ``deadline`` (a reading of its clock) bounds every read (default: one ``request_timeout`` from now);
         ``candidates`` are the keys a baseline search leaves out (default: the items' ids) - with every other document of
-        the ``items`` (:class:`Candidates`)."""
+        the ``items`` (:class:`Candidates`); ``max_concurrency`` bounds the reads at once; ``workspace_id`` is the
+        workspace a baseline search looks in unless the baseline names its own (the door gives its selection's or the
+        watch's)."""
         clock = query.clock
         if deadline is None:
             deadline = clock() + float(query.client.service.request_timeout)
@@ -334,13 +336,9 @@ class Plan(object):
         if candidates is None:
             candidates = [_key_of(item) for item in items if isinstance(item, dict)]
         known = Candidates(candidates, [item for item in items if isinstance(item, dict)])
-        workspace_id = self.workspace_id
-        if workspace_id is None and getattr(query, "selection", None) is not None:
-            workspace_id = query.selection.workspace_id
         secrets = query.masking_secrets()
-        settings = query.settings
         logs = sum(1 for metric in self.metrics if metric.regex is not None or metric.source == "log")
-        at_once = max(1, min(int(settings.max_concurrency), (len(completed) + 1) * max(1, logs)))
+        at_once = max(1, min(int(max_concurrency), (len(completed) + 1) * max(1, logs)))
         window = max(diagnostics.PREVIEW_MIN_BYTES, min(diagnostics.PREVIEW_TAIL_BYTES, diagnostics.PREVIEW_BUDGET_BYTES // at_once))
         matcher = Matcher(self.patterns, clock) if self.patterns else None
 
@@ -360,7 +358,7 @@ class Plan(object):
         # No Completed job, no comparison: the baseline is chosen for each Completed candidate (created before it).
         units = list(range(len(completed))) + (["baseline"] if self.baseline is not None and completed else [])
         try:
-            results = fetch_concurrently(units, run, max_concurrency=settings.max_concurrency, deadline=deadline, clock=clock)
+            results = fetch_concurrently(units, run, max_concurrency=max_concurrency, deadline=deadline, clock=clock)
         finally:
             if matcher is not None:
                 matcher.close()

@@ -510,11 +510,10 @@ def build_watcher(args, environ=None, clock=time.monotonic, **query_kwargs):
     try:
         # The door sizes the HTTP pool to max_concurrency; nothing smaller is passed here.
         # The source has no wait_for: it follows every job to a final phase, and fail_on only says which count as failed.
-        query = Query([(LEVEL_ARGUMENT, door)], environ=environ, clock=clock, has_wait_for=False, **query_kwargs)
+        # A baseline search looks in the watch's workspace unless the baseline names its own.
+        query = Query([(LEVEL_ARGUMENT, door)], environ=environ, clock=clock, has_wait_for=False, baseline_workspace_id=arguments.workspace_id, **query_kwargs)
     except ConnectionConfigError as error:
         raise SourceConfigError("%s: %s" % (NAME, error)) from None
-    if query.metrics is not None:
-        query.metrics.workspace_id = arguments.workspace_id  # a baseline search looks in the watch's workspace unless it names its own
     state = None
     if arguments.state_file is not None:
         try:
