@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.modelarts.training.plugins.module_utils.door.metric_checks import bounds
+from ansible_collections.modelarts.training.plugins.module_utils.door.metric_checks import bounds, shown_baseline
 from ansible_collections.modelarts.training.plugins.module_utils.results.record import RecordError, decision_record, digest, promote
 
 
@@ -34,10 +34,9 @@ def _plain(value):
 def gate_record(result, decision, messages=None, selection=None, metrics=None, baseline=None, key=None):
     """The decision record of a gate, ``sha256`` included, and ``hmac_sha256`` with ``key`` (see ``module_utils/results/record.py``)."""
     try:
-        given = _plain(baseline)
-        # The bounds as checked with the baseline the record shows (never its record_key), as given when they cannot be.
-        shown = dict((name, value) for name, value in given.items() if name != "record_key") if isinstance(given, dict) else given
-        return decision_record(_plain(result), decision, _plain(messages), _plain(selection), bounds(_plain(metrics), shown), given, key=_plain(key) or None)
+        # The baseline as the record shows it (never its record_key), and the bounds as checked with it (as given when they cannot be).
+        shown = shown_baseline(_plain(baseline))
+        return decision_record(_plain(result), decision, _plain(messages), _plain(selection), bounds(_plain(metrics), shown), shown, key=_plain(key) or None)
     except RecordError as error:
         raise AnsibleFilterError("modelarts.training.gate_record: %s" % error) from None
 

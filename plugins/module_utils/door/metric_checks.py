@@ -16,7 +16,8 @@ import re
 
 from ansible_collections.modelarts.training.plugins.module_utils.door.selection_checks import v1_selection_key
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ConnectionConfigError
-from ansible_collections.modelarts.training.plugins.module_utils.job.selection import Search, check_job_id, check_max_age_days, check_workspace_id, v2_key
+from ansible_collections.modelarts.training.plugins.module_utils.job.selection import Search, check_job_id, check_workspace_id, v2_key
+from ansible_collections.modelarts.training.plugins.module_utils.door.selection_checks import check_max_age_days
 from ansible_collections.modelarts.training.plugins.module_utils.door.selection_checks import parse_tags
 from ansible_collections.modelarts.training.plugins.module_utils.results import diagnostics
 from ansible_collections.modelarts.training.plugins.module_utils.results.metric_options import (
@@ -291,3 +292,10 @@ def bounds(metrics, baseline):
         return plan(metrics, baseline).bounds()
     except ConnectionConfigError:
         return metrics
+
+
+def shown_baseline(baseline):
+    """``baseline`` as a decision record shows it: as given, without its ``record_key`` (a secret)."""
+    if isinstance(baseline, dict):
+        return dict((name, value) for name, value in baseline.items() if name != "record_key")
+    return baseline

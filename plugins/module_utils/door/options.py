@@ -24,6 +24,7 @@ import math
 import os
 from types import MappingProxyType
 
+from ansible_collections.modelarts.training.plugins.module_utils.job.selection import ReadOnlyList
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ConnectionConfigError
 from ansible_collections.modelarts.training.plugins.module_utils.text import LEVEL_ENVIRONMENT, expand_user, level_text, unknown_names, unknown_text
 from ansible_collections.modelarts.training.plugins.module_utils.results.metric_options import (
@@ -262,6 +263,15 @@ def variable_names():
     return dict((name, VARIABLE_PREFIX + name) for name in CONNECTION_OPTIONS)
 
 
+def _frozen(value):
+    """``value`` that cannot be changed: a list read-only (it still equals a list), a dict a read-only mapping."""
+    if isinstance(value, list):
+        return ReadOnlyList(_frozen(item) for item in value)
+    if isinstance(value, dict):
+        return MappingProxyType(dict((key, _frozen(item)) for key, item in value.items()))
+    return value
+
+
 class Settings(object):
     """One call's options after :func:`resolve`, immutable once built: typed parts, each handed to the room that needs it.
 
@@ -281,7 +291,9 @@ class Settings(object):
     _PARTS = ("service", "credentials", "waiting", "results", "stall")
 
     def __init__(self, connection, kind, origins, others, **parts):
-        values = dict(others)
+        # The door's own view of its option values, frozen too (lists read-only, dicts read-only mappings); metrics and
+        # baseline only as their checked part (results).
+        values = dict((name, _frozen(value)) for name, value in others.items() if name not in METRICS_OPTIONS)
         state = dict(connection=MappingProxyType(dict(connection)), kind=kind, origins=MappingProxyType(dict(origins)), values=MappingProxyType(values))
         unknown = set(parts) - set(self._PARTS)
         if unknown:

@@ -41,7 +41,6 @@ from ansible_collections.modelarts.training.plugins.module_utils.job.phases impo
 # Selection moved to selection.py: these names stay importable from here.
 from ansible_collections.modelarts.training.plugins.module_utils.job.selection import (  # noqa: F401  # pylint: disable=unused-import
     JOB_ID_PATTERN,
-    SELECTION_OPTIONS,
     Search,
     Selection,
     check_job_id,
@@ -49,7 +48,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.job.selection i
     v1_key,
     v2_key,
 )
-from ansible_collections.modelarts.training.plugins.module_utils.door.selection_checks import select, v1_selection_key  # noqa: F401  # pylint: disable=unused-import
+from ansible_collections.modelarts.training.plugins.module_utils.door.selection_checks import SELECTION_OPTIONS, select, v1_selection_key  # noqa: F401  # pylint: disable=unused-import
 from ansible_collections.modelarts.training.plugins.module_utils.text import Secrets, label, name_key, redact_value
 from ansible_collections.modelarts.training.plugins.module_utils.job.validation import HAS_JSONSCHEMA, JSONSCHEMA_IMPORT_ERROR, SchemaValidationError
 from ansible_collections.modelarts.training.plugins.module_utils.waiting.wait_options import DEFAULT_WAIT_TIMEOUT, WaitSettings

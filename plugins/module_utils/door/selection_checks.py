@@ -9,6 +9,10 @@ from __future__ import annotations
 
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ConnectionConfigError
 from ansible_collections.modelarts.training.plugins.module_utils.job.selection import (
+    DAY_MS,
+    DEFAULT_MAX_AGE_DAYS,
+    MAX_AGE_DAYS_LIMIT,
+    TAG_WINDOW_MS,
     MAX_TAG_KEYS,
     MAX_TAG_VALUES,
     TAG_KEY_PATTERN,
@@ -125,3 +129,24 @@ def parse_tags(value, option="tags"):
             raise ConnectionConfigError("%s: an empty value means any value; give it alone (or null, or [])" % where)
         tags.append((key, tuple(text for text in texts if text)))
     return tuple(tags)
+
+
+def check_max_age_days(value, option="baseline.max_age_days"):
+    """``value`` as a number of days from 1 to :data:`MAX_AGE_DAYS_LIMIT` (None: :data:`DEFAULT_MAX_AGE_DAYS`): an integer, or
+    its decimal digits as text (templated values are text), never a boolean or a float; ``ConnectionConfigError``
+    naming ``option`` otherwise."""
+    if value is None:
+        return DEFAULT_MAX_AGE_DAYS
+    number = value
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
+        number = int(value.strip())
+    if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= MAX_AGE_DAYS_LIMIT:
+        raise ConnectionConfigError(
+            "%s must be a whole number of days from 1 to %d (how far back a tag search walks the service's windows of %d days), got %s"
+            % (option, MAX_AGE_DAYS_LIMIT, TAG_WINDOW_MS // DAY_MS, describe_value(value, 40))
+        )
+    return number
+
+
+# The options that select jobs (the module's; the lookup's terms and the event source's arguments take some of them).
+SELECTION_OPTIONS = ("training_job_id", "training_job_ids", "name", "job_id", "version_id", "v1_jobs", "tags", "latest", "workspace_id")

@@ -23,7 +23,6 @@ import time
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ConnectionConfigError
 from ansible_collections.modelarts.training.plugins.module_utils.text import describe_value, label
 
-SELECTION_OPTIONS = ("training_job_id", "training_job_ids", "name", "job_id", "version_id", "v1_jobs", "tags", "latest", "workspace_id")
 
 # What a training job id looks like (ModelArts issues UUIDs): anything else, "." and ".." above all, never
 # reaches a URL path.
@@ -99,23 +98,6 @@ def utc_text(epoch_ms):
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(epoch_ms // 1000))
 
 
-def check_max_age_days(value, option="baseline.max_age_days"):
-    """``value`` as a number of days from 1 to :data:`MAX_AGE_DAYS_LIMIT` (None: :data:`DEFAULT_MAX_AGE_DAYS`): an integer, or
-    its decimal digits as text (templated values are text), never a boolean or a float; ``ConnectionConfigError``
-    naming ``option`` otherwise."""
-    if value is None:
-        return DEFAULT_MAX_AGE_DAYS
-    number = value
-    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
-        number = int(value.strip())
-    if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= MAX_AGE_DAYS_LIMIT:
-        raise ConnectionConfigError(
-            "%s must be a whole number of days from 1 to %d (how far back a tag search walks the service's windows of %d days), got %s"
-            % (option, MAX_AGE_DAYS_LIMIT, TAG_WINDOW_MS // DAY_MS, describe_value(value, 40))
-        )
-    return number
-
-
 def searches_back(search, what, end_ms, max_age_days):
     """``[(search, how messages name it)]`` of a baseline ``search`` (``what`` names it): itself (the service's own window)
     and, for a tag search with ``end_ms`` known (the newest candidate's creation), one narrowed to each of the
@@ -181,16 +163,28 @@ class Search(object):
     ``search.py`` asks of it: :meth:`filters` and :meth:`fields` (the request body), :meth:`matches` (the exact name),
     :meth:`describe`."""
 
+    __slots__ = ("name", "tags", "latest", "workspace_id", "phases", "created_between")
+
     def __init__(self, name=None, tags=(), latest=False, workspace_id=None, phases=None, created_between=None):
         # pylint: disable=too-many-arguments
-        self.name = name
-        self.tags = tuple((key, tuple(values)) for key, values in tags)
-        self.latest = bool(latest)
-        self.workspace_id = workspace_id
-        self.phases = tuple(phases) if phases is not None else None
-        # (start, end) in epoch milliseconds, both included: the create_time window asked for (None: the service's
-        # default, for a tag search the last 31 days).
-        self.created_between = tuple(int(bound) for bound in created_between) if created_between is not None else None
+        values = dict(
+            name=name,
+            tags=tuple((key, tuple(values)) for key, values in tags),
+            latest=bool(latest),
+            workspace_id=workspace_id,
+            phases=tuple(phases) if phases is not None else None,
+            # (start, end) in epoch milliseconds, both included: the create_time window asked for (None: the service's
+            # default, for a tag search the last 31 days).
+            created_between=tuple(int(bound) for bound in created_between) if created_between is not None else None,
+        )
+        for field, value in values.items():
+            object.__setattr__(self, field, value)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("a Search is immutable once built: %s cannot be set (in_phases and in_window make new ones)" % name)
+
+    def __delattr__(self, name):
+        raise AttributeError("a Search is immutable once built: %s cannot be deleted" % name)
 
     def in_phases(self, phases):
         """This search narrowed to the jobs the service shows in one of ``phases``."""

@@ -31,13 +31,8 @@ from ansible_collections.modelarts.training.plugins.module_utils.results.metric_
     IMPROVEMENT_BOUNDS,
 )
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ConnectionConfigError
-from ansible_collections.modelarts.training.plugins.module_utils.job.selection import (
-    Search,
-    check_max_age_days,
-    own_name_warning,
-    searched_back_text,
-    searches_back,
-)
+from ansible_collections.modelarts.training.plugins.module_utils.job.selection import Search, own_name_warning, searched_back_text, searches_back
+from ansible_collections.modelarts.training.plugins.module_utils.job.selection import DEFAULT_MAX_AGE_DAYS
 from ansible_collections.modelarts.training.plugins.module_utils.text import describe_job, label, name_key
 
 COMPLETED = "Completed"
@@ -154,7 +149,7 @@ class Baseline(_Frozen):
             record=record,
             record_name=record_name,
             record_key=record_key,
-            max_age_days=check_max_age_days(max_age_days),
+            max_age_days=DEFAULT_MAX_AGE_DAYS if max_age_days is None else max_age_days,
         )
 
     def __repr__(self):

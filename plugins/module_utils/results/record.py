@@ -200,7 +200,9 @@ def _kept(item, keys):
 
 
 def _given_baseline(baseline):
-    """The ``baseline`` as given, for the record: never its ``record_key``."""
+    """The ``baseline`` as given, for the record: never its ``record_key``.  The door hands it without one
+    (``door.metric_checks.shown_baseline``); the record leaves it out again whoever calls, since a secret written into a
+    record could never be taken back (a rule of the record's format, not a reading of the options)."""
     if baseline in (None, {}):
         return None
     if isinstance(baseline, dict):

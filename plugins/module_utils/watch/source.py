@@ -181,8 +181,10 @@ class Watcher(object):
         self.schedule = Schedule(arguments.interval, float(query.settings.service.backoff_max_delay), clock, lambda: query.client.throttled, query.redact)
         self.ledger = Ledger(arguments.startup, arguments.search is not None, state, clock)
         self.judge = Judge(query, self.ledger, self.schedule, query.settings.validate, clock)
-        if arguments.stall is not None:
-            self.judge.stalls = Stalls(arguments.stall, progress_reader(query, arguments.stall), self.ledger, query.redact_value)
+        # The stall check as the door resolved it (the arguments checked it first, for the order of the messages).
+        stall = query.settings.stall
+        if stall is not None:
+            self.judge.stalls = Stalls(stall, progress_reader(query, stall), self.ledger, query.redact_value)
         self.lister = None
         if arguments.search is not None:
             self.lister = self.ledger.lister = Lister(
