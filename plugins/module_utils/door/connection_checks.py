@@ -2,9 +2,12 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The door's checks of the connection options, read by name once they are resolved: the credential kind and its
 rules (:func:`check_credentials`), one-line texts, URLs and numbers - before ``service.connection.Connection`` and
-``CredentialSource``, the parts the service's rooms receive, are built from them."""
+``CredentialSource``, the parts the service's rooms receive, are built from them; and the warning for a ``region`` that
+names nothing in the call (:func:`unused_region`), which reads where each option came from."""
 
 from __future__ import annotations
+
+from urllib.parse import urlsplit
 
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ConnectionConfigError
 from ansible_collections.modelarts.training.plugins.module_utils.service.connection import (
@@ -19,7 +22,8 @@ from ansible_collections.modelarts.training.plugins.module_utils.service.connect
     describe,
     where,
 )
-from ansible_collections.modelarts.training.plugins.module_utils.text import level_text
+from ansible_collections.modelarts.training.plugins.module_utils.service.endpoints import host_region
+from ansible_collections.modelarts.training.plugins.module_utils.text import label, level_text
 
 
 def _describe_all(names):
@@ -116,3 +120,51 @@ def _check_numbers(values, origins):
         value = values.get(name)
         if value is not None and value < 0:
             raise ConnectionConfigError("%s must not be negative, got %r" % (option_named(name, origins), value))
+
+
+def unused_region(connection, credentials, origins=None, region_at=None):
+    """A warning when ``region`` is given and names nothing in the call, yet looks as if it chose where the call goes
+    ('' otherwise).
+
+    A region makes the default ModelArts host, the IAM host (for a kind that calls IAM), the STS host (OIDC), and the
+    project looked up (or scoped, for a password) when ``project_id`` is not given; no request carries it otherwise
+    (the SDK-HMAC-SHA256 signature has no region in it). With ``endpoint``, ``project_id`` and whatever IAM or STS
+    endpoint the kind needs all given, it is used for nothing. That is said when the endpoint's host is in another
+    region, or when the region was given apart from the endpoint or the project id: at another level (``origins``:
+    option -> level) that does not give this same region too (``region_at``: level -> the region given there) - the
+    task's ``region: eu-west-101`` over an exported ``HUAWEICLOUD_MODELARTS_ENDPOINT`` and
+    ``HUAWEICLOUD_SDK_REGION=cn-north-4``.  A region written with the endpoint and project it goes with is left alone.
+    ``connection`` and ``credentials`` are the parts the client is built from (``connection.Connection`` and
+    ``connection.CredentialSource``: its kind and agency).
+    """
+    region, kind = connection.region, credentials.kind
+    if not region or not connection.endpoint or not connection.project_id:
+        return ""
+    needs_iam = kind in IAM_KINDS or kind in SELF_DESCRIBING_KINDS or credentials.agency_name
+    if (needs_iam and not connection.iam_endpoint) or (kind == "oidc" and not connection.sts_endpoint):
+        return ""
+    origins = origins or {}
+    region_at = region_at or {}
+    named = host_region(connection.endpoint)
+
+    def apart(name):
+        level = origins.get(name)
+        given = region_at.get(level)
+        return level != origins.get("region") and (given.strip() if isinstance(given, str) else given) != region
+
+    if named in (None, region) and not apart("endpoint") and not apart("project_id"):
+        return ""
+
+    def shown(name):
+        return where(name, origins[name]) if origins.get(name) else describe(name)
+
+    text = "%s is not used: %s names the host and %s the project, and no request carries a region%s" % (
+        # region eu-west-101 (task option)
+        shown("region").replace("region", "region %s" % label(region, 60), 1),
+        shown("endpoint"),
+        shown("project_id"),
+        " (the AK/SK signature does not include one)" if kind == "aksk" else "",
+    )
+    if named and named != region:
+        text += "; the endpoint's host %s is in %s" % (label(urlsplit(connection.endpoint).hostname, 200), named)
+    return text + "; to call %s, set endpoint and project_id for it (or leave them unset), else leave region out" % label(region, 60)

@@ -20,7 +20,8 @@ import threading
 import time
 
 from ansible_collections.modelarts.training.plugins.module_utils.service.client import HAS_REQUESTS, REQUESTS_IMPORT_ERROR, ModelArtsClient
-from ansible_collections.modelarts.training.plugins.module_utils.service.endpoints import escape, unused_region
+from ansible_collections.modelarts.training.plugins.module_utils.service.endpoints import escape
+from ansible_collections.modelarts.training.plugins.module_utils.door.connection_checks import option_named, unused_region
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.service.fanout import DEFAULT_MAX_CONCURRENCY, fetch_concurrently
 
@@ -313,7 +314,7 @@ class Query(object):
         self.clock = clock
         self.sleeper = sleeper
         client_kwargs.setdefault("pool_size", self.settings.max_concurrency)
-        client_kwargs.setdefault("origins", self.settings.origins)
+        client_kwargs.setdefault("named", lambda name, origins=self.settings.origins: option_named(name, origins))
         # What a job produced: checked here, before any request, and only when asked for (metrics.py is imported then).
         self.metrics = None
         if self.settings.results.metrics or self.settings.results.baseline is not None:

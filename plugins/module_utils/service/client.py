@@ -136,13 +136,13 @@ class ModelArtsClient(object):
         trace=None,
         environ=None,
         watchdog=None,
-        origins=None,
+        named=None,
     ):
         # pylint: disable=too-many-arguments
         self.service = service
         self.kind = credentials.kind
-        # Where each option came from (options.Settings.origins) names a host that takes no connection.
-        self.endpoints = Endpoints(service, self.kind, origins)
+        # named(field): the door's name of a connection field with where its value came from, for a host that takes no connection.
+        self.endpoints = Endpoints(service, self.kind, named)
         self.endpoint, self.iam_endpoint, self.sts_endpoint = self.endpoints.endpoint, self.endpoints.iam_endpoint, self.endpoints.sts_endpoint
         # One provider for the kind (options.resolve decided it); renewal is the provider's business, not the client's.
         self.credentials = credentials_mod.Renewing(provider_for(credentials, service, environ))

@@ -10,11 +10,8 @@ from urllib.parse import quote, urlsplit
 
 from ansible_collections.modelarts.training.plugins.module_utils.service.credentials import CredentialsConfigError
 from ansible_collections.modelarts.training.plugins.module_utils.service.connection import (
-    IAM_KINDS,
     REGION_PATTERN,
-    SELF_DESCRIBING_KINDS,
     describe,
-    where as option_origin,
 )
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ConnectionConfigError
 from ansible_collections.modelarts.training.plugins.module_utils.text import label
@@ -122,11 +119,12 @@ def origin(url):
 
 class Endpoints(object):
     """The hosts of one client: ``endpoint`` (ModelArts), ``iam_endpoint`` and ``sts_endpoint`` ('' when not known), from
-    the ``connection`` (``connection.Connection``) and the credential ``kind``; ``origins`` names where each option came from."""
+    the ``connection`` (``connection.Connection``) and the credential ``kind``; ``named(name)``, given by the door, names a
+    connection field in a message with where its value came from (default: the field and its environment variable)."""
 
-    def __init__(self, connection, kind, origins=None):
+    def __init__(self, connection, kind, named=None):
         self.connection = connection
-        self._origins = dict(origins or {})
+        self._named = named or describe
         region = connection.region
         self.endpoint = (connection.endpoint or modelarts_endpoint(region)).rstrip("/")
         # Without a region the IAM endpoint is needed only when it is given (check_credentials asks for it then).
@@ -143,9 +141,6 @@ class Endpoints(object):
         if not hint:
             raise ConnectionConfigError("set %s, or %s to say which IAM endpoint to call" % (describe("region"), describe("iam_endpoint")))
         return hint
-
-    def _named(self, name):
-        return option_origin(name, self._origins[name]) if self._origins.get(name) else describe(name)
 
     def source_of(self, url):
         """Which option the host of ``url`` came from, for a connection refused or a name that does not resolve:
@@ -179,51 +174,3 @@ def host_region(url, service="modelarts"):
     if len(labels) >= 3 and labels[0] == service and "-" in labels[1] and REGION_PATTERN.fullmatch(labels[1]):
         return labels[1]
     return None
-
-
-def unused_region(connection, credentials, origins=None, region_at=None):
-    """A warning when ``region`` is given and names nothing in the call, yet looks as if it chose where the call goes
-    ('' otherwise).
-
-    A region makes the default ModelArts host, the IAM host (for a kind that calls IAM), the STS host (OIDC), and the
-    project looked up (or scoped, for a password) when ``project_id`` is not given; no request carries it otherwise
-    (the SDK-HMAC-SHA256 signature has no region in it). With ``endpoint``, ``project_id`` and whatever IAM or STS
-    endpoint the kind needs all given, it is used for nothing. That is said when the endpoint's host is in another
-    region, or when the region was given apart from the endpoint or the project id: at another level (``origins``:
-    option -> level) that does not give this same region too (``region_at``: level -> the region given there) - the
-    task's ``region: eu-west-101`` over an exported ``HUAWEICLOUD_MODELARTS_ENDPOINT`` and
-    ``HUAWEICLOUD_SDK_REGION=cn-north-4``.  A region written with the endpoint and project it goes with is left alone.
-    ``connection`` and ``credentials`` are the parts the client is built from (``connection.Connection`` and
-    ``connection.CredentialSource``: its kind and agency).
-    """
-    region, kind = connection.region, credentials.kind
-    if not region or not connection.endpoint or not connection.project_id:
-        return ""
-    needs_iam = kind in IAM_KINDS or kind in SELF_DESCRIBING_KINDS or credentials.agency_name
-    if (needs_iam and not connection.iam_endpoint) or (kind == "oidc" and not connection.sts_endpoint):
-        return ""
-    origins = origins or {}
-    region_at = region_at or {}
-    named = host_region(connection.endpoint)
-
-    def apart(name):
-        level = origins.get(name)
-        given = region_at.get(level)
-        return level != origins.get("region") and (given.strip() if isinstance(given, str) else given) != region
-
-    if named in (None, region) and not apart("endpoint") and not apart("project_id"):
-        return ""
-
-    def shown(name):
-        return option_origin(name, origins[name]) if origins.get(name) else describe(name)
-
-    text = "%s is not used: %s names the host and %s the project, and no request carries a region%s" % (
-        # region eu-west-101 (task option)
-        shown("region").replace("region", "region %s" % label(region, 60), 1),
-        shown("endpoint"),
-        shown("project_id"),
-        " (the AK/SK signature does not include one)" if kind == "aksk" else "",
-    )
-    if named and named != region:
-        text += "; the endpoint's host %s is in %s" % (label(urlsplit(connection.endpoint).hostname, 200), named)
-    return text + "; to call %s, set endpoint and project_id for it (or leave them unset), else leave region out" % label(region, 60)
