@@ -316,7 +316,7 @@ class Settings(object):
         raise AttributeError("Settings are immutable once resolved: %s cannot be deleted" % name)
 
 
-def resolve(levels, environ=None, has_wait_for=True):
+def resolve(levels, environ=None, has_wait_for=True, before_results=None):
     """Merge ``levels`` (``[(level name, {option: raw value})]``, highest first) and the environment into :class:`Settings`.
 
     Unknown keys in a level are ignored (the entry points own their other options).  An entry point
@@ -324,7 +324,8 @@ def resolve(levels, environ=None, has_wait_for=True):
     final phase) gets as ``wait_for`` the final phases outside ``fail_on``, and ``fail_on`` may name any
     phase, ``Completed`` included.  Raises
     :class:`ConnectionConfigError` naming the option and its origin for a value of the wrong type,
-    for conflicting or missing credentials, and for unusable numbers.
+    for conflicting or missing credentials, and for unusable numbers.  ``before_results(values)``, when given, is called
+    with the values resolved so far just before ``metrics`` and ``baseline`` are checked (the last check).
     """
     levels = [(level, values or {}) for level, values in levels] + [(LEVEL_ENVIRONMENT, environment_level(environ))]
     connection = {}
@@ -384,11 +385,15 @@ def resolve(levels, environ=None, has_wait_for=True):
     waiting = WaitSettings(
         others["wait"], tuple(others["wait_for"]), tuple(others["fail_on"]), others["wait_timeout"], others["wait_sleep"], others["wait_sleep_max"]
     )
-    # The entries as given: metrics.plan checks them, entry by entry, naming each (a value that is not a list included).
-    results = _metric_settings(others["metrics"], others["baseline"])
     # stall: as written at the highest level that gives it, checked here before any request (a message naming stall.<key>).
     stall = check_stall(pick("stall", {"type": "raw"}))
     service, credentials = service_parts(connection_params(connection), kind)
+    if before_results is not None:
+        # The caller's own checks of what is resolved so far (Query: the libraries the call needs), before the metrics.
+        before_results(others)
+    # Last, as before issue 58 (the metrics were checked once the rest was): each entry named in a message, a value that
+    # is not a list included.
+    results = _metric_settings(others["metrics"], others["baseline"])
     return Settings(connection, kind, origins, others, service=service, credentials=credentials, waiting=waiting, results=results, stall=stall)
 
 

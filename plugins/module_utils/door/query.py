@@ -292,6 +292,16 @@ def _production():
     return production
 
 
+def _check_libraries(values):
+    """The Python libraries the call needs (``requests``; ``jsonschema`` unless ``validate`` is off), checked once the
+    options but ``metrics`` and ``baseline`` are resolved (before them, as before issue 58): a
+    :class:`MissingLibraryError` naming the library."""
+    if not HAS_REQUESTS:
+        raise MissingLibraryError("requests", REQUESTS_IMPORT_ERROR)
+    if values["validate"] != "off" and not HAS_JSONSCHEMA:
+        raise MissingLibraryError("jsonschema", JSONSCHEMA_IMPORT_ERROR, " (or set validate to off)")
+
+
 class Query(object):
     """One configured query: typed options, one client, and the calls every plugin needs.
 
@@ -303,11 +313,7 @@ class Query(object):
     """
 
     def __init__(self, levels, selection=None, environ=None, clock=time.monotonic, sleeper=time.sleep, has_wait_for=True, **client_kwargs):
-        self.settings = resolve(levels, environ, has_wait_for=has_wait_for)
-        if not HAS_REQUESTS:
-            raise MissingLibraryError("requests", REQUESTS_IMPORT_ERROR)
-        if self.settings.validate != "off" and not HAS_JSONSCHEMA:
-            raise MissingLibraryError("jsonschema", JSONSCHEMA_IMPORT_ERROR, " (or set validate to off)")
+        self.settings = resolve(levels, environ, has_wait_for=has_wait_for, before_results=_check_libraries)
         self.selection = selection
         # The workspace a baseline search looks in unless the baseline names its own: the watch's (baseline_workspace_id), or the selection's.
         self.baseline_workspace_id = client_kwargs.pop("baseline_workspace_id", None) or (selection.workspace_id if selection is not None else None)
