@@ -184,7 +184,7 @@ class Watcher(object):
         # The stall check as the door resolved it (the arguments checked it first, for the order of the messages).
         stall = query.settings.stall
         if stall is not None:
-            self.judge.stalls = Stalls(stall, progress_reader(query, stall), self.ledger, query.redact_value)
+            self.judge.stalls = Stalls(stall, progress_reader(query, stall, query.settings.max_concurrency), self.ledger, query.redact_value)
         self.lister = None
         if arguments.search is not None:
             self.lister = self.ledger.lister = Lister(

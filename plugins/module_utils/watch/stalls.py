@@ -45,9 +45,9 @@ def make_stall_event(item, key, progress):
     return {"modelarts": body}
 
 
-def progress_reader(query, settings):
+def progress_reader(query, settings, max_concurrency):
     """The read the stall room calls each round: the progress room (``waiting.progress.Progress``, the module's and the
-    lookup's, which keeps each job's log-size history between rounds) over the door's client, ``max_concurrency`` at a
+    lookup's, which keeps each job's log-size history between rounds) over the door's client, ``max_concurrency`` (the door's, given by the source) at a
     time, within one ``request_timeout``; given ``{key: item}``, it sets each item's ``progress`` (and forgets the jobs
     not in ``watched``).  The room is made at the first read."""
     rooms = []
@@ -56,7 +56,7 @@ def progress_reader(query, settings):
         if not rooms:
             from ansible_collections.modelarts.training.plugins.module_utils.waiting.progress import Progress
 
-            rooms.append(Progress(query.client, settings, query.settings.max_concurrency, query.clock))
+            rooms.append(Progress(query.client, settings, max_concurrency, query.clock))
         progress = rooms[0]
         progress.read(list(items.values()))
         # A job no longer watched keeps no history.

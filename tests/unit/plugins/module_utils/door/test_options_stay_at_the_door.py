@@ -3,9 +3,11 @@
 """Issue 58: options are read at the door only.  The structure test refuses a ``params`` argument below the door; this
 test proves the rule at run time, whatever the names: a task's options - and every list and dict inside them (the
 metric entries, the baseline, stall, v1_jobs) - are handed to the door as watched containers that note each read made
-from a file below the door (``plugins/module_utils/<package>/`` outside ``door/``).  Then whole calls run over a
-scripted transport - a wait with metrics and a baseline on a Completed job, a wait with ``stall`` on a Running one, a
-search by name and tags - and no read may come from below the door: each room received its typed part."""
+from a file below the door (``plugins/module_utils/<package>/`` outside ``door/``; for the event source, outside its
+own door for its arguments, ``watch/source.py``), and so is every read of the resolved ``Settings`` (the door's view
+and its parts: a room receives its part, never the settings).  Then whole calls run over a scripted transport - a wait
+with metrics and a baseline on a Completed job, a wait with ``stall`` on a Running one, a search by name and tags, the
+lookup's two levels, the event source's rounds - and no read may come from below the door."""
 
 from __future__ import annotations
 
@@ -14,13 +16,14 @@ import sys
 
 import pytest
 
+from ansible_collections.modelarts.training.plugins.module_utils.door.options import Settings
 from ansible_collections.modelarts.training.plugins.module_utils.door.query import Query, select
-from ansible_collections.modelarts.training.plugins.module_utils.text import LEVEL_OPTION
+from ansible_collections.modelarts.training.plugins.module_utils.text import LEVEL_KEYWORD, LEVEL_OPTION, LEVEL_VARIABLE
 from ansible_collections.modelarts.training.tests.unit.plugins.module_utils.fakes import FakeClock, FakeResponse
 
 PROJECT = "0" * 32
 MODULE_UTILS = os.sep + os.path.join("plugins", "module_utils") + os.sep
-DOOR = MODULE_UTILS + "door" + os.sep
+DOORS = (MODULE_UTILS + "door" + os.sep, MODULE_UTILS + os.path.join("watch", "source.py"))
 
 
 class Reads(object):
@@ -32,7 +35,7 @@ class Reads(object):
     def note(self, how):
         frame = sys._getframe(2)  # pylint: disable=protected-access  # the caller of the watched method
         path = frame.f_code.co_filename
-        if MODULE_UTILS in path and DOOR not in path:
+        if MODULE_UTILS in path and not any(door in path for door in DOORS):
             self.below.append("%s:%d (%s)" % (path.split(MODULE_UTILS, 1)[1], frame.f_lineno, how))
 
 
@@ -141,16 +144,31 @@ class Service(object):
         pass
 
 
-def run(task, jobs):
-    reads = Reads()
-    given = watched(dict({"region": "cn-north-4", "project_id": PROJECT, "auth_token": "tok-0123456789", "backoff_retries": 0}, **task), reads)
+CONNECTION = {"region": "cn-north-4", "project_id": PROJECT, "auth_token": "tok-0123456789", "backoff_retries": 0}
+
+
+@pytest.fixture
+def reads(monkeypatch):
+    """The reads noted in this test: of the watched options, and of every ``Settings`` (its view and its parts)."""
+    noted = Reads()
+    original = Settings.__getattr__
+
+    def noting(settings, name):
+        noted.note("settings.%s" % name)
+        return original(settings, name)
+
+    monkeypatch.setattr(Settings, "__getattr__", noting)
+    return noted
+
+
+def run(task, jobs, reads, levels=None):
+    given = watched(dict(CONNECTION, **task), reads)
     clock = FakeClock()
     session = Service(jobs)
-    with Query(
-        [(LEVEL_OPTION, given)], select(given), environ={}, clock=clock, sleeper=clock.sleep, session=session, sleep=clock.sleep, utcnow=clock.utcnow
-    ) as query:
+    options = dict(environ={}, clock=clock, sleeper=clock.sleep, session=session, sleep=clock.sleep, utcnow=clock.utcnow)
+    with Query(levels or [(LEVEL_OPTION, given)], select(given), **options) as query:
         result = query.run()
-    return result, reads, session
+    return result, session
 
 
 CASES = {
@@ -180,9 +198,9 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_no_file_below_the_door_reads_the_options(case):
+def test_no_file_below_the_door_reads_the_options(case, reads):
     task, jobs = CASES[case]
-    result, reads, session = run(task, jobs)
+    result, session = run(task, jobs, reads)
     assert session.calls, "the call made no request: the rooms below the door did not run"
     assert result.items, result.msg
     if "metrics" in task:
@@ -202,3 +220,41 @@ def test_the_watch_sees_a_read_from_below_the_door():
     assert given["tags"] and not reads.below, "a read from the test (not below the door) is not noted"
     Search(name="n", tags=given["tags"])
     assert reads.below and all(entry.startswith("job" + os.sep + "selection.py:") for entry in reads.below), reads.below
+
+
+def test_the_lookups_two_levels_are_read_at_the_door_only(reads):
+    """The lookup's shape: keywords over inventory variables (two levels), a term's selection."""
+    keywords = watched({"wait": True, "wait_timeout": 60, "metrics": [{"name": "acc", "source": "log", "regex": "acc=([0-9.]+)", "min": 0.5}]}, reads)
+    variables = watched(dict(CONNECTION, validate_certs=True), reads)
+    jobs = {"job-6": document("job-6", "Completed")}
+    result, session = run({"training_job_id": "job-6"}, jobs, reads, levels=[(LEVEL_KEYWORD, keywords), (LEVEL_VARIABLE, variables)])
+    assert session.calls and result.items[0]["metrics"]["acc"]["value"] == 0.91, result.msg
+    assert not reads.below, "options read below the door: %s" % "; ".join(reads.below)
+
+
+def test_the_event_sources_rounds_read_its_arguments_at_its_door_only(reads):
+    """The event source: its arguments (with metrics and stall) read by its own door and the door's, never by the watch's
+    rooms (judge, ledger, stalls) nor by the rooms below the door, over the rounds that report a completion."""
+    from ansible_collections.modelarts.training.plugins.module_utils.watch.source import build_watcher  # pylint: disable=import-outside-toplevel
+
+    args = watched(
+        dict(
+            CONNECTION,
+            training_job_ids=["job-7", "job-8"],
+            interval=5,
+            metrics=[{"name": "acc", "source": "log", "regex": "acc=([0-9.]+)", "min": 0.5}],
+            stall={"idle_minutes": 5},
+        ),
+        reads,
+    )
+    clock = FakeClock()
+    session = Service({"job-7": document("job-7", "Completed"), "job-8": document("job-8", "Running")})
+    watcher, query = build_watcher(args, environ={}, clock=clock, session=session, sleep=clock.sleep, utcnow=clock.utcnow)
+    with query:
+        watcher.prepare()
+        events = []
+        for _round in range(3):
+            events += watcher.round(clock())
+            clock.sleep(5)
+    assert [event["modelarts"]["phase"] for event in events if event["modelarts"]["training_job"]["id"] == "job-7"][-1:] == ["Completed"], events
+    assert not reads.below, "options read below the door: %s" % "; ".join(reads.below)
