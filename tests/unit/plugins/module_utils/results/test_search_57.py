@@ -16,7 +16,6 @@ from ansible_collections.modelarts.training.plugins.module_utils.results import 
 from ansible_collections.modelarts.training.plugins.module_utils.job import selection
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ModelArtsError
 from ansible_collections.modelarts.training.plugins.module_utils.results.metric_reads import Reading
-from ansible_collections.modelarts.training.plugins.module_utils.door.options import ConnectionConfigError
 
 DAY = 86400000
 NOW = 1767225600000  # the service's clock (2026-01-01 00:00:00 UTC)
@@ -92,21 +91,6 @@ def test_a_window_is_a_create_time_filter_kept_through_in_phases():
     search = selection.Search(tags=(("stage", ("production",)),)).in_window(NOW - DAY, NOW).in_phases(("Completed",))
     assert {"key": "create_time", "operator": "between", "value": [str(NOW - DAY), str(NOW)]} in search.filters()
     assert search.describe() == "tagged stage=production in phase Completed created from 2025-12-31 00:00:00 UTC to 2026-01-01 00:00:00 UTC"
-
-
-@pytest.mark.parametrize("value", [0, -1, 3651, True, 1.5, "abc", "40.0", [40]])
-def test_max_age_days_out_of_range_names_the_option_before_any_request(value):
-    with pytest.raises(ConnectionConfigError, match=r"^baseline\.max_age_days must be a whole number of days from 1 to 3650 .*, got "):
-        metric_checks.check_baseline({"tags": PRODUCTION, "max_age_days": value})
-    # Whatever the baseline selects: the module gives its default to every baseline.
-    with pytest.raises(ConnectionConfigError, match=r"^baseline\.max_age_days"):
-        metric_checks.check_baseline({"training_job_id": PROD, "max_age_days": value})
-
-
-def test_max_age_days_defaults_to_400_and_takes_templated_text():
-    assert metric_checks.check_baseline({"tags": PRODUCTION}).max_age_days == 400
-    assert metric_checks.check_baseline({"tags": PRODUCTION, "max_age_days": "40"}).max_age_days == 40
-    assert metric_checks.check_baseline({"tags": PRODUCTION, "max_age_days": 3650}).max_age_days == 3650
 
 
 # -- the walk -----------------------------------------------------------------------------------------
