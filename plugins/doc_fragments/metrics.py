@@ -1,6 +1,6 @@
 # Copyright: (c) 2026, modelarts.training contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What a job produced: metrics, a baseline, bounds (results/metric_options.py: METRIC_ENTRY_OPTIONS, BASELINE_OPTIONS; checked in results/metrics.py)."""
+"""What a job produced: metrics, a baseline, bounds (results/metric_options.py: METRIC_ENTRY_OPTIONS, BASELINE_OPTIONS; checked in door/metric_checks.py)."""
 
 from __future__ import annotations
 

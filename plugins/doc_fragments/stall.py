@@ -1,6 +1,6 @@
 # Copyright: (c) 2026, modelarts.training contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""A job that stopped making progress (waiting/wait_options.py: STALL_OPTIONS, check_stall; judged in waiting/stall.py,
+"""A job that stopped making progress (waiting/wait_options.py: STALL_OPTIONS; checked in door/stall_checks.py; judged in waiting/stall.py,
 read in waiting/progress.py), in a module flavour and a plugin flavour."""
 
 from __future__ import annotations

@@ -131,7 +131,7 @@ def metrics_argument_spec():
 
 def stall_argument_spec():
     """Return a fresh ``argument_spec`` dict of ``stall`` for ``AnsibleModule``, with its suboptions (checked further by
-    ``wait_options.check_stall`` in :func:`resolve`)."""
+    ``stall_checks.check_stall`` in :func:`resolve`)."""
     suboptions = dict((name, dict(option)) for name, option in STALL_OPTIONS.items())
     return {"stall": {"type": "dict", "options": suboptions}}
 

@@ -1,16 +1,16 @@
 # Copyright: (c) 2026, modelarts.training contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The options of what a job produced: ``metrics`` entries and ``baseline``, their table (documented by the
-modelarts.training.metrics doc fragment), and ``MetricSettings``, the typed part the door resolves them into.  Light on
-purpose: the door reads this file on every call (its argument specs), while ``metrics.py`` - which checks the values,
-entry by entry - is imported only by a call that gives metrics or a baseline."""
+modelarts.training.metrics doc fragment), and ``MetricSettings``, the typed part the door checks them into
+(``door/metric_checks.py``).  Light on purpose: the door reads this file on every call (its argument specs), while
+``metrics.py`` and the door's checks are imported only by a call that gives metrics or a baseline."""
 
 from __future__ import annotations
 
 from collections import namedtuple
 
 # What a job produced (metrics.py reads and judges them; the door imports it only when one of these is given).  The
-# values are checked there, entry by entry, whichever entry point gave them: the module's argument spec below also
+# values are checked at the door (door/metric_checks.py), entry by entry, whichever entry point gave them: the module's argument spec also
 # types them (metrics_argument_spec), the lookup's keywords and the event source's arguments arrive as they were written.
 METRIC_SOURCES = ["auto", "v1", "log", "ft_metrics"]
 METRIC_PICKS = ["last", "max", "min"]
