@@ -10,7 +10,8 @@ and prints the whole spec on one line, with no "did you mean" (issue 60, item 3)
 fail, its description saying the expected type, and the role keeps the real ones beside it (``types``): these filters
 read the spec (the same file, cached by its path and modification time), lay the real types over it and check the
 variables with ansible-core's own ``ArgumentSpecValidator``; an option whose check is the module's (``check: metrics``,
-``check: baseline``) is checked by the door's ``door/metric_checks`` (and ``stall`` by ``door/stall_checks``) instead, the module's message under the role's variable name.
+``check: baseline``) is checked by the door's ``door/metric_checks`` (and ``stall`` by ``door/stall_checks``) instead,
+the module's message under the role's variable name.
 
 A variable whose value is the omit placeholder (``"{{ x | default(omit) }}"``) is unset, as a module option is: it takes
 the spec's default, or none.
