@@ -443,6 +443,18 @@ BOOLEAN_TRUE = frozenset(("yes", "on", "t", "1", "y", "true"))
 BOOLEAN_FALSE = frozenset(("false", "f", "off", "no", "0", "n"))
 
 
+def number_word(value):
+    """``value`` as a number when it is text that reads as one (templated values are text: ``"0.5"`` is 0.5); any other
+    value as it is, and None for text that reads as no number - the caller checks the type and the range, and its
+    message says which option it was."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return float(value.strip())
+    except ValueError:
+        return None
+
+
 def boolean_word(value):
     """``True`` or ``False`` for a boolean, one of Ansible's boolean words (any case, spaces around) or 1/0; ``None`` for
     anything else - the caller's message says which option it was."""

@@ -35,7 +35,15 @@ from ansible_collections.modelarts.training.plugins.module_utils.results.metric_
 )
 from ansible_collections.modelarts.training.plugins.module_utils.results.metrics import COMPLETED, Baseline, Metric, Plan, _number_text
 from ansible_collections.modelarts.training.plugins.module_utils.service.connection import to_bool
-from ansible_collections.modelarts.training.plugins.module_utils.text import describe_value, expand_user, label, name_key, unknown_names, unknown_text
+from ansible_collections.modelarts.training.plugins.module_utils.text import (
+    number_word,
+    describe_value,
+    expand_user,
+    label,
+    name_key,
+    unknown_names,
+    unknown_text,
+)
 
 
 # A regex longer than this is not a metric's pattern.
@@ -71,12 +79,7 @@ def _bound(entry, key, where):
     value = entry.get(key)
     if value is None:
         return None
-    number = value
-    if isinstance(value, str):
-        try:
-            number = float(value.strip())
-        except ValueError:
-            number = value
+    number = number_word(value)
     try:
         finite = not isinstance(number, bool) and isinstance(number, (int, float)) and math.isfinite(number)
     except OverflowError:  # an integer beyond any float

@@ -6,7 +6,7 @@ and turned into ``waiting.wait_options.StallSettings`` before any request - the 
 from __future__ import annotations
 
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ConnectionConfigError
-from ansible_collections.modelarts.training.plugins.module_utils.text import boolean_word, describe_value, unknown_names, unknown_text
+from ansible_collections.modelarts.training.plugins.module_utils.text import number_word, boolean_word, describe_value, unknown_names, unknown_text
 from ansible_collections.modelarts.training.plugins.module_utils.waiting.wait_options import (
     DEFAULT_STALL_GRACE_MINUTES,
     DEFAULT_STALL_IDLE_BELOW,
@@ -28,12 +28,7 @@ def _stall_minutes(value, where, lowest):
 
 
 def _stall_percent(value, where):
-    number = value
-    if isinstance(value, str):
-        try:
-            number = float(value.strip())
-        except ValueError:
-            number = None
+    number = number_word(value)
     if isinstance(number, bool) or not isinstance(number, (int, float)) or not 0 <= number <= 100:  # NaN fails the range
         raise ConnectionConfigError("%s must be a number of percent from 0 to 100, got %s" % (where, describe_value(value)))
     return float(number)
