@@ -179,7 +179,8 @@ class Worker:
         self.emu = emu
         self.client_mod, self.query_mod, self.error_type = modules
         self.attempts = 0
-        from ansible_collections.modelarts.training.plugins.module_utils.door.options import connection_parts  # pylint: disable=import-outside-toplevel,import-error
+        # pylint: disable-next=import-outside-toplevel,import-error
+        from ansible_collections.modelarts.training.plugins.module_utils.door.options import connection_parts
 
         self.client = self.client_mod.ModelArtsClient(*connection_parts(params), trace=self._count, pool_size=1)
         self.truth = truth
