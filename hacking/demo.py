@@ -22,7 +22,7 @@
    waits for it until its timeout (3600 s here). With training_job_gate_stall (gate_stall: idle_minutes 5, quiet_minutes
    5) the gate closes within a minute of wall time, its message saying why: the accelerators idle on every task, no log
    line for 5 minutes, the service still reporting Running. The emulator's clock moves one minute at each poll of the
-   job (``MinutePerPoll``), so the quiet window passes in a few polls, however slowly the machine runs the playbook.
+   job (``modelarts_emulator.client.ClockMover``, per poll), so the quiet window passes in a few polls, however slowly the machine runs the playbook.
 7. Stop the emulator and remove the demo's private temporary directory (the release manifests too).
 
 Run from the checkout with the project's venv; ANSIBLE_COLLECTIONS_PATH must point at a staged
@@ -37,9 +37,9 @@ import stat
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
+from modelarts_emulator.client import ClockMover
 from modelarts_emulator.launcher import running_emulator
 from modelarts_emulator.scenario import load_file, resolve_scenario_path
 
@@ -83,35 +83,6 @@ CHAMPION = [{"name": "val_accuracy", "regex": "val_accuracy=([0-9.]+)", "min_imp
 HUNG_V2 = "3e8b5c2d-6f7a-4b8c-9d0e-1f2a3b4c5d71"  # gpt2-pretrain: hung since 20 minutes into its run, still Running
 STALL = {"idle_minutes": 5, "quiet_minutes": 5}
 STALL_TIMEOUT = 3600
-
-
-class MinutePerPoll(object):
-    """While the gate runs: the emulator's clock moves one minute at each poll of ``job`` (a GET of it), so a stall
-    window of minutes passes in as many polls - the wall time the playbook takes between polls does not count."""
-
-    def __init__(self, emu, job):
-        self.emu, self.path = emu, "/training-jobs/%s" % job
-        self.stopped = threading.Event()
-        self.thread = threading.Thread(target=self._move, daemon=True)
-
-    def _polls(self):
-        return sum(1 for entry in self.emu.requests(path=self.path) if entry.get("method") == "GET" and entry.get("path", "").endswith(self.path))
-
-    def _move(self):
-        seen = self._polls()
-        while not self.stopped.wait(0.05):
-            now = self._polls()
-            if now > seen:
-                self.emu.advance_clock(60 * (now - seen))
-                seen = now
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *_exc):
-        self.stopped.set()
-        self.thread.join(10)
 
 
 def run_gate(env, release_dir, release, job_ids, v1_jobs, **gate):
@@ -222,7 +193,7 @@ def demo(work):
             " clock moves one minute at each poll of the job" % (json.dumps(STALL), STALL_TIMEOUT)
         )
         started = time.monotonic()
-        with MinutePerPoll(emu, HUNG_V2):
+        with ClockMover(emu, HUNG_V2, per_poll=True, wait_first=False):
             eighth = run_gate(env, release_dir, "demo-8", [HUNG_V2], [], gate_stall=STALL, gate_timeout=STALL_TIMEOUT)
         took = time.monotonic() - started
         if eighth == 0 or os.path.exists(os.path.join(release_dir, "release-demo-8.json")) or took >= STALL_TIMEOUT:

@@ -128,3 +128,18 @@ def test_a_job_can_be_tagged_moved_and_renamed_after_its_creation(emu, client):
         emu.update_job(job, colour="blue")
     with pytest.raises(RuntimeError, match="HTTP 404"):
         emu.update_job("no-such-job", name="x")
+
+
+def test_a_clock_mover_moves_the_clock_one_step_per_poll_of_its_job(emu, client):
+    """``ClockMover`` with ``per_poll``: the clock moves ``step`` seconds for each GET of the job, none for other requests."""
+    from modelarts_emulator.client import ClockMover  # pylint: disable=import-outside-toplevel
+    from modelarts_emulator.launcher import wait_until  # pylint: disable=import-outside-toplevel
+
+    start = emu.state()["clock_offset"]
+    with ClockMover(emu, JOB, per_poll=True, step=60, wait_first=False) as mover:
+        client.search({})
+        assert client.job(JOB).status_code == 200 and client.job(JOB).status_code == 200
+        assert wait_until(lambda: emu.state()["clock_offset"] - start == 120, timeout=10), emu.state()["clock_offset"] - start
+    assert mover.longest in (1, 2)
+    client.job(JOB)
+    assert emu.state()["clock_offset"] - start == 120, "a stopped mover moves nothing"

@@ -9,7 +9,6 @@ import os
 import re
 import signal
 import subprocess
-import threading
 import time
 import uuid
 
@@ -91,43 +90,3 @@ def rescued_gate(fact, role_vars, **rescued):
         ],
         "rescue": [{"ansible.builtin.set_fact": {fact: dict({"opened": False, "msg": "{{ ansible_failed_result.msg }}"}, **rescued)}}],
     }
-
-
-class ClockMover(object):
-    """Moves the emulator's clock while a play waits on ``job``: by ``step`` seconds every ``every`` seconds, or with
-    ``per_poll`` by ``step`` after each GET of the job (one emulator minute a poll, however slowly the machine runs the
-    playbook).  ``wait_first``: start only once the job has been read (the playbook's start-up takes no emulator time).
-    A loaded machine can run two polls before this thread sees the first: the clock then moves two steps at once -
-    ``longest`` is the most steps so moved at once (1 when the clock kept up)."""
-
-    def __init__(self, emulator, job, per_poll=False, step=60, every=0.25, wait_first=True):
-        self.emulator, self.path = emulator, "/training-jobs/%s" % job
-        self.per_poll, self.step, self.every, self.wait_first = per_poll, step, every, wait_first
-        self.longest = 1
-        self.stopped = threading.Event()
-        self.thread = threading.Thread(target=self._move, daemon=True)
-
-    def _gets(self):
-        return len([entry for entry in self.emulator.requests(path=self.path) if entry.get("method") == "GET" and entry.get("path", "").endswith(self.path)])
-
-    def _move(self):
-        while self.wait_first and not self.stopped.is_set() and not self._gets():
-            self.stopped.wait(0.05)
-        seen = self._gets()
-        while not self.stopped.wait(0.05 if self.per_poll else self.every):
-            if not self.per_poll:
-                self.emulator.advance_clock(self.step)
-                continue
-            now = self._gets()
-            if now > seen:
-                self.emulator.advance_clock(self.step * (now - seen))
-                self.longest = max(self.longest, now - seen)
-                seen = now
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *_exc):
-        self.stopped.set()
-        self.thread.join(10)

@@ -11,7 +11,8 @@ however slowly the machine runs the playbook."""
 
 import pytest
 
-from plays import ClockMover, info, new_id, play, rescued_gate, run, save
+from modelarts_emulator.client import ClockMover
+from plays import info, new_id, play, rescued_gate, run, save
 
 STALL = {"idle_minutes": 5, "quiet_minutes": 5}
 # The hung job: busy for 13 minutes, then idle and silent, still Running for hours; the wait starts at 12 minutes.

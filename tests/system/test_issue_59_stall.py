@@ -4,7 +4,8 @@
 ``activity`` jobs.  The jobs live on the emulator's clock; a thread moves it while a wait runs (the
 ``modelarts_emulator`` fixture sets it back after each test)."""
 
-from plays import ClockMover, info, new_id, play, run, save
+from modelarts_emulator.client import ClockMover
+from plays import info, new_id, play, run, save
 
 # While a wait runs: one emulator minute every quarter of a second.
 

@@ -11,11 +11,13 @@ Use it against any running emulator, for example one a CI job started with ``mod
     control.advance_clock(60)
     control.requests(path='/training-jobs/')
 
-Stdlib only.
+:class:`ClockMover` moves the emulator's clock while a play waits on a job (a step every so often, or one step per poll of
+the job), so minutes of the job's life pass in seconds of the test.  Stdlib only.
 """
 
 import json
 import ssl
+import threading
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -263,3 +265,46 @@ class ControlClient(EmulatorCredentials):
         if not values:
             return self.control("GET", "/settings")
         return self.control("PUT", "/settings", values)
+
+
+class ClockMover(object):
+    """Moves the emulator's clock while a play waits on ``job``: by ``step`` seconds every ``every`` seconds, or with
+    ``per_poll`` by ``step`` after each GET of the job (one emulator minute a poll, however slowly the machine runs the
+    playbook).  ``wait_first``: start only once the job has been read (the playbook's start-up takes no emulator time).
+    A loaded machine can run two polls before this thread sees the first: the clock then moves two steps at once -
+    ``longest`` is the most steps so moved at once (1 when the clock kept up)."""
+
+    def __init__(self, emulator, job, per_poll=False, step=60, every=0.25, wait_first=True):
+        self.emulator, self.path = emulator, "/training-jobs/%s" % job
+        self.per_poll, self.step, self.every, self.wait_first = per_poll, step, every, wait_first
+        self.longest = 1
+        self.stopped = threading.Event()
+        self.thread = None
+
+    def _gets(self):
+        return len([entry for entry in self.emulator.requests(path=self.path) if entry.get("method") == "GET" and entry.get("path", "").endswith(self.path)])
+
+    def _move(self, seen):
+        while self.wait_first and not self.stopped.is_set() and not self._gets():
+            self.stopped.wait(0.05)
+        if self.wait_first:
+            seen = self._gets()
+        while not self.stopped.wait(0.05 if self.per_poll else self.every):
+            if not self.per_poll:
+                self.emulator.advance_clock(self.step)
+                continue
+            now = self._gets()
+            if now > seen:
+                self.emulator.advance_clock(self.step * (now - seen))
+                self.longest = max(self.longest, now - seen)
+                seen = now
+
+    def __enter__(self):
+        # The GETs counted from here (without wait_first): each one the play sends after the mover started moves the clock.
+        self.thread = threading.Thread(target=self._move, args=(0 if self.wait_first else self._gets(),), daemon=True)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_exc):
+        self.stopped.set()
+        self.thread.join(10)
