@@ -156,7 +156,36 @@ def check_workspace_id(value, option="workspace_id"):
     return text
 
 
-class Search(object):
+class Frozen(object):
+    """A part set once in ``__init__`` (through :meth:`_set`), never after: what the door built and a room reads
+    (``Search``, ``Selection``, and the checked metrics and baseline of ``results/metrics.py``)."""
+
+    __slots__ = ()
+
+    def _set(self, **values):
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("%s is immutable once built: %s cannot be set" % (type(self).__name__, name))
+
+    def __delattr__(self, name):
+        raise AttributeError("%s is immutable once built: %s cannot be deleted" % (type(self).__name__, name))
+
+
+class ReadOnlyList(list):
+    """A list that cannot be changed once built (it still equals a list with the same items)."""
+
+    __slots__ = ()
+
+    def _refuse(self, *_args, **_kwargs):
+        raise TypeError("this list is immutable once built")
+
+    append = extend = insert = remove = pop = clear = sort = reverse = _refuse
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+
+
+class Search(Frozen):
     """A search for jobs: ``name`` (matched exactly), ``tags`` (:func:`parse_tags`' shape), ``latest`` (the newest match
     only, by ``create_time``), ``workspace_id`` (None: the default workspace) and ``phases`` (None: any; else only the jobs
     the service shows in one of them - the event source's search for the unfinished jobs of its selection).  What
@@ -167,24 +196,16 @@ class Search(object):
 
     def __init__(self, name=None, tags=(), latest=False, workspace_id=None, phases=None, created_between=None):
         # pylint: disable=too-many-arguments
-        values = dict(
+        self._set(
             name=name,
             tags=tuple((key, tuple(values)) for key, values in tags),
             latest=bool(latest),
             workspace_id=workspace_id,
             phases=tuple(phases) if phases is not None else None,
             # (start, end) in epoch milliseconds, both included: the create_time window asked for (None: the service's
-            # default, for a tag search the last 31 days).
+            # default, for a tag search the last 31 days).  in_phases and in_window make new searches.
             created_between=tuple(int(bound) for bound in created_between) if created_between is not None else None,
         )
-        for field, value in values.items():
-            object.__setattr__(self, field, value)
-
-    def __setattr__(self, name, value):
-        raise AttributeError("a Search is immutable once built: %s cannot be set (in_phases and in_window make new ones)" % name)
-
-    def __delattr__(self, name):
-        raise AttributeError("a Search is immutable once built: %s cannot be deleted" % name)
 
     def in_phases(self, phases):
         """This search narrowed to the jobs the service shows in one of ``phases``."""
@@ -277,19 +298,7 @@ def workspace_fields(workspace_id):
 # -- selection ------------------------------------------------------------------------------------
 
 
-class ReadOnlyList(list):
-    """A list that cannot be changed once built (it still equals a list with the same items)."""
-
-    __slots__ = ()
-
-    def _refuse(self, *_args, **_kwargs):
-        raise TypeError("this list is immutable once built")
-
-    append = extend = insert = remove = pop = clear = sort = reverse = _refuse
-    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
-
-
-class Selection(object):
+class Selection(Frozen):
     """Which jobs a call is about: ``keys`` (v2 ids and v1 keys, in order), or a :class:`Search` (``search``; ``name``
     alone builds one); ``single`` when one job was asked for; ``workspace_id`` the workspace its searches look in;
     ``name_option`` the entry point's option that selects jobs by name (messages point to it).  Immutable: ``keys`` is a
@@ -301,21 +310,13 @@ class Selection(object):
         if search is None and name is not None:
             search = Search(name=name, workspace_id=workspace_id)
         # name_option: how the entry point selects jobs by name, for a "not found" of a value that cannot be an id (None: it cannot).
-        values = dict(
+        self._set(
             keys=ReadOnlyList(keys),
             name_option=name_option,
             search=search,
             single=single,
             workspace_id=search.workspace_id if search is not None else workspace_id,
         )
-        for field, value in values.items():
-            object.__setattr__(self, field, value)
-
-    def __setattr__(self, name, value):
-        raise AttributeError("a Selection is immutable once built: %s cannot be set" % name)
-
-    def __delattr__(self, name):
-        raise AttributeError("a Selection is immutable once built: %s cannot be deleted" % name)
 
     @property
     def name(self):

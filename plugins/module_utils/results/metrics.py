@@ -32,7 +32,7 @@ from ansible_collections.modelarts.training.plugins.module_utils.results.metric_
 )
 from ansible_collections.modelarts.training.plugins.module_utils.errors import ConnectionConfigError
 from ansible_collections.modelarts.training.plugins.module_utils.job.selection import Search, own_name_warning, searched_back_text, searches_back
-from ansible_collections.modelarts.training.plugins.module_utils.job.selection import DEFAULT_MAX_AGE_DAYS
+from ansible_collections.modelarts.training.plugins.module_utils.job.selection import DEFAULT_MAX_AGE_DAYS, Frozen
 from ansible_collections.modelarts.training.plugins.module_utils.text import describe_job, label, name_key
 
 COMPLETED = "Completed"
@@ -57,23 +57,7 @@ def _rounded(value):
 # -- the options --------------------------------------------------------------------------------------
 
 
-class _Frozen(object):
-    """Set once in ``__init__`` (through :meth:`_set`), never after: a part the door built and a room reads."""
-
-    __slots__ = ()
-
-    def _set(self, **values):
-        for name, value in values.items():
-            object.__setattr__(self, name, value)
-
-    def __setattr__(self, name, value):
-        raise AttributeError("%s is immutable once checked: %s cannot be set" % (type(self).__name__, name))
-
-    def __delattr__(self, name):
-        raise AttributeError("%s is immutable once checked: %s cannot be deleted" % (type(self).__name__, name))
-
-
-class Metric(_Frozen):
+class Metric(Frozen):
     """One checked entry of ``metrics`` (immutable): ``name``, ``source`` (as given: ``auto`` resolves per job,
     :meth:`source_for`), ``regex`` and ``pattern`` (its index among the distinct regexes of the call), ``task``,
     ``lines``, ``pick``, ``group``, ``goal`` and ``bounds`` (``{min, max, min_improvement, min_relative_improvement}``,
@@ -132,7 +116,7 @@ class Metric(_Frozen):
         return entry
 
 
-class Baseline(_Frozen):
+class Baseline(Frozen):
     """The checked ``baseline`` (immutable): ``key`` (a v2 id or a v1 key), ``search`` (a ``selection.Search`` for
     Completed jobs, and ``max_age_days``: how far back a tag search walks) or ``record`` (the path of a production record,
     with ``record_name`` picking one of its jobs and ``record_key`` verifying its ``hmac_sha256``: ``production.py``), and
